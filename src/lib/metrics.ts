@@ -55,6 +55,8 @@ abstract class Base implements Metric {
  */
 export class Counter extends Base {
   private readonly values = new Map<string, { labels: Labels; value: number }>();
+  // Each label set as a caller spells it (its JSON, keys in its order) to its series: `inc` sorts and escapes a set once.
+  private readonly spelled = new Map<string, { labels: Labels; value: number }>();
 
   constructor(
     name: string,
@@ -65,10 +67,15 @@ export class Counter extends Base {
   }
 
   inc(labels: Labels = {}, by = 1): void {
-    const key = labelText(labels);
-    const entry = this.values.get(key);
-    if (entry) entry.value += by;
-    else this.values.set(key, { labels, value: by });
+    const spelling = JSON.stringify(labels);
+    let entry = this.spelled.get(spelling);
+    if (!entry) {
+      const key = labelText(labels);
+      entry = this.values.get(key) ?? { labels, value: 0 };
+      this.values.set(key, entry);
+      this.spelled.set(spelling, entry);
+    }
+    entry.value += by;
   }
 
   get(labels: Labels = {}): number {

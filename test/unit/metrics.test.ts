@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, spyOn, test } from 'bun:test';
 import { Counter, Gauge, Histogram, MetricsRegistry, ObservedCounter } from '../../src/lib/metrics.ts';
 import { parseExposition, sample } from '../helpers/prometheus.ts';
 import { parseSince } from '../../cli/audit.ts';
@@ -35,6 +35,27 @@ describe('metrics registry', () => {
     expect(() => new Counter('bad-name', 'x')).toThrow();
     expect(() => r.register(new Counter('empty_total', 'again'))).toThrow();
   });
+});
+
+test('a counter sorts and escapes a label set once, however often it is counted, in whichever key order (docs/performance.md, the twelfth pass)', () => {
+  const c = new Counter('queued_total', 'By action and status.', ['action', 'status']);
+  const keys = spyOn(Object, 'keys');
+  try {
+    for (let i = 0; i < 100; i++) c.inc({ action: 'file.upload', status: 'success' });
+    c.inc({ status: 'success', action: 'file.upload' }, 5);
+    c.inc({ action: 'a"b', status: 'denied' });
+    // Once per spelling of a set: 100 + 1 + 1 before.
+    expect(keys).toHaveBeenCalledTimes(3);
+  } finally {
+    keys.mockRestore();
+  }
+  expect(c.get({ status: 'success', action: 'file.upload' })).toBe(105);
+  expect(c.render()).toEqual([
+    '# HELP queued_total By action and status.',
+    '# TYPE queued_total counter',
+    'queued_total{action="file.upload",status="success"} 105',
+    'queued_total{action="a\\"b",status="denied"} 1',
+  ]);
 });
 
 test('an observed counter reads its total at each render, and is left out when there is none', () => {

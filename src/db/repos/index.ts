@@ -33,6 +33,17 @@ import { UsersRepo } from './users.ts';
 import { VersionsRepo } from './versions.ts';
 import { WebhooksRepo } from './webhooks.ts';
 
+/**
+ * Reads that the writes of one group commit share: its transaction holds the write lock, so what one of them read
+ * stays so for the next, but for what they write themselves.
+ */
+export interface GroupScope {
+  /** Runs the group's writes, inside its transaction. */
+  run<T>(writes: () => T): T;
+  /** One of them threw and rolled back to its savepoint: what it wrote is undone. */
+  rolledBack(): void;
+}
+
 interface GroupedWrite {
   fn: () => unknown;
   resolve: (value: unknown) => void;
@@ -49,6 +60,7 @@ export class Transactions {
   private expected = 0;
   private readStatements: Record<'begin' | 'commit' | 'rollback', Statement> | null = null;
   private readonly transact: Transact;
+  private groupScope: GroupScope = { run: (writes) => writes(), rolledBack: () => {} };
 
   constructor(private readonly sqlite: Database) {
     this.transact = transactOf(sqlite);
@@ -84,20 +96,28 @@ export class Transactions {
     };
   }
 
+  /** What every group's writes run inside, in the group's transaction (the files domain sets it; by default, nothing). */
+  scopeGroups(scope: GroupScope): void {
+    this.groupScope = scope;
+  }
+
   private commitGroup(): void {
     const group = this.group;
     this.group = [];
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
-      this.transact.immediate(() => {
-        for (const write of group) {
-          try {
-            outcomes.push({ ok: true, value: this.transact(write.fn) });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
+      this.transact.immediate(() =>
+        this.groupScope.run(() => {
+          for (const write of group) {
+            try {
+              outcomes.push({ ok: true, value: this.transact(write.fn) });
+            } catch (error) {
+              this.groupScope.rolledBack();
+              outcomes.push({ ok: false, error });
+            }
           }
-        }
-      });
+        }),
+      );
     } catch (error) {
       // Nothing of the group was committed: a write that failed on its own keeps its own error.
       group.forEach((write, i) => {

@@ -4,6 +4,7 @@ import type { StorageLocationRepo } from '../../db/repos/storage-location.ts';
 import { AppError, Messages, StartupError } from '../../errors.ts';
 import type { StorageLocation } from '../../storage/driver.ts';
 import { describeLocation, sameLocation } from '../../storage/drivers.ts';
+import { Gathering } from '../../lib/gathering.ts';
 
 /**
  * Where this installation's objects live. The driver, bucket and prefix in use are recorded on the
@@ -12,6 +13,12 @@ import { describeLocation, sameLocation } from '../../storage/drivers.ts';
  * would otherwise show an empty drive, or make an orphan scan offer every file for deletion.
  */
 export class StorageLocationService {
+  // Open while the writes of one write transaction run: a check that passed stands for the rest of them.
+  private readonly locked = new Gathering<{ accepted: boolean }>(
+    () => ({ accepted: false }),
+    () => {},
+  );
+
   constructor(
     private readonly d: {
       /** The location of the driver this process was started with. */
@@ -47,9 +54,21 @@ export class StorageLocationService {
    * migrate --switch` copies the last objects, and once it recorded another location.
    */
   assertAcceptsWrites(): void {
+    const scope = this.locked.current;
+    if (scope?.accepted) return;
     const r = this.d.locations.get();
     if (r && (r.writesPausedAt !== null || !sameLocation(r, this.d.configured))) {
       throw new AppError(503, Messages.storageMoving, undefined, { 'Retry-After': '60' });
     }
+    if (scope) scope.accepted = true;
+  }
+
+  /**
+   * Runs `writes`, all inside one write transaction that writes no location, with the location read by their first
+   * check only: the transaction holds the write lock, so `coffer storage migrate --switch` cannot pause writes or
+   * record another location until it commits. A refusal is not kept: each write that checks reads again.
+   */
+  checkedOnceWhile<T>(writes: () => T): T {
+    return this.locked.run(writes);
   }
 }

@@ -96,6 +96,12 @@ export function createFilesServices<V extends ReplacedVersions>(
     thumbnails: repos.thumbnails,
   });
   const uploadIntents = new UploadIntentService(repos.uploadIntents, storage, clock, log, storageLocation);
+  // Grouped writes are uploads' intents and rows: each checks the location, which none of them writes, and reads the
+  // usage counter, which only their quota adjustments write.
+  transactions.scopeGroups({
+    run: (writes) => storageLocation.checkedOnceWhile(() => quota.readOnceWhile(writes)),
+    rolledBack: () => quota.forgetReads(),
+  });
   const diskSpace = new DiskSpaceService(infra);
   const libraryFiles = new LibraryFiles(repos.libraries, repos.items);
   const libraryContent = new LibraryContent({

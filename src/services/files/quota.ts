@@ -47,8 +47,13 @@ export class QuotaService {
   private readonly batch = new Gathering<UsageBatch>(
     () => ({ rows: new Map(), added: new Map() }),
     (batch) => {
-      for (const [accountId, bytes] of batch.added) this.users.adjustStorageUsed(accountId, bytes);
+      for (const [accountId, bytes] of batch.added) this.writeUsed(accountId, bytes);
     },
+  );
+  // The usage rows read inside `readOnceWhile`, each kept as this process's adjustments leave it.
+  private readonly held = new Gathering<Map<string, StorageRow>>(
+    () => new Map(),
+    () => {},
   );
 
   constructor(
@@ -70,17 +75,49 @@ export class QuotaService {
     return this.batch.run(write);
   }
 
+  /**
+   * Runs `writes` (inside one transaction, which holds the write lock: no other connection changes a usage row
+   * meanwhile) with each account's usage row read once and kept as `adjust` changes it; `forgetReads` when one of
+   * them rolls back what it adjusted.
+   */
+  readOnceWhile<T>(writes: () => T): T {
+    return this.held.run(writes);
+  }
+
+  /** Inside `readOnceWhile`: a write rolled back to its savepoint, so the rows are read again. */
+  forgetReads(): void {
+    this.held.current?.clear();
+  }
+
   /** The account's usage row, with what the batch has added since it was read. */
   private storageRow(accountId: string): StorageRow {
     const batch = this.batch.current;
-    if (!batch) return this.users.storage(accountId);
+    if (!batch) return this.heldRow(accountId);
     let row = batch.rows.get(accountId);
     if (row === undefined) {
-      row = this.users.storage(accountId);
+      row = this.heldRow(accountId);
       batch.rows.set(accountId, row);
     }
     const added = batch.added.get(accountId) ?? 0;
     return row && added ? { ...row, storageUsed: row.storageUsed + added } : row;
+  }
+
+  private heldRow(accountId: string): StorageRow {
+    const held = this.held.current;
+    if (!held) return this.users.storage(accountId);
+    let row = held.get(accountId);
+    if (row === undefined) {
+      row = this.users.storage(accountId);
+      held.set(accountId, row);
+    }
+    return row;
+  }
+
+  /** Writes a change of the counter, and keeps a row held by `readOnceWhile` as the statement leaves it. */
+  private writeUsed(accountId: string, delta: number): void {
+    this.users.adjustStorageUsed(accountId, delta);
+    const row = this.held.current?.get(accountId);
+    if (row) this.held.current!.set(accountId, { ...row, storageUsed: Math.max(0, row.storageUsed + delta) });
   }
 
   usage(accountId: string): Usage {
@@ -153,11 +190,11 @@ export class QuotaService {
       }
       // Bytes removed (versions evicted) are written in order after what was added, then the row read again.
       const added = batch.added.get(accountId);
-      if (added) this.users.adjustStorageUsed(accountId, added);
+      if (added) this.writeUsed(accountId, added);
       batch.added.delete(accountId);
       batch.rows.delete(accountId);
     }
-    this.users.adjustStorageUsed(accountId, delta);
+    this.writeUsed(accountId, delta);
   }
 
   /** The limit less usage and reservations, below zero when reservations count on versions (null: unlimited). */

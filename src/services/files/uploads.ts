@@ -103,8 +103,11 @@ export interface ResumedFile {
 
 interface Budget {
   maxBytes: number;
-  /** Bytes the account may still add in this request; null when it has no limit. */
-  free: number | null;
+  /**
+   * Bytes the account may still add in this request; null when it has no limit. Read in the transaction that
+   * records the upload's intent, before the first byte: under its write lock, with the other uploads of its group.
+   */
+  free: () => number | null;
   sizeHint?: number;
 }
 
@@ -309,7 +312,7 @@ export class UploadService {
     const incoming: Array<{ index: number; fileName: string; object: StoredObject | null; error: string | null }> = [];
     const toDiscard: StoredObject[] = [];
     // Until parentId arrives, the files stream under the room of any account they may land in.
-    let free = this.budgetBeforeTarget(caller).free;
+    let free = this.budgetBeforeTarget(caller).free();
     // Stores of held parts still running, and the first error among them that fails the request.
     const inFlight = new Set<Promise<void>>();
     let bulkFailure: unknown = null;
@@ -334,7 +337,8 @@ export class UploadService {
         }
         const entry: (typeof incoming)[number] = { index, fileName, object: null, error: null };
         incoming.push(entry);
-        const budget = { maxBytes: this.settings.get('maxUploadBytes'), free };
+        const room = free;
+        const budget = { maxBytes: this.settings.get('maxUploadBytes'), free: () => room };
         const stored = (object: StoredObject) => {
           toDiscard.push(object);
           entry.object = object;
@@ -500,7 +504,12 @@ export class UploadService {
         if (part.field !== 'file') continue;
         if (incoming.length === MAX_FILES_PER_REQUEST) throw tooManyFiles(MAX_FILES_PER_REQUEST);
         const name = uploadedFileName(part.filename);
-        const object = await this.store(part, { maxBytes: this.settings.get('maxUploadBytes'), free, sizeHint: req.sizeHint }, req.signal);
+        const room = free;
+        const object = await this.store(
+          part,
+          { maxBytes: this.settings.get('maxUploadBytes'), free: () => room, sizeHint: req.sizeHint },
+          req.signal,
+        );
         stored.push(object);
         if (free !== null) free -= object.size;
         incoming.push({ name, object });
@@ -856,23 +865,28 @@ export class UploadService {
    * accounts the caller may add files to. The real account's quota is checked again when the row is inserted.
    */
   private budgetBeforeTarget(caller: Principal, sizeHint?: number): Budget {
-    const maxBytes = this.settings.get('maxUploadBytes');
-    let free = this.roomOf(caller.accountId, roomRuleOf(caller));
-    // Unlimited room in the caller's own account is the most there is: the shares need not be read.
-    if (free === null) return { maxBytes, free, sizeHint };
-    for (const accountId of this.d.tree.writableAccounts(caller)) {
-      if (accountId === caller.accountId) continue;
-      const room = this.roomOf(accountId, 'free');
-      if (room === null) return { maxBytes, free: null, sizeHint };
-      free = Math.max(free, room);
-    }
-    return { maxBytes, free, sizeHint };
+    const free = () => {
+      let most = this.roomOf(caller.accountId, roomRuleOf(caller));
+      // Unlimited room in the caller's own account is the most there is: the shares need not be read.
+      if (most === null) return null;
+      for (const accountId of this.d.tree.writableAccounts(caller)) {
+        if (accountId === caller.accountId) continue;
+        const room = this.roomOf(accountId, 'free');
+        if (room === null) return null;
+        most = Math.max(most, room);
+      }
+      return most;
+    };
+    return { maxBytes: this.settings.get('maxUploadBytes'), free, sizeHint };
   }
 
   /** The room of an upload: free space, plus what versions hold when its commit may remove them. */
   private budget(accountId: string, rule: 'evict' | 'free', freedBytes: number, sizeHint?: number): Budget {
-    const free = this.roomOf(accountId, rule);
-    return { maxBytes: this.settings.get('maxUploadBytes'), free: free === null ? null : free + freedBytes, sizeHint };
+    const free = () => {
+      const room = this.roomOf(accountId, rule);
+      return room === null ? null : room + freedBytes;
+    };
+    return { maxBytes: this.settings.get('maxUploadBytes'), free, sizeHint };
   }
 
   private roomOf(accountId: string, rule: 'evict' | 'free'): number | null {
@@ -891,13 +905,14 @@ export class UploadService {
     // Not zero-filled: only the bytes copied in (head.subarray(0, headBytes)) are ever read.
     let head = null as Buffer | null;
     let headBytes = 0;
+    let free: number | null = null;
     async function* counted(): AsyncGenerator<Uint8Array> {
       let size = 0;
       let checkedAt = 0;
       for await (const chunk of part.body) {
         size += chunk.byteLength;
         if (size > budget.maxBytes) throw fileTooLarge(budget.maxBytes);
-        if (budget.free !== null && size > budget.free) throw storageLimitExceeded(Math.max(size, budget.sizeHint ?? 0), budget.free);
+        if (free !== null && size > free) throw storageLimitExceeded(Math.max(size, budget.sizeHint ?? 0), free);
         if (size - checkedAt >= checkEvery) {
           checkedAt = size;
           disk.assertRoom();
@@ -912,7 +927,10 @@ export class UploadService {
       }
     }
     // Committed with the intents and rows of the other uploads of this turn, before the first byte is written.
-    await this.transactions.grouped(() => this.intents.record(storageKey));
+    free = await this.transactions.grouped(() => {
+      this.intents.record(storageKey);
+      return budget.free();
+    });
     let info;
     try {
       info = await this.d.storage.put(storageKey, counted(), { signal, fresh: true });

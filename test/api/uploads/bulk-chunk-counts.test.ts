@@ -44,7 +44,7 @@ async function afterLastStore(count: number, during: () => void, send: () => Pro
 }
 
 describe("a bulk request's chunk does once what each of its files repeated", () => {
-  test('150 files: the usage counter read and written, the location checked and the intents cleared once per chunk of 100', async () => {
+  test('150 files: the usage counter read and written, the location checked and the intents cleared once per chunk of 100, the location once per group of intents', async () => {
     const query = spyOn(sqlite(), 'query');
     let sql: string[];
     try {
@@ -60,8 +60,10 @@ describe("a bulk request's chunk does once what each of its files repeated", () 
     expect(count(/"storage_used" AS "storageUsed".* FROM users WHERE id = \?/)).toBe(3);
     expect(count(/UPDATE users SET storage_used/)).toBe(2);
     expect(count(/DELETE FROM upload_intents/)).toBe(2);
-    // One before each object is written, one per chunk (300 before: the second once per file).
-    expect(count(/FROM storage_location/)).toBe(152);
+    // One per chunk, and one per group commit of the intents recorded before the objects are written (the stores
+    // start up to 16 at once): 152 before the twelfth pass (one per intent), 300 before the tenth (twice per file).
+    expect(count(/FROM storage_location/)).toBeGreaterThan(2);
+    expect(count(/FROM storage_location/)).toBeLessThan(100);
     expect(intents()).toBe(0);
   });
 
