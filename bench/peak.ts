@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { seedItems } from './fixtures.ts';
 import { flag } from './flags.ts';
-import { adminToken, benchExecutable, spawnServer, writeRandomGiB } from './server.ts';
+import { adminToken, benchExecutable, CURL_TIMED, curlResult, spawnServer, writeRandomGiB } from './server.ts';
 
 const MiB = 1024 ** 2;
 const ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_UPLOAD_RATE_LIMIT: '1000000000' };
@@ -29,17 +29,11 @@ function cpuSeconds(pid: number): number {
 }
 
 /** curl without blocking this process, so the server's memory is sampled while it runs. */
-async function curl(args: string[]): Promise<{ seconds: number; bytes: number; status: number; body: string }> {
-  const proc = Bun.spawn(['curl', '-s', '-w', '\n%{time_total} %{size_download} %{http_code}', ...args], { stdout: 'pipe' });
+async function curl(args: string[]): Promise<ReturnType<typeof curlResult>> {
+  const proc = Bun.spawn([...CURL_TIMED, ...args], { stdout: 'pipe' });
   const text = await new Response(proc.stdout).text();
   await proc.exited;
-  const last = text.lastIndexOf('\n');
-  const [seconds, bytes, status] = text
-    .slice(last + 1)
-    .trim()
-    .split(' ')
-    .map(Number);
-  return { seconds: seconds!, bytes: bytes!, status: status!, body: text.slice(0, last) };
+  return curlResult(text);
 }
 
 /** How one door moves files, on a server signed in to. */

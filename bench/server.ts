@@ -112,11 +112,18 @@ export function wrk(
 
 /** Runs curl and reads its timing: seconds, bytes received, status and the body. */
 export function curl(args: string[]): { seconds: number; bytes: number; status: number; body: string } {
-  const out = Bun.spawnSync(['curl', '-s', '-w', '\n%{time_total} %{size_download} %{http_code}', ...args], {
+  const out = Bun.spawnSync([...CURL_TIMED, ...args], {
     stdout: 'pipe',
     stderr: 'pipe',
   });
-  const text = out.stdout.toString();
+  return curlResult(out.stdout.toString());
+}
+
+/** The options curl runs with for `curlResult` to read its timing after the body. */
+export const CURL_TIMED = ['curl', '-s', '-w', '\n%{time_total} %{size_download} %{http_code}'];
+
+/** What curl run with CURL_TIMED printed: seconds, bytes received, status and the body. */
+export function curlResult(text: string): { seconds: number; bytes: number; status: number; body: string } {
   const last = text.lastIndexOf('\n');
   const [seconds, bytes, status] = text
     .slice(last + 1)

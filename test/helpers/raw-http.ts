@@ -207,3 +207,23 @@ export async function streamRequest(
   socket.destroy();
   return { status: Number(answer.slice(9, 12)), answer, answeredAt, closedAt, sent };
 }
+
+const UPLOAD_BOUNDARY = 'streamed-upload-boundary';
+const UPLOAD_PART = `--${UPLOAD_BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+
+/** A multipart upload to `path` declaring one file of `total` bytes, its body streamed (streamRequest) in 256 KiB chunks. */
+export function streamMultipartUpload(url: string, path: string, total: number, cookie: string | null): Promise<StreamedRequest> {
+  const head = `POST ${path} HTTP/1.1\r\nHost: localhost\r\n${cookie ? `Cookie: ${cookie}\r\n` : ''}Content-Type: multipart/form-data; boundary=${UPLOAD_BOUNDARY}\r\nContent-Length: ${UPLOAD_PART.length + total}\r\n\r\n`;
+  const chunk = Buffer.alloc(256 * 1024, 7);
+  let left = total;
+  let first = true;
+  return streamRequest(url, head, () => {
+    if (first) {
+      first = false;
+      return Buffer.from(UPLOAD_PART);
+    }
+    if (left <= 0) return null;
+    left -= chunk.length;
+    return chunk;
+  });
+}

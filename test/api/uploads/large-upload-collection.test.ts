@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import { collectAfterTransfer } from '../../../src/lib/buffers.ts';
 import { upload } from '../../helpers/files.ts';
-import { cookieHeader, streamRequest } from '../../helpers/raw-http.ts';
+import { cookieHeader, streamMultipartUpload } from '../../helpers/raw-http.ts';
 import { admin, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -16,25 +16,6 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 const MiB = 1024 * 1024;
-const BOUNDARY = 'collection-boundary';
-const PART = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
-
-/** A multipart upload declaring `total` bytes of file, streamed until the server answers. */
-function streamUpload(total: number) {
-  const head = `POST /api/files/upload HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookieHeader(a.client.cookies)}\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${PART.length + total}\r\n\r\n`;
-  const chunk = Buffer.alloc(256 * 1024, 7);
-  let left = total;
-  let first = true;
-  return streamRequest(t.url, head, () => {
-    if (first) {
-      first = false;
-      return Buffer.from(PART);
-    }
-    if (left <= 0) return null;
-    left -= chunk.length;
-    return chunk;
-  });
-}
 
 /** About 24 MB of objects on the heap, held by the caller while the request runs: the heap has grown. */
 const grownHeap = () => Array.from({ length: 300_000 }, (_, i) => ({ i, name: `object ${i}` }));
@@ -45,7 +26,7 @@ describe('a full collection before a large upload, when garbage waits (docs/perf
     const held = grownHeap();
     const gc = spyOn(Bun, 'gc');
     try {
-      const r = await streamUpload(256 * MiB);
+      const r = await streamMultipartUpload(t.url, '/api/files/upload', 256 * MiB, cookieHeader(a.client.cookies));
       expect(r.status).toBe(413);
       expect(gc).toHaveBeenCalledTimes(1);
       expect(gc).toHaveBeenLastCalledWith(true);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { cookieHeader, rawRequest, streamRequest } from '../../helpers/raw-http.ts';
+import { cookieHeader, rawRequest, streamMultipartUpload } from '../../helpers/raw-http.ts';
 import { admin, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -12,31 +12,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-const BOUNDARY = 'reliability-boundary';
-const PART = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
-
-/** A multipart upload of `total` bytes, streamed as fast as the server takes it. */
-function streamUpload(path: string, total: number, cookie: string | null) {
-  const head = `POST ${path} HTTP/1.1\r\nHost: localhost\r\n${cookie ? `Cookie: ${cookie}\r\n` : ''}Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${PART.length + total}\r\n\r\n`;
-  const chunk = Buffer.alloc(256 * 1024, 7);
-  let left = total;
-  let first = true;
-  return streamRequest(t.url, head, () => {
-    if (first) {
-      first = false;
-      return Buffer.from(PART);
-    }
-    if (left <= 0) return null;
-    left -= chunk.length;
-    return chunk;
-  });
-}
-
 const MiB = 1024 * 1024;
 
 describe('an upload refused mid-body (issue 13, defect 6)', () => {
   test('413 over the max upload size: the answer says Connection: close and the server stops reading', async () => {
-    const r = await streamUpload('/api/files/upload', 256 * MiB, cookieHeader(a.client.cookies));
+    const r = await streamMultipartUpload(t.url, '/api/files/upload', 256 * MiB, cookieHeader(a.client.cookies));
     expect(r.status).toBe(413);
     expect(r.answer).toMatch(/\r\nconnection: close\r\n/i);
     expect(r.closedAt).toBeGreaterThanOrEqual(0);
@@ -45,7 +25,7 @@ describe('an upload refused mid-body (issue 13, defect 6)', () => {
   });
 
   test('a refusal before the body is read (no session) closes the connection too', async () => {
-    const r = await streamUpload('/api/files/upload', 256 * MiB, null);
+    const r = await streamMultipartUpload(t.url, '/api/files/upload', 256 * MiB, null);
     expect(r.status).toBe(401);
     expect(r.closedAt).toBeGreaterThanOrEqual(0);
     expect(r.sent).toBeLessThan(64 * MiB);
