@@ -81,7 +81,7 @@ describe('admin console', () => {
     await page.goto('/admin/users');
     const accounts = page.getByRole('list', { name: 'Accounts' });
     await accounts.getByText('bulk-00@example.test').waitFor();
-    // Waited for, not counted at once: the first page's entries need not all be drawn in the same frame.
+    // Waited for, not counted at once: the Administrator pill comes from a second request, after the first page.
     const adminEntry = accounts.getByRole('listitem').filter({ hasText: 'Administrator' }).getByText(admin.email);
     await adminEntry.waitFor();
     expect(await adminEntry.count()).toBe(1);
