@@ -148,14 +148,16 @@ export async function rename(item: Item, siblings: Item[], select: (ids: string[
     },
   });
   if (name === undefined || full(name) === item.name) return;
+  // Selected with the optimistic rename, not on the answer: what the user selects meanwhile stands.
+  const renaming = renameTo(item, full(name));
+  select([item.id]);
   let renamed: ItemSummary;
   try {
-    renamed = await renameTo(item, full(name));
+    renamed = await renaming;
   } catch (err) {
     toast((err as Error).message, { kind: 'error' });
     return;
   }
-  select([item.id]);
   toast(`Renamed to “${renamed.name}”`, {
     action: {
       label: 'Undo',
