@@ -98,6 +98,8 @@ export const LISTED_KEYS = ITEM_KEYS.filter(
     !['storageKey', 'wrappedKey', 'keyId', 'createdAt', 'contentSource', 'contentAuthorId', 'treeVersion', 'treeSize', 'seq'].includes(k),
 );
 const ITEM = selectList(items, ITEM_KEYS);
+const SEARCHED_ITEM = selectList(items, ITEM_KEYS, 'items.');
+const PURGED = selectList(items, ['id', 'type', 'size', 'storageKey']);
 const LISTED = selectList(items, LISTED_KEYS);
 
 const SORT_COLUMN: Record<SortField, string> = {
@@ -519,7 +521,7 @@ export class ItemsRepo {
       [...key].length >= 3
         ? this.sqlite
             .query<Item, [string, string, number]>(
-              `SELECT ${selectList(items, ITEM_KEYS, 'items.')}
+              `SELECT ${SEARCHED_ITEM}
                FROM items_search JOIN items ON items.rowid = items_search.rowid
                WHERE items_search MATCH ? AND items.account_id = ? AND items.deleted_at IS NULL
                ORDER BY items_search.rowid DESC LIMIT ?`,
@@ -752,7 +754,7 @@ export class ItemsRepo {
   trashRoot(accountId: string, rootId: string): PurgedItem | null {
     return this.sqlite
       .query<PurgedItem, [string, string]>(
-        `SELECT ${selectList(items, ['id', 'type', 'size', 'storageKey'])} FROM items
+        `SELECT ${PURGED} FROM items
           WHERE id = ? AND account_id = ? AND deleted_root_id = id`,
       )
       .get(rootId, accountId);
@@ -760,9 +762,7 @@ export class ItemsRepo {
 
   trashSetPage(rootId: string, limit: number): PurgedItem[] {
     return this.sqlite
-      .query<PurgedItem, [string, number]>(
-        `SELECT ${selectList(items, ['id', 'type', 'size', 'storageKey'])} FROM items WHERE deleted_root_id = ?1 AND id != ?1 LIMIT ?2`,
-      )
+      .query<PurgedItem, [string, number]>(`SELECT ${PURGED} FROM items WHERE deleted_root_id = ?1 AND id != ?1 LIMIT ?2`)
       .all(rootId, limit);
   }
 

@@ -30,6 +30,7 @@ export type ProfileUser = Pick<User, 'id' | 'email' | 'name' | 'createdAt' | 'mf
 };
 
 const PROFILE = selectList(users, ['id', 'email', 'name', 'createdAt', 'mfaEnabled']);
+const STORAGE = selectList(users, ['storageUsed', 'storageLimit']);
 const AUTH = selectList(users, ['id', 'email', 'name', 'isAdmin', 'parentUserId', 'permissions', 'tokenVersion', 'disabledAt']);
 const PROFILE_SQL = `SELECT ${PROFILE},
     coalesce(password_hash, '') <> '' AS hasPassword,
@@ -167,9 +168,7 @@ export class UsersRepo {
   storage(accountId: string): Pick<User, 'storageUsed' | 'storageLimit'> | null {
     return (
       this.db.$client
-        .query<Pick<User, 'storageUsed' | 'storageLimit'>, [string]>(
-          `SELECT ${selectList(users, ['storageUsed', 'storageLimit'])} FROM users WHERE id = ?`,
-        )
+        .query<Pick<User, 'storageUsed' | 'storageLimit'>, [string]>(`SELECT ${STORAGE} FROM users WHERE id = ?`)
         .get(accountId) ?? null
     );
   }
