@@ -24,7 +24,6 @@ import { flag } from './flags.ts';
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
-/** `--<name> N`, a whole number of at least 1, or `fallback`. */
 /** The PATCH size: 8 MiB (`--chunk-mib N` for another; the web app sends 50 MiB). */
 const CHUNK = flag('chunk-mib', 8) * MiB;
 
