@@ -8,13 +8,22 @@ import { tcpProxy } from '../test/helpers/tcp-proxy.ts';
 import { adminToken, benchExecutable, spawnServer } from './server.ts';
 import { compileBench } from './compile.ts';
 import { median } from './streams.ts';
-import { cpuLine, cpuPerGiB, cpuTimes, peakRssMiB, resetPeakRss, settleDisk, totalCpu, type CpuTimes } from './transfer-cpu.ts';
+import {
+  cpuLine,
+  cpuPerGiB,
+  cpuTimes,
+  jsThreadTimes,
+  peakRssMiB,
+  resetPeakRss,
+  settleDisk,
+  totalCpu,
+  type CpuTimes,
+} from './transfer-cpu.ts';
 import { flag } from './flags.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
-/** `--<name> N`, a whole number of at least 1, or `fallback`. */
 /** The PATCH size: 8 MiB (`--chunk-mib N` for another; the web app sends 50 MiB). */
 const CHUNK = flag('chunk-mib', 8) * MiB;
 
@@ -131,6 +140,9 @@ interface Side {
   multipart: number[];
   tusCpu: CpuTimes[];
   multipartCpu: CpuTimes[];
+  /** The JavaScript thread's share of the server's CPU (the request thread), s/GiB. */
+  tusJs: number[];
+  multipartJs: number[];
   tusPeaks: number[];
   multipartPeaks: number[];
   /** Each tus upload's PATCH time over the median summed, and its median PATCH. */
@@ -151,6 +163,8 @@ const sideOf = (url: string, pid: number, token: string, endpoint: string, uploa
   multipart: [],
   tusCpu: [],
   multipartCpu: [],
+  tusJs: [],
+  multipartJs: [],
   tusPeaks: [],
   multipartPeaks: [],
   patchWaits: [],
@@ -216,6 +230,7 @@ export async function runTusBench(): Promise<void> {
       resetPeakRss(side.pid);
       const t = performance.now();
       const before = cpuTimes(side.pid);
+      const beforeJs = jsThreadTimes(side.pid);
       const client = process.cpuUsage();
       const patchMs: number[] = [];
       const id = await tusUpload(side.url, side.token, data, { patchMs, endpoint: side.endpoint });
@@ -224,6 +239,7 @@ export async function runTusBench(): Promise<void> {
       const typical = median(patchMs);
       side.patchMedians.push(typical);
       side.patchWaits.push(patchMs.reduce((sum, ms) => sum + Math.max(0, ms - typical), 0));
+      side.tusJs.push(totalCpu(cpuPerGiB(side.pid, beforeJs, GiB, jsThreadTimes(side.pid))));
       side.tusCpu.push(cpuPerGiB(side.pid, before, GiB));
       side.tus.push(GiB / MiB / ((performance.now() - t) / 1000));
       side.tusPeaks.push(peakRssMiB(side.pid));
@@ -232,7 +248,9 @@ export async function runTusBench(): Promise<void> {
       settleDisk();
       resetPeakRss(side.pid);
       const before = cpuTimes(side.pid);
+      const beforeJs = jsThreadTimes(side.pid);
       const { mibs, clientCpu } = await multipartRun(side.url, side.token, file, side.uploadAt);
+      side.multipartJs.push(totalCpu(cpuPerGiB(side.pid, beforeJs, GiB, jsThreadTimes(side.pid))));
       side.multipart.push(mibs);
       side.multipartClientCpu.push(clientCpu);
       side.multipartCpu.push(cpuPerGiB(side.pid, before, GiB));
@@ -302,6 +320,13 @@ export async function runTusBench(): Promise<void> {
     console.log(
       `tus.coffer_pct_of_floor MiB/s: tus median ${fmt(median(tusOfFloor))} (pairs ${runs(tusOfFloor)}), multipart median ${fmt(median(multipartOfFloor))} (pairs ${runs(multipartOfFloor)}); ` +
         `server CPU: tus median ${fmt(median(cpuPct(coffer.tusCpu, floor.tusCpu)))}, multipart median ${fmt(median(cpuPct(coffer.multipartCpu, floor.multipartCpu)))}`,
+    );
+    const jsOverFloor = coffer.tusJs.map((c, i) => c - floor.tusJs[i]!);
+    console.log(
+      `tus.js_thread_cpu_s_per_GiB (the request thread) Coffer: tus median ${fmt(median(coffer.tusJs), 2)} (runs ${runs(coffer.tusJs, 2)}), ` +
+        `multipart median ${fmt(median(coffer.multipartJs), 2)} (runs ${runs(coffer.multipartJs, 2)}); floor: tus median ${fmt(median(floor.tusJs), 2)} ` +
+        `(runs ${runs(floor.tusJs, 2)}), multipart median ${fmt(median(floor.multipartJs), 2)} (runs ${runs(floor.multipartJs, 2)}); ` +
+        `Coffer's tus over the floor's, pair by pair: ${jsOverFloor.map((d) => (d >= 0 ? '+' : '') + fmt(d, 2)).join(', ')}`,
     );
     const clientCpu = [...coffer.tusClientCpu, ...floor.tusClientCpu];
     const curlCpu = [...coffer.multipartClientCpu, ...floor.multipartClientCpu];

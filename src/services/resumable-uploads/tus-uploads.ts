@@ -34,13 +34,13 @@ export interface TusState {
   itemId: string | null;
 }
 
-/** Upload-Metadata, decoded: `filename` is required, the rest optional. */
 /**
  * Who sends the bytes: a login, or (`drop`) a visitor of a drop folder's link, whose uploads only that link
  * reaches and whose file records who sent it (metadata `uploader`, the name they give).
  */
 export type TusSender = Principal & { drop?: { linkId: string; visitId: string } };
 
+/** Upload-Metadata, decoded: `filename` is required, the rest optional. */
 export type TusMetadata = Partial<
   Record<'filename' | 'parentId' | 'relativePath' | 'lastModified' | 'clientId' | 'filetype' | 'replaceId' | 'uploader', string>
 >;
