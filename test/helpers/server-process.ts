@@ -68,8 +68,16 @@ export class ServerProcess {
       stderr: 'pipe',
     });
     this.url = `http://127.0.0.1:${port}`;
-    if ((await upOrExited(this.url, this.proc, 20_000)) === 'exited')
-      throw new Error(`server exited: ${await new Response(this.proc.stderr as ReadableStream).text()}`);
+    const drained = this.drain(this.proc.stderr as ReadableStream<Uint8Array>);
+    if ((await upOrExited(this.url, this.proc, 20_000)) === 'exited') throw new Error(`server exited: ${await drained}`);
+  }
+
+  /** Reads stderr as it comes and keeps its last 64 KiB: a long bench's server logs errors there, and the runtime would hold them all. */
+  private async drain(stderr: ReadableStream<Uint8Array>): Promise<string> {
+    const decoder = new TextDecoder();
+    let tail = '';
+    for await (const chunk of stderr) tail = (tail + decoder.decode(chunk, { stream: true })).slice(-65_536);
+    return tail;
   }
 
   async kill(): Promise<void> {
