@@ -59,9 +59,9 @@ export class WalIndexHeader {
    * again inside a transaction (this connection's own writes are not in the header yet) and wherever the header
    * cannot be read. The header is noted before `read` runs, so a commit in between moves it again.
    */
-  untilCommit(read: () => string, inTransaction: () => boolean): () => string {
+  untilCommit<T>(read: () => T, inTransaction: () => boolean): () => T {
     const noted = new Int32Array(WORDS);
-    let value: string | undefined;
+    let value: T | undefined;
     return () => {
       if (inTransaction()) return read();
       const now = this.read();

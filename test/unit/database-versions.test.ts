@@ -139,4 +139,37 @@ describe('DatabaseRepo versions', () => {
     commitElsewhere(402);
     expect(repo.authVersion()).toBe('402');
   });
+
+  test('after a commit, reads the auth and the access generations with one statement: one read transaction for the two, not one each', () => {
+    // A repo on a connection whose statements are counted as they run; the two versions are what a request checks.
+    const counted = new Database(file);
+    let runs = 0;
+    for (const make of ['prepare', 'query'] as const) {
+      const original = counted[make].bind(counted);
+      counted[make] = ((sql: string) => {
+        const statement = original(sql);
+        const get = statement.get.bind(statement);
+        statement.get = (...args: Parameters<typeof get>) => {
+          runs++;
+          return get(...args);
+        };
+        return statement;
+      }) as typeof counted.prepare;
+    }
+    try {
+      const versions = new DatabaseRepo(counted);
+      versions.authVersion();
+      other.run('UPDATE access_generation SET generation = 601 WHERE id = 1');
+      runs = 0;
+      expect(versions.authVersion()).toBe(repo.authVersion());
+      expect(versions.accessVersion()).toBe('601');
+      expect(runs).toBe(1);
+      other.run('UPDATE auth_generation SET generation = 602 WHERE id = 1');
+      expect(versions.accessVersion()).toBe('601');
+      expect(versions.authVersion()).toBe('602');
+      expect(runs).toBe(2);
+    } finally {
+      counted.close();
+    }
+  });
 });

@@ -10,6 +10,12 @@ export interface SnapshotFacts {
   masterKeyIds: string[];
 }
 
+/** The two generations requests check, as text. */
+interface Generations {
+  auth: string;
+  access: string;
+}
+
 /** Whole-database operations: change detection, integrity, online snapshots. */
 export class DatabaseRepo {
   // Resolved now, as SQLite resolved it on opening: a later change of directory must not name another file.
@@ -22,17 +28,19 @@ export class DatabaseRepo {
       const own = this.sqlite.query<{ c: number }, []>('SELECT total_changes() AS c').get()!.c;
       return `${this.dataVersion()}:${own}`;
     }, this.inTransaction);
-    this.accessVersion = this.walIndex.untilCommit(
-      // As text: a random 64-bit number does not fit a JavaScript number exactly.
-      () => this.sqlite.query<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM access_generation WHERE id = 1').get()!.g,
-      this.inTransaction,
-    );
+    // Both read by one statement: a request after a commit asks for the two, and each read is a read transaction of its own.
     // Held, not looked up by its text: every request asks, and the runtime's statement cache keeps only the last few texts.
-    let auth: Statement<{ g: string }, []> | undefined;
-    this.authVersion = this.walIndex.untilCommit(() => {
-      auth ??= this.sqlite.prepare<{ g: string }, []>('SELECT CAST(generation AS TEXT) AS g FROM auth_generation WHERE id = 1');
-      return auth.get()!.g;
+    let both: Statement<Generations, []> | undefined;
+    const generations = this.walIndex.untilCommit(() => {
+      // As text: a random 64-bit number does not fit a JavaScript number exactly.
+      both ??= this.sqlite.prepare<Generations, []>(
+        `SELECT CAST(auth.generation AS TEXT) AS auth, CAST(access.generation AS TEXT) AS access
+         FROM auth_generation AS auth, access_generation AS access WHERE auth.id = 1 AND access.id = 1`,
+      );
+      return both.get()!;
     }, this.inTransaction);
+    this.accessVersion = () => generations().access;
+    this.authVersion = () => generations().auth;
   }
 
   /** Moves when another connection commits (the CLI beside the server); our own writes leave it alone. */
