@@ -251,8 +251,8 @@ export class LocalDriver implements StorageDriver {
 
   /**
    * Shard directories known to exist, the latest `knownShards` made or written into: a write there skips its
-   * mkdir. A new key's directory is one of 16.7 million, so what this saves is mostly a thumbnail's beside its
-   * file's object; unbounded, it held about 130 bytes per upload for as long as the server ran.
+   * mkdir. New keys share 4,096 directories (`newStorageKey`), as many as are remembered by default; unbounded,
+   * it held about 130 bytes per upload for as long as the server ran (older keys' directories are 16.7 million).
    */
   private readonly shardDirs = new Set<string>();
 

@@ -54,7 +54,7 @@ interface WebhookDeps {
   keyring: Keyring;
   queue: JobQueue;
   tree: Tree;
-  changes: Pick<ChangeLog, 'after'>;
+  changes: Pick<ChangeLog, 'after' | 'latestSeq'>;
   notifications: NotificationService;
   destinations: Destinations;
   sender: WebhookSender;
@@ -264,9 +264,17 @@ export class WebhookService {
   dispatch(): number {
     // From the start of the log the first time: older rows predate every hook (`matches` skips them).
     const cursor = this.d.repo.cursor(CURSOR) ?? 0;
+    // Read before the hooks, as the rows are: a hook made after this reading is newer than every row up to it.
+    const latest = this.d.changes.latestSeq();
+    if (latest <= cursor) return 0;
+    const hooks = this.d.repo.enabled();
+    // No hook can match a row: the cursor passes them all unread (each upload's row was read and matched here).
+    if (hooks.length === 0) {
+      this.d.transactions.immediate(() => this.d.repo.setCursor(CURSOR, latest));
+      return 0;
+    }
     const rows = this.d.changes.after(cursor, DISPATCH_BATCH);
     if (rows.length === 0) return 0;
-    const hooks = this.d.repo.enabled();
     const matches = rows.map((change) => ({ change, hooks: hooks.filter((h) => this.matches(h, change)) }));
     this.d.transactions.immediate(() => {
       for (const { change, hooks: matched } of matches) {
