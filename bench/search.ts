@@ -62,6 +62,37 @@ function schedMs(pid: number, tid: number): { run: number; wait: number } {
   return { run: run! / 1e6, wait: wait! / 1e6 };
 }
 
+/**
+ * The request thread's collections, from the runtime's log (`BUN_JSC_logGC=1`) read as it comes: the first heap to
+ * collect is the request thread's (the workers' heaps start later). Other lines pass through to this bench's stderr.
+ */
+function collections(stderr: ReadableStream<Uint8Array>): { between(from: number, to: number): { young: number; full: number } } {
+  const seen: Array<{ at: number; full: boolean }> = [];
+  let heap: string | undefined;
+  void (async () => {
+    const decoder = new TextDecoder();
+    let pending = '';
+    for await (const chunk of stderr) {
+      pending += decoder.decode(chunk, { stream: true });
+      for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n')) {
+        const line = pending.slice(0, end);
+        pending = pending.slice(end + 1);
+        const started = /^\[GC<(0x[0-9a-f]+)>: START \w+ \d+kb => (Eden|Full)Collection/.exec(line);
+        if (started) {
+          heap ??= started[1];
+          if (started[1] === heap) seen.push({ at: performance.now(), full: started[2] === 'Full' });
+        } else if (!line.startsWith('[GC<') && !line.startsWith('GC END')) process.stderr.write(`${line}\n`);
+      }
+    }
+  })();
+  return {
+    between(from, to) {
+      const inside = seen.filter((c) => c.at >= from && c.at <= to);
+      return { young: inside.filter((c) => !c.full).length, full: inside.filter((c) => c.full).length };
+    },
+  };
+}
+
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const ms = (n: number) => n.toFixed(1);
 
@@ -97,6 +128,10 @@ async function timed(count: number, fn: () => Promise<Response>): Promise<number
  * times the backfill (documents/s, server CPU), while GET /api/files is timed every 50 ms.
  */
 async function indexing(docs: number, docBytes: number): Promise<void> {
+  // SEARCH_BENCH_GC=1: the request thread's collections while indexing too, the runtime logging each. Its timer that
+  // collects once a second whatever is allocated is off, so what is counted is what allocation set off (the other
+  // figures of such a run are then not those of the server as it runs).
+  const countCollections = process.env.SEARCH_BENCH_GC === '1';
   const server = await startBenchServer(
     {
       COFFER_GENERAL_RATE_LIMIT: '1000000000',
@@ -104,10 +139,12 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       LOG_LEVEL: 'warn',
       // The extraction threads to measure, else the server's default (one per core but one).
       ...(process.env.SEARCH_WORKERS ? { SEARCH_WORKERS: process.env.SEARCH_WORKERS } : {}),
+      ...(countCollections ? { BUN_JSC_logGC: '1', BUN_GC_TIMER_DISABLE: '1' } : {}),
     },
     undefined,
-    { executable: true },
+    { executable: true, stderr: countCollections ? 'pipe' : 'inherit' },
   );
+  const gc = server.stderr && collections(server.stderr);
   try {
     const token = await adminToken(server.url);
     const kinds: DocKind[] = ['txt', 'pdf', 'docx', 'xlsx'];
@@ -162,7 +199,8 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       }
       return out.sort((a, b) => a - b);
     };
-    const idleUntil = performance.now() + 15_000;
+    const idleFrom = performance.now();
+    const idleUntil = idleFrom + 15_000;
     const idleCpu0 = cpuSeconds(server.pid, server.pid);
     const idle = await probe(() => performance.now() > idleUntil);
     // What one probe costs the request thread, so its share of indexing can be told from the probe's.
@@ -184,6 +222,7 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       await Bun.sleep(100);
     }
     done = true;
+    const indexedAt = performance.now();
     const endedAt = uptime();
     // Threads started by indexing, read before they are let go: the index writer is the one that wrote the most (the
     // database), the extraction workers are the other niced ones.
@@ -234,6 +273,13 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     console.log(
       `search.files_list_slowest ${slowest.map((a) => `${ms(a.ms)} ms (request thread on a core ${ms(a.run)}, waiting for one ${ms(a.wait)}; the bench's thread waiting for one ${ms(a.client)})`).join(', ')}`,
     );
+    if (gc) {
+      const { young, full } = gc.between(start, indexedAt);
+      const idle = gc.between(idleFrom, idleUntil);
+      console.log(
+        `search.index_request_thread_collections young ${young}, full ${full} while indexing ${docs} documents in ${seconds.toFixed(1)} s (idle, the probe alone: ${idle.young + idle.full} in 15 s; BUN_JSC_logGC, BUN_GC_TIMER_DISABLE)`,
+      );
+    }
     console.log(
       `search.files_list_idle p50 ${ms(quantile(idle, 0.5))} ms p99 ${ms(quantile(idle, 0.99))} ms (${idle.length} requests before indexing, same server, same run)`,
     );

@@ -10,6 +10,8 @@ export interface BenchServer {
   dataDir: string;
   /** The server process, for its memory figures. */
   pid: number;
+  /** Its standard error, when started with `stderr: 'pipe'`. */
+  stderr: ReadableStream<Uint8Array> | null;
   stop(): Promise<void>;
 }
 
@@ -28,13 +30,15 @@ export async function spawnServer(
   command: string[],
   dataDir: string,
   env: Record<string, string>,
-): Promise<{ url: string; port: number; proc: ReturnType<typeof Bun.spawn> }> {
+  stderr: 'inherit' | 'pipe' = 'inherit',
+): Promise<{ url: string; port: number; proc: Bun.Subprocess<'ignore', 'ignore', 'inherit' | 'pipe'> }> {
   // Below Linux's ephemeral range (32768 on), so no client connection of a bench holds the port.
   const port = 30000 + Math.floor(Math.random() * 2700);
   const proc = Bun.spawn([...command, 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdin: 'ignore',
     stdout: 'ignore',
-    stderr: 'inherit',
+    stderr,
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
@@ -54,14 +58,15 @@ export async function spawnServer(
 export async function startBenchServer(
   env: Record<string, string> = {},
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-')),
-  opts: { keepDataDir?: boolean; executable?: boolean } = {},
+  opts: { keepDataDir?: boolean; executable?: boolean; stderr?: 'inherit' | 'pipe' } = {},
 ): Promise<BenchServer> {
   const command = opts.executable ? [benchExecutable()] : [process.execPath, path.join(ROOT, 'src/main.ts')];
-  const { url, proc } = await spawnServer(command, dataDir, { LOG_LEVEL: 'info', ...env });
+  const { url, proc } = await spawnServer(command, dataDir, { LOG_LEVEL: 'info', ...env }, opts.stderr);
   return {
     url,
     dataDir,
     pid: proc.pid,
+    stderr: proc.stderr instanceof ReadableStream ? proc.stderr : null,
     async stop() {
       proc.kill('SIGTERM');
       await proc.exited;

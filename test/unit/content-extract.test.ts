@@ -4,6 +4,7 @@ import { strToU8, zipSync } from 'fflate';
 import { kindOf } from '../../src/services/search/document-kind.ts';
 import { capText, extractText, htmlText, xmlText } from '../../src/services/search/extract.ts';
 import { Extractor, type Extraction, ExtractorPool } from '../../src/services/search/extractor.ts';
+import { TextChannels, type TextSink } from '../../src/services/search/text-channels.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startedSince, threadCpuMs, workerThreads } from '../helpers/threads.ts';
 import { indexedBytes, indexedText, matchExpression, snippetHtml } from '../../src/services/search/text.ts';
@@ -17,6 +18,23 @@ const largeDocx = () =>
     { level: 0 },
   );
 const enc = (s: string) => new TextEncoder().encode(s);
+
+// The sink the server's index writer is, in this thread: each extraction's text read back from the channel it came through.
+const channels = new TextChannels();
+let nextChannel = 1;
+const sink: TextSink = {
+  attach: (port) => {
+    const channel = nextChannel++;
+    channels.open(channel, port);
+    return channel;
+  },
+  detach: (channel, lastJob) => channels.detach(channel, lastJob),
+};
+async function read(extraction: Promise<Extraction>): Promise<{ text: Uint8Array } | { failed: string }> {
+  const r = await extraction;
+  if (!('text' in r)) return r;
+  return { text: r.text.bytes > 0 ? await channels.take(r.text) : new Uint8Array(0) };
+}
 
 describe('extraction', () => {
   test('kinds by content first: a PDF or a ZIP under any name, text without NUL, binary refused', () => {
@@ -104,7 +122,7 @@ describe('extraction', () => {
 describe('extraction worker', () => {
   test('markup that never closes is read in one pass: 420 KB of `<script`, a DOCX of `<a<b<c…`; the worker runs niced', async () => {
     // Bounded by the worker's CPU, not the wall clock: in a loaded CI run a niced thread waits its turn (quadratic took minutes).
-    const extractor = new Extractor({ timeoutMs: 50_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 512 * 1024 ** 2 });
+    const extractor = new Extractor({ timeoutMs: 50_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 512 * 1024 ** 2 }, sink);
     const before = workerThreads();
     const cpuMs = new Map<string, number>();
     let started = new Map<string, number>();
@@ -113,11 +131,11 @@ describe('extraction worker', () => {
     };
     try {
       const page = enc(`<p>before</p>${'<script'.repeat(60_000)}`);
-      expect(await extractor.extract('page.html', page)).toEqual({ text: enc('before') });
+      expect(await read(extractor.extract('page.html', page))).toEqual({ text: enc('before') });
       sample();
       const letters = Array.from({ length: 200_000 }, (_, i) => `<${String.fromCharCode(97 + (i % 26))}`).join('');
       const docx = zipSync({ 'word/document.xml': strToU8(`<w:document><w:t>opening</w:t>${letters}`) });
-      const result = await extractor.extract('letters.docx', docx);
+      const result = await read(extractor.extract('letters.docx', docx));
       expect('text' in result && new TextDecoder().decode(result.text).startsWith('opening<a<b<c')).toBe(true);
       sample();
     } finally {
@@ -135,7 +153,7 @@ describe('extraction worker', () => {
 
 describe('extraction pool', () => {
   test('documents given at once run in as many workers: a small one is not kept waiting behind a large one', async () => {
-    const pool = new ExtractorPool(2, { timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 });
+    const pool = new ExtractorPool(2, { timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 }, sink);
     const before = workerThreads();
     const order: string[] = [];
     try {
@@ -145,9 +163,9 @@ describe('extraction pool', () => {
       };
       const large = pool.extract('large.docx', largeDocx()).then(settled('large'));
       const small = pool.extract('small.txt', enc('first words')).then(settled('small'));
-      expect(await small).toEqual({ text: enc('first words') });
+      expect(await read(small)).toEqual({ text: enc('first words') });
       expect(startedSince(before).size).toBeGreaterThanOrEqual(2);
-      const result = await large;
+      const result = await read(large);
       expect('text' in result && new TextDecoder().decode(result.text).startsWith('some words of text')).toBe(true);
       expect(order).toEqual(['small', 'large']);
     } finally {
@@ -159,14 +177,14 @@ describe('extraction pool', () => {
 
 describe('extraction worker memory', () => {
   test('the worker is ended after a document that left its heap large, kept after a small one', async () => {
-    const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 });
+    const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 }, sink);
     const before = workerThreads();
     try {
-      expect(await extractor.extract('small.txt', enc('a few words'))).toEqual({ text: enc('a few words') });
+      expect(await read(extractor.extract('small.txt', enc('a few words')))).toEqual({ text: enc('a few words') });
       await Bun.sleep(100); // a worker that is kept stays: nothing to wait for
       const [kept] = [...startedSince(before).keys()];
       expect(kept).toBeDefined();
-      const result = await extractor.extract('big.docx', largeDocx());
+      const result = await read(extractor.extract('big.docx', largeDocx()));
       expect('text' in result && new TextDecoder().decode(result.text).startsWith('some words of text')).toBe(true);
       await eventually(() => expect(workerThreads().has(kept!)).toBe(false));
     } finally {
@@ -175,14 +193,17 @@ describe('extraction worker memory', () => {
   }, 60_000);
 
   test('a worker left without a document for idleMs is ended, and the next document starts another', async () => {
-    const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3, idleMs: 300 });
+    const extractor = new Extractor(
+      { timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3, idleMs: 300 },
+      sink,
+    );
     const before = workerThreads();
     try {
-      expect(await extractor.extract('a.txt', enc('first words'))).toEqual({ text: enc('first words') });
+      expect(await read(extractor.extract('a.txt', enc('first words')))).toEqual({ text: enc('first words') });
       const [first] = [...startedSince(before).keys()];
       expect(first).toBeDefined();
       await eventually(() => expect(workerThreads().has(first!)).toBe(false));
-      expect(await extractor.extract('b.txt', enc('second words'))).toEqual({ text: enc('second words') });
+      expect(await read(extractor.extract('b.txt', enc('second words')))).toEqual({ text: enc('second words') });
       expect(startedSince(before).size).toBe(1);
     } finally {
       extractor.kill();
@@ -190,15 +211,18 @@ describe('extraction worker memory', () => {
   }, 60_000);
 
   test('a document during which the process grows past maxMemoryBytes has its worker terminated', async () => {
-    const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 64 * 1024 ** 2 });
+    const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 64 * 1024 ** 2 }, sink);
     const before = workerThreads();
     try {
-      expect(await extractor.extract('big.docx', largeDocx())).toEqual({ failed: 'extraction needed more than 64 MiB of memory' });
+      expect(await read(extractor.extract('big.docx', largeDocx()))).toEqual({ failed: 'extraction needed more than 64 MiB of memory' });
       await eventually(() => expect(startedSince(before).size).toBe(0));
-      expect(await extractor.extract('small.txt', enc('still reads'))).toEqual({ text: enc('still reads') });
+      expect(await read(extractor.extract('small.txt', enc('still reads')))).toEqual({ text: enc('still reads') });
     } finally {
       extractor.kill();
     }
+    // The ended worker's channel and the next one's are let go, no text left behind in either.
+    expect(channels.openChannels).toBe(0);
+    expect(channels.held).toBe(0);
   }, 60_000);
 });
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { ContentSearchConfig, ContentSearchPreference } from '../../contract/admin.ts';
 import type { SearchHit } from '../../contract/files.ts';
-import type { ContentHit, ContentRepo, DocState, IndexedDoc, PendingFile } from '../../db/repos/content.ts';
+import type { ContentHit, ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
@@ -19,6 +19,8 @@ import type { ByteRange } from '../../storage/driver.ts';
 import type { LibraryFiles } from '../files/library-files.ts';
 import { kindOf, needsWholeFile } from './document-kind.ts';
 import type { ExtractorPool, IndexWriter, SnippetReader } from './extractor.ts';
+import type { QueuedDoc } from './index-writer.ts';
+import type { TextRef } from './text-channels.ts';
 import { matchExpression, snippetHtml } from './text.ts';
 
 interface ContentSearchLimits {
@@ -60,7 +62,6 @@ const CONTENT_LIMIT = 20;
 const SHARED_CANDIDATES = 1000;
 const HEAD_BYTES = 8192;
 const SMALL_FILE_BYTES = 256 * 1024;
-const NO_TEXT = new Uint8Array(0);
 
 /**
  * Full-text search over documents (docs/search.md): the instance switch and each account's opt-out, the
@@ -182,6 +183,11 @@ export class ContentSearchService {
     return candidates.filter((c) => inside.has(c.id)).slice(0, cap);
   }
 
+  /** Texts waiting in the index writer and extraction workers' channels open there (tests: nothing is left behind). */
+  textsHeld(): Promise<{ texts: number; channels: number }> {
+    return this.d.writer.held();
+  }
+
   /** Starts the indexer loop (the server only). */
   start(): void {
     if (this.running) return;
@@ -251,7 +257,7 @@ export class ContentSearchService {
   private async indexBatch(batch: PendingFile[]): Promise<void> {
     const queue = [...batch];
     const writes: Promise<number>[] = [];
-    let ready: IndexedDoc[] = [];
+    let ready: QueuedDoc[] = [];
     let readyBytes = 0;
     const flush = () => {
       if (ready.length > 0) writes.push(this.d.writer.record(ready, this.d.clock.now()));
@@ -263,7 +269,7 @@ export class ContentSearchService {
         const doc = await this.indexOne(file);
         if (!doc) continue;
         ready.push(doc);
-        readyBytes += doc.text.byteLength;
+        readyBytes += doc.text?.bytes ?? 0;
         if (ready.length >= WRITE_BATCH_DOCS || readyBytes >= WRITE_BATCH_BYTES) flush();
       }
     };
@@ -274,14 +280,14 @@ export class ContentSearchService {
   }
 
   /** One file's text, or null when it left the queue without any (nothing to read, a library away). */
-  private async indexOne(file: PendingFile): Promise<IndexedDoc | null> {
+  private async indexOne(file: PendingFile): Promise<QueuedDoc | null> {
     const read = file.optedOut ? null : this.reader(file);
     if (!read) {
       this.d.repo.dropPending(file.seq);
       return null;
     }
     let state: DocState;
-    let text: Uint8Array = NO_TEXT;
+    let text: TextRef | null = null;
     if (file.size > this.d.limits.maxFileBytes) state = 'skipped';
     else {
       try {
@@ -321,20 +327,23 @@ export class ContentSearchService {
     };
   }
 
-  private async extract(file: PendingFile, read: (length: number) => Promise<Uint8Array>): Promise<{ state: DocState; text: Uint8Array }> {
+  private async extract(
+    file: PendingFile,
+    read: (length: number) => Promise<Uint8Array>,
+  ): Promise<{ state: DocState; text: TextRef | null }> {
     // A small file is read and decrypted once, whole: every kind that is read needs all of it, and one that is not costs little.
     const small = file.size <= Math.min(SMALL_FILE_BYTES, this.d.limits.maxTextBytes);
     const first = await read(small ? file.size : Math.min(file.size, HEAD_BYTES));
     const kind = kindOf(file.name, first.subarray(0, HEAD_BYTES));
-    if (kind === null) return { state: 'empty', text: NO_TEXT };
+    if (kind === null) return { state: 'empty', text: null };
     // Text needs only the bytes that become text (HTML some more, for its markup); documents need the whole file.
     const want = needsWholeFile(kind) ? file.size : Math.min(file.size, this.d.limits.maxTextBytes * (kind === 'html' ? 4 : 1));
     const bytes = want <= first.length ? first.subarray(0, want) : await read(want);
     const result = await this.d.extractor.extract(file.name, bytes);
     if ('failed' in result) {
       this.d.log.info('content extraction gave no text', { id: file.id, reason: result.failed });
-      return { state: 'failed', text: NO_TEXT };
+      return { state: 'failed', text: null };
     }
-    return { state: result.text.byteLength > 0 ? 'indexed' : 'empty', text: result.text };
+    return { state: result.text.bytes > 0 ? 'indexed' : 'empty', text: result.text };
   }
 }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import { extractText, HostileDocumentError } from './extract.ts';
 import { plainClone } from './plain-clone.ts';
 import { indexedBytes } from './text.ts';
+import type { ChannelText } from './text-channels.ts';
 import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
 /** One document's text extraction, off the request thread: the server terminates this worker when it runs too long. */
@@ -19,6 +20,11 @@ try {
   // Not permitted in some containers: extraction then competes at normal priority.
 }
 
+/** The first message: where this thread's texts go (the index writer's end of its channel). */
+export interface TextsPort {
+  port: MessagePort;
+}
+
 export interface ExtractRequest {
   id: number;
   name: string;
@@ -28,16 +34,26 @@ export interface ExtractRequest {
 
 /**
  * `heapBytes`: this thread's heap once the document is done, so the server can end a thread that grew.
- * `text`: UTF-8, transferred, so neither the request thread nor the index writer copies it on the way.
+ * `textBytes`: the size of the text sent to the index writer under the document's id (0: none sent).
  */
-export type ExtractReply = { id: number; heapBytes: number } & ({ text: Uint8Array } | { error: string; hostile: boolean });
+export type ExtractReply = { id: number; heapBytes: number } & ({ textBytes: number } | { error: string; hostile: boolean });
 
-self.onmessage = async (event: MessageEvent<ExtractRequest>) => {
+let texts: MessagePort | null = null;
+
+self.onmessage = async (event: MessageEvent<ExtractRequest | TextsPort>) => {
+  if ('port' in event.data) {
+    texts = event.data.port;
+    return;
+  }
   const { id, name, bytes, maxTextBytes } = event.data;
   try {
     // Prepared for the index here too, so the request thread does no work proportional to the text.
     const text = indexedBytes(await extractText(name, bytes, { maxTextBytes }));
-    self.postMessage({ id, heapBytes: heapSize(), text } satisfies ExtractReply, { transfer: [text.buffer] });
+    // Straight to the writer, transferred: the text never counts towards the request thread's heap. Sent before the reply,
+    // so a text the request thread hears of is on its way even if this thread is ended right after.
+    const textBytes = text.byteLength;
+    if (textBytes > 0) texts!.postMessage({ job: id, text } satisfies ChannelText, { transfer: [text.buffer] });
+    self.postMessage({ id, heapBytes: heapSize(), textBytes } satisfies ExtractReply);
   } catch (err) {
     self.postMessage({
       id,

@@ -1,11 +1,11 @@
-import type { IndexedDoc } from '../../db/repos/content.ts';
-import type { ExtractReply, ExtractRequest } from './extract-worker.ts';
-import type { WriterReply, WriterRequest } from './index-writer.ts';
+import type { ExtractReply, ExtractRequest, TextsPort } from './extract-worker.ts';
+import type { QueuedDoc, WriterReply, WriterRequest } from './index-writer.ts';
 import type { ReaderReply, ReaderRequest } from './snippet-reader.ts';
+import type { TextRef, TextSink } from './text-channels.ts';
 import { startWorker } from './workers.ts';
 
-/** The text as the index stores it (text.ts indexedText) in UTF-8, or why there is none. */
-export type Extraction = { text: Uint8Array } | { failed: string };
+/** Where the text as the index stores it (text.ts indexedText, UTF-8) went, or why there is none. */
+export type Extraction = { text: TextRef } | { failed: string };
 
 // A worker whose heap is larger than this after a document is ended rather than kept idle holding it.
 const KEEP_HEAP_BYTES = 64 * 1024 ** 2;
@@ -17,25 +17,42 @@ const IDLE_MS = 60_000;
  * Runs extraction in one worker thread, a document at a time. A document that takes longer than
  * `timeoutMs` (a PDF that loops), or while which the process grows by more than `maxMemoryBytes`, gets
  * its worker terminated, which also frees whatever it allocated; so does a document after which the
- * worker's heap stays large. The next document starts a fresh one.
+ * worker's heap stays large. The next document starts a fresh one. Each worker sends its texts to `texts` (the index
+ * writer) through a channel of its own, in the order of its documents; only their sizes come back here.
  */
 export class Extractor {
   private worker: Worker | null = null;
+  /** The current worker's channel to the texts' sink, and its newest document whose text was sent there. */
+  private channel = 0;
+  private lastText = 0;
   private nextId = 1;
   private running = 0;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly opts: { timeoutMs: number; maxTextBytes: number; maxMemoryBytes: number; idleMs?: number }) {}
+  constructor(
+    private readonly opts: { timeoutMs: number; maxTextBytes: number; maxMemoryBytes: number; idleMs?: number },
+    private readonly texts: TextSink,
+  ) {}
 
   private spawn(): Worker {
     if (this.worker) return this.worker;
     const worker = startWorker('extract-worker');
+    const { port1, port2 } = new MessageChannel();
+    this.channel = this.texts.attach(port2);
+    this.lastText = 0;
+    worker.postMessage({ port: port1 } satisfies TextsPort, { transfer: [port1] });
     // A worker that died between documents is replaced for the next one rather than waited on.
     worker.addEventListener('close', () => {
-      if (this.worker === worker) this.worker = null;
+      if (this.worker === worker) this.letGo();
     });
     this.worker = worker;
     return worker;
+  }
+
+  /** Forgets the worker; its channel is closed once the texts sent through it that were answered for are taken. */
+  private letGo(): void {
+    this.worker = null;
+    this.texts.detach(this.channel, this.lastText);
   }
 
   extract(name: string, bytes: Uint8Array): Promise<Extraction> {
@@ -61,7 +78,9 @@ export class Extractor {
       const onMessage = (event: MessageEvent<ExtractReply>) => {
         const reply = event.data;
         if (reply.id !== id) return;
-        done('text' in reply ? { text: reply.text } : { failed: reply.error }, reply.heapBytes > KEEP_HEAP_BYTES);
+        if ('textBytes' in reply && reply.textBytes > 0) this.lastText = id;
+        const text = { channel: this.channel, job: id, bytes: 'textBytes' in reply ? reply.textBytes : 0 };
+        done('textBytes' in reply ? { text } : { failed: reply.error }, reply.heapBytes > KEEP_HEAP_BYTES);
       };
       const onError = (event: ErrorEvent) => done({ failed: `extraction worker failed: ${event.message}` }, true);
       const timer = setTimeout(() => done({ failed: `extraction took longer than ${this.opts.timeoutMs} ms` }, true), this.opts.timeoutMs);
@@ -85,8 +104,10 @@ export class Extractor {
 
   kill(): void {
     clearTimeout(this.idleTimer);
-    this.worker?.terminate();
-    this.worker = null;
+    const worker = this.worker;
+    if (!worker) return;
+    this.letGo();
+    worker.terminate();
   }
 }
 
@@ -97,8 +118,9 @@ export class ExtractorPool {
   constructor(
     readonly size: number,
     opts: ConstructorParameters<typeof Extractor>[0],
+    texts: TextSink,
   ) {
-    this.extractors = Array.from({ length: size }, () => new Extractor(opts));
+    this.extractors = Array.from({ length: size }, () => new Extractor(opts, texts));
   }
 
   extract(name: string, bytes: Uint8Array): Promise<Extraction> {
@@ -124,7 +146,10 @@ class DatabaseThread<Request extends { id: number }, Reply extends { id: number 
     private readonly database: string,
   ) {}
 
-  protected call(request: (id: number) => Request | { kind: 'close'; id: number }, transfer: ArrayBuffer[] = []): Promise<Reply> {
+  protected call(
+    request: (id: number) => Request | { kind: 'close'; id: number },
+    transfer: Array<ArrayBuffer | MessagePort> = [],
+  ): Promise<Reply> {
     if (!this.worker) {
       const worker = startWorker(this.name);
       worker.onmessage = (event: MessageEvent<Reply>) => {
@@ -150,19 +175,36 @@ class DatabaseThread<Request extends { id: number }, Reply extends { id: number 
   }
 }
 
-/** The index writer thread (index-writer.ts). */
-export class IndexWriter extends DatabaseThread<WriterRequest, WriterReply> {
+/** The index writer thread (index-writer.ts), and the sink of the extraction workers' texts. */
+export class IndexWriter extends DatabaseThread<WriterRequest, WriterReply> implements TextSink {
+  private nextChannel = 1;
+
   constructor(database: string) {
     super('index-writer', database);
   }
 
-  /** ContentRepo.recordMany on the writer's connection: how many texts were stored. */
-  async record(docs: IndexedDoc[], at: number): Promise<number> {
-    // The texts move to the writer rather than being copied: this thread is done with them.
-    const texts = docs.flatMap((d) => (d.text.byteLength > 0 ? [d.text.buffer as ArrayBuffer] : []));
-    const reply = await this.call((id) => ({ kind: 'record', id, docs, at }), texts);
+  /** ContentRepo.recordMany on the writer's connection, each text taken from the channel it came through: how many were stored. */
+  async record(docs: QueuedDoc[], at: number): Promise<number> {
+    const reply = await this.call((id) => ({ kind: 'record', id, docs, at }));
     if ('error' in reply) throw new Error(reply.error);
     return reply.recorded;
+  }
+
+  attach(port: MessagePort): number {
+    const channel = this.nextChannel++;
+    void this.call((id) => ({ kind: 'attach', id, channel, port }), [port]);
+    return channel;
+  }
+
+  detach(channel: number, lastJob: number): void {
+    void this.call((id) => ({ kind: 'detach', id, channel, lastJob }));
+  }
+
+  /** Texts waiting in the writer and channels open there, once what was sent before is done (tests: nothing left behind). */
+  async held(): Promise<{ texts: number; channels: number }> {
+    const reply = await this.call((id) => ({ kind: 'held', id }));
+    if ('error' in reply) throw new Error(reply.error);
+    return { texts: reply.texts ?? 0, channels: reply.channels ?? 0 };
   }
 }
 

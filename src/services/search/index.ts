@@ -22,6 +22,7 @@ const EXTRACT_MAX_MEMORY_BYTES = 512 * 1024 ** 2;
 /** Content search: the index of words in documents, its background indexer and queries. */
 export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
   const { repos, config } = infra;
+  const writer = new IndexWriter(infra.paths.database);
   const contentSearch = new ContentSearchService({
     repo: repos.content,
     users: repos.users,
@@ -33,12 +34,12 @@ export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
     storage: infra.storage,
     libraries: repos.libraries,
     libraryFiles: d.libraryFiles,
-    extractor: new ExtractorPool(config.search.workers, {
-      timeoutMs: EXTRACT_TIMEOUT_MS,
-      maxTextBytes: config.search.maxTextBytes,
-      maxMemoryBytes: EXTRACT_MAX_MEMORY_BYTES,
-    }),
-    writer: new IndexWriter(infra.paths.database),
+    extractor: new ExtractorPool(
+      config.search.workers,
+      { timeoutMs: EXTRACT_TIMEOUT_MS, maxTextBytes: config.search.maxTextBytes, maxMemoryBytes: EXTRACT_MAX_MEMORY_BYTES },
+      writer,
+    ),
+    writer,
     snippets: new SnippetReader(infra.paths.database),
     clock: infra.clock,
     log: infra.log,
