@@ -31,6 +31,15 @@ import type { ByteRange } from '../../storage/driver.ts';
 /** A resolved WebDAV path: the account's root, or a live item. */
 export type DavTarget = { kind: 'root' } | { kind: 'item'; item: DavItem };
 
+/** The folder a new resource at a path goes into (id null: the root); null when no folder is there (a 409). */
+export type DavParent = { id: string | null } | null;
+
+/** What one look at a path found there, and the folder above it, in one snapshot. */
+export interface DavFound {
+  target: DavTarget | null;
+  parent: DavParent;
+}
+
 /** An item as the WebDAV routes hold it: no key material, and its ETag. */
 export type DavItem = HeldItem & { etag: string };
 
@@ -209,7 +218,7 @@ export interface DavTreeView {
 }
 
 /** A request's walk: where it is, what is there and, for a listing, what the answer says. */
-export type DavWalk = DavPlace & { target: DavTarget | null; view: DavTreeView | null };
+export type DavWalk = DavPlace & DavFound & { view: DavTreeView | null };
 
 /** One list of the If header (RFC 4918 §10.4): its tag as the path it names (null: none here, so the list fails), and its conditions. */
 interface DavIfList {
@@ -292,6 +301,13 @@ const LISTING_BATCH = 50;
 const NOTHING_SHARED: ReadonlySet<string> = new Set();
 const NO_CHECKSUMS: ReadonlyMap<string, string> = new Map();
 const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
+const LISTED: DavFound = { target: { kind: 'root' }, parent: null };
+const NOTHING_FOUND: DavFound = { target: null, parent: null };
+
+function folderOf(target: DavTarget | null): DavParent {
+  if (!target || (target.kind === 'item' && target.item.type !== 'folder')) return null;
+  return { id: target.kind === 'root' ? null : target.item.id };
+}
 
 function mountPlace(mount: DavMount, rest: string[]): DavPlace {
   return { kind: 'mount', principal: mount.principal, path: davPath([...mount.ownerSegments, ...rest]), mount, isRoot: rest.length === 0 };
@@ -416,8 +432,8 @@ export class DavService {
       if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
       if (place.isRoot && opts.write !== 'copy') throw forbidden(Messages.sharedRootOwnerOnly);
     }
-    const target: DavTarget | null = place.kind === 'list' ? { kind: 'root' } : this.resolve(place.principal, place.path);
-    return { ...place, target, view: opts.listing && target ? this.view(place, target, opts.listing) : null };
+    const { target, parent } = place.kind === 'list' ? LISTED : this.find(place.principal, place.path);
+    return { ...place, target, parent, view: opts.listing && target ? this.view(place, target, opts.listing) : null };
   }
 
   /**
@@ -462,7 +478,7 @@ export class DavService {
     const tokens = this.preconditions(walk.principal, walk.path, walk.target, input.conditions);
     if (input.malformed) throw input.malformed;
     const { conditions: _, href, refused: __, malformed: ___, ...given } = input;
-    return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } }, walk.target);
+    return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } }, walk);
   }
 
   /** Evaluates If-Match (412), If-None-Match (412) and the If header (400 malformed, 412 false) on `path`; returns the lock tokens the If header submitted. */
@@ -690,27 +706,37 @@ export class DavService {
   }
 
   resolve(principal: Principal, path: DavPath): DavTarget | null {
+    return this.find(principal, path).target;
+  }
+
+  /** What is at `path` and the folder above it. */
+  private find(principal: Principal, path: DavPath): DavFound {
     // A name per segment: several under one WAL read lock (two fcntl calls each alone), one snapshot of the path.
     return path.segments.length > 1 ? this.d.transactions.read(() => this.lookUp(principal, path)) : this.lookUp(principal, path);
   }
 
-  private lookUp(principal: Principal, path: DavPath): DavTarget | null {
+  private lookUp(principal: Principal, path: DavPath): DavFound {
     let parentId: string | null = null;
     let row: Item | null = null;
     for (const [i, segment] of path.segments.entries()) {
+      const last = i === path.segments.length - 1;
       row = this.d.items.liveByName(principal.accountId, parentId, segment);
-      if (!row || (row.type !== 'folder' && i < path.segments.length - 1)) return null;
-      parentId = row.id;
+      if (!row) return { target: null, parent: last ? { id: parentId } : null };
+      if (row.type !== 'folder' && !last) return NOTHING_FOUND;
+      if (!last) parentId = row.id;
     }
-    return row ? { kind: 'item', item: davItem(row) } : { kind: 'root' };
+    return { target: row ? { kind: 'item', item: davItem(row) } : { kind: 'root' }, parent: row ? { id: parentId } : null };
   }
 
-  /** The folder a new resource at `path` goes into (null: the root); 409 when it is missing (RFC 4918 §9.7.1). */
-  parentFolder(principal: Principal, path: DavPath): string | null {
+  /**
+   * The folder a new resource at `path` goes into (null: the root); 409 when it is missing (RFC 4918 §9.7.1).
+   * `found`: the folder a look at `path` found in the caller's turn, else it is looked up.
+   */
+  parentFolder(principal: Principal, path: DavPath, found?: DavParent): string | null {
     if (path.segments.length === 0) throw forbidden('The root folder cannot be replaced');
-    const parent = this.resolve(principal, davPath(path.segments.slice(0, -1)));
-    if (!parent || (parent.kind === 'item' && parent.item.type !== 'folder')) throw conflict('The parent folder does not exist');
-    return parent.kind === 'root' ? null : parent.item.id;
+    const folder = found !== undefined ? found : folderOf(this.resolve(principal, davPath(path.segments.slice(0, -1))));
+    if (!folder) throw conflict('The parent folder does not exist');
+    return folder.id;
   }
 
   /** The last segment as a new item's name, or 400 with the API's reason. */
@@ -774,27 +800,27 @@ export class DavService {
 
   /**
    * PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through
-   * the upload pipeline. `walked`, when given, is what the request's walk found at `path`, in this same turn.
+   * the upload pipeline. `walked`, when given, is what the request's walk found at `path` and above it, in this same turn.
    */
   async put(
     principal: Principal,
     path: DavPath,
     input: PutInput & { lock: LockedBy },
-    walked?: DavTarget | null,
+    walked?: DavFound,
   ): Promise<{ created: boolean; item: DavItem }> {
     this.assertUnlocked(principal, path, input.lock, input.lock.href);
     return this.putUnlocked(principal, path, input, walked);
   }
 
-  /** `walked` (what is at `path`, found in the caller's turn) stands while no other write to `path` ran first; one that waited looks again. */
+  /** `walked` (what is at `path` and above it, found in the caller's turn) stands while no other write to `path` ran first; one that waited looks again. */
   private async putUnlocked(
     principal: Principal,
     path: DavPath,
     input: PutInput,
-    walked?: DavTarget | null,
+    walked?: DavFound,
   ): Promise<{ created: boolean; item: DavItem }> {
     return this.writes.run(`${principal.accountId}\n${path.key}`, (waited) =>
-      this.putNow(principal, path, input, waited || walked === undefined ? this.resolve(principal, path) : walked),
+      this.putNow(principal, path, input, waited || walked === undefined ? this.find(principal, path) : walked),
     );
   }
 
@@ -802,9 +828,9 @@ export class DavService {
     principal: Principal,
     path: DavPath,
     given: PutInput,
-    target: DavTarget | null,
+    found: DavFound,
   ): Promise<{ created: boolean; item: DavItem }> {
-    const written = await this.write(principal, path, given.sha1 ? { ...given, body: sha1Checked(given.body, given.sha1) } : given, target);
+    const written = await this.write(principal, path, given.sha1 ? { ...given, body: sha1Checked(given.body, given.sha1) } : given, found);
     if (given.sha1) {
       const row = this.d.items.getLive(principal.accountId, written.item.id);
       if (row?.storageKey) this.d.checksums.set(row.id, row.storageKey, given.sha1.toLowerCase());
@@ -812,12 +838,12 @@ export class DavService {
     return written;
   }
 
-  /** Writes `input` at `path`, where `target` is what is there now. */
+  /** Writes `input` at `path`, where `found` is what is there now and the folder above it. */
   private async write(
     principal: Principal,
     path: DavPath,
     input: PutInput,
-    target: DavTarget | null,
+    { target, parent }: DavFound,
   ): Promise<{ created: boolean; item: DavItem }> {
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
     if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });
@@ -835,11 +861,16 @@ export class DavService {
     }
     if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');
     this.allow(principal, 'uploads.upload');
-    const parentId = this.parentFolder(principal, path);
+    // Found in this turn, before the write lock: the upload's commit finds the folder again under it (deleted, trashed: 404).
+    const parentId = this.parentFolder(principal, path, parent);
     const name = this.newName(path);
     if (parentId) fields.push({ kind: 'field', name: 'parentId', value: parentId });
     const parts = partsOf(fields, name, input);
-    const { row } = await this.d.uploads.uploadRow(principal, { parts, signal: input.signal, sizeHint: input.sizeHint }, 'webdav');
+    const { row } = await this.d.uploads.uploadRow(
+      principal,
+      { parts, signal: input.signal, sizeHint: input.sizeHint, foundFolder: parentId ?? undefined },
+      'webdav',
+    );
     return { created: true, item: davItem(row) };
   }
 

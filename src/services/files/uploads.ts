@@ -70,6 +70,8 @@ export interface UploadRequest {
   signal?: AbortSignal;
   /** Declared body length, used in the 413 message when the quota runs out mid-stream. */
   sizeHint?: number;
+  /** The folder parentId names, found live by the caller in this request before the body (a WebDAV PUT's walk). */
+  foundFolder?: string;
 }
 
 export interface BulkUploadResult {
@@ -272,9 +274,14 @@ export class UploadService {
         name = uploadedFileName(part.filename);
         if (!fields.has('parentId')) return this.budgetBeforeTarget(caller, req.sizeHint);
         // A member uploading into a shared folder spends the sharing owner's quota.
-        principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
-        const folder = this.d.tree.requireFolder(principal, fields.get('parentId'));
-        before = { parentId: fields.get('parentId'), accountId: principal.accountId, folderId: folder?.id ?? null };
+        const parentId = fields.get('parentId');
+        principal = this.d.tree.actor(caller, { parentId }, 'edit');
+        // Not read again when the caller just found it: the commit reads it under the write lock either way.
+        const folderId =
+          req.foundFolder !== undefined && req.foundFolder === parentId
+            ? parentId
+            : (this.d.tree.requireFolder(principal, parentId)?.id ?? null);
+        before = { parentId, accountId: principal.accountId, folderId };
         return this.budget(principal.accountId, roomRuleOf(principal), 0, req.sizeHint);
       });
       // parentId may come after the file part: the target is decided from the whole form.

@@ -2,16 +2,23 @@ import { Database } from 'bun:sqlite';
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import { type DavClient, davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
+import { storedObjectFiles } from '../../helpers/files.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { transactionAtRuns } from '../../helpers/statements.ts';
 
 let t: TestServer;
+let owner: seed.SeededLogin;
 let dav: DavClient;
 
 beforeAll(async () => {
   t = await startTestServer({ startWorker: false });
   await seed.admin(t);
-  dav = await davLogin(t, await seed.owner(t));
+  owner = await seed.owner(t);
+  dav = await davLogin(t, owner);
 });
+
+const folderId = (name: string) =>
+  (t.server.ctx.db.$client.query('SELECT id FROM items WHERE account_id = ? AND name = ?').get(owner.id, name) as { id: string }).id;
 afterAll(() => t.stop());
 
 describe('a WebDAV PUT of a new file at the root, for an account that reaches no team folder', () => {
@@ -31,7 +38,7 @@ describe('a WebDAV PUT of a new file at the root, for an account that reaches no
 });
 
 describe('a WebDAV PUT of a new file two folders down', () => {
-  test('looks the names of its path up under one read transaction, not a WAL read lock per name', async () => {
+  test('looks the names of its path up once, under one read transaction, and reads its folder by id only in the commit', async () => {
     for (const folder of ['deep', 'deep/er']) expect((await dav.request('MKCOL', folder)).status).toBe(201);
     const { items } = t.server.ctx.repos;
     const sqlite = t.server.ctx.db.$client;
@@ -41,13 +48,21 @@ describe('a WebDAV PUT of a new file two folders down', () => {
       inTransaction.push(sqlite.inTransaction);
       return liveByName.apply(items, args);
     };
+    let folderReads: boolean[];
     try {
-      expect((await dav.request('PUT', 'deep/er/new.bin', { body: 'four' })).status).toBe(201);
+      folderReads = await transactionAtRuns(
+        t,
+        'FROM items WHERE id = ? AND account_id = ? AND deleted_at IS NULL',
+        async () => expect((await dav.request('PUT', 'deep/er/new.bin', { body: 'four' })).status).toBe(201),
+        folderId('er'),
+      );
     } finally {
       items.liveByName = liveByName;
     }
-    // The walk's three names, the parent's two, the free name's probe as the row is written.
-    expect(inTransaction).toEqual([true, true, true, true, true, true]);
+    // The walk's three names (the folder it goes into found with them), the free name's probe as the row is written.
+    expect(inTransaction).toEqual([true, true, true, true]);
+    // Not before the body: the walk found it in this request; the commit finds it again under the write lock.
+    expect(folderReads).toEqual([true]);
     expect(await (await dav.request('GET', 'deep/er/new.bin')).text()).toBe('four');
   });
 });
@@ -121,5 +136,34 @@ describe('a WebDAV request signed in with an app password', () => {
     } finally {
       other.close();
     }
+  });
+});
+
+describe('a WebDAV PUT into a folder trashed while its body is sent', () => {
+  test('is refused at its commit as before: 404, the folder not found, nothing stored', async () => {
+    for (const folder of ['going', 'going/gone']) expect((await dav.request('MKCOL', folder)).status).toBe(201);
+    const objects = storedObjectFiles(t).objects.length;
+    let step = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        step++;
+        if (step === 1) c.enqueue(new TextEncoder().encode('first half '));
+        else if (step === 2) {
+          await Bun.sleep(100);
+          expect((await dav.request('DELETE', 'going')).status).toBe(204);
+          c.enqueue(new TextEncoder().encode('second half'));
+        } else c.close();
+      },
+    });
+    const res = await fetch(`${t.url}/dav/going/gone/late.bin`, {
+      method: 'PUT',
+      headers: { authorization: dav.authorization },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(404);
+    expect(await res.text()).toContain('Folder not found');
+    expect(t.server.ctx.db.$client.query("SELECT COUNT(*) AS n FROM items WHERE name = 'late.bin'").get()).toEqual({ n: 0 });
+    expect(storedObjectFiles(t).objects.length).toBe(objects);
   });
 });
