@@ -31,6 +31,13 @@ async function menuHints(page: Page) {
   return shown;
 }
 
+/** Pixels between the file browser's header and its list. */
+const bandAboveList = (page: Page) =>
+  page.evaluate(() => {
+    const d = (globalThis as any).document;
+    return d.querySelector('.browser-body').getBoundingClientRect().top - d.querySelector('.browser-head').getBoundingClientRect().bottom;
+  });
+
 describe('on a phone', () => {
   test('Settings tabs fade out where more of them are; touch menus leave keyboard hints out; a floating New button (a desktop keeps its toolbar)', async () => {
     const { context, page, errors } = await signedInContext(browser, t.url, owner, { viewport: PHONE, touch: true, dark: true });
@@ -49,6 +56,9 @@ describe('on a phone', () => {
     await page.goto('/files');
     await page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
     expect(await page.getByRole('button', { name: 'Upload files' }).isVisible()).toBe(false);
+    // With its buttons in the floating one, the idle toolbar leaves no empty band: the list starts under the header.
+    expect(await page.getByRole('toolbar', { name: 'Folder actions' }).count()).toBe(0);
+    expect(await bandAboveList(page)).toBeLessThan(16);
     await page.getByRole('button', { name: 'New', exact: true }).click();
     const menu = page.getByRole('menu', { name: 'New' });
     expect(await menu.getByRole('menuitem').allTextContents()).toEqual(['New folder', 'Upload files', 'Upload folder']);
@@ -67,6 +77,7 @@ describe('on a phone', () => {
     await sub.page.goto('/files');
     await sub.page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
     expect(await sub.page.getByRole('button', { name: 'New', exact: true }).count()).toBe(0);
+    expect(await bandAboveList(sub.page)).toBeLessThan(16);
     await sub.context.close();
 
     const desktop = await signedInContext(browser, t.url, owner);
@@ -78,6 +89,7 @@ describe('on a phone', () => {
     await desktop.page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
     expect(await desktop.page.getByRole('button', { name: 'New', exact: true }).isVisible()).toBe(false);
     expect(await desktop.page.getByRole('button', { name: 'Upload files' }).isVisible()).toBe(true);
+    expect(await desktop.page.getByRole('toolbar', { name: 'Folder actions' }).isVisible()).toBe(true);
     await desktop.context.close();
   });
 });
