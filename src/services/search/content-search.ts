@@ -74,8 +74,6 @@ export class ContentSearchService {
   /** Where backfill has got to (an items seq), null when done; restarted when the switch turns on. */
   private backfillFrom: number | null = null;
   private wasEnabled: boolean | null = null;
-  /** Texts handed to the index writer and not yet written, oldest first: the next batch is extracted meanwhile. */
-  private writing: Array<{ seqs: number[]; done: Promise<void> }> = [];
 
   constructor(private readonly d: Deps) {}
 
@@ -201,7 +199,6 @@ export class ContentSearchService {
     this.running = false;
     this.wake();
     await this.loop;
-    await this.written();
     this.d.extractor.kill();
     await this.d.writer.close();
     await this.d.snippets.close();
@@ -248,44 +245,28 @@ export class ContentSearchService {
     if (this.wasEnabled !== true || (this.backfillFrom === null && this.d.repo.isEmpty())) this.backfillFrom = 0;
     this.wasEnabled = true;
     if (this.backfillFrom !== null) this.backfillFrom = this.d.repo.queueMissing(this.backfillFrom, BACKFILL_BATCH);
-    // Files still being written are not picked again: their texts are on their way.
-    const writing = new Set(this.writing.flatMap((w) => w.seqs));
-    const batch = this.d.repo
-      .nextPending(EXTRACT_BATCH + writing.size)
-      .filter((f) => !writing.has(f.seq))
-      .slice(0, EXTRACT_BATCH);
-    if (batch.length === 0) await this.written();
-    else await this.indexBatch(batch);
-    return batch.length > 0 || writing.size > 0 || this.backfillFrom !== null;
+    const batch = this.d.repo.nextPending(EXTRACT_BATCH);
+    await this.indexBatch(batch);
+    return batch.length > 0 || this.backfillFrom !== null;
   }
 
   /**
    * Extracts a batch with one document in each extraction worker at a time, and hands the texts to the index
-   * writer a few at a time while the workers go on with the next ones. Returns once the batch is extracted: its
-   * writes go on while the next batch is extracted, so the writer is not left idle between batches.
+   * writer a few at a time while the workers go on with the next ones.
    */
   private async indexBatch(batch: PendingFile[]): Promise<void> {
     const queue = [...batch];
+    const writes: Promise<number>[] = [];
     let ready: QueuedDoc[] = [];
     let readyBytes = 0;
-    let extracting = 0;
     const flush = () => {
-      if (ready.length > 0) this.write(ready);
+      if (ready.length > 0) writes.push(this.d.writer.record(ready, this.d.clock.now()));
       ready = [];
       readyBytes = 0;
     };
     const lane = async () => {
       for (let file = queue.shift(); file && this.running && this.enabled(); file = queue.shift()) {
-        // At most one batch of texts waits for the writer: before another is made, the oldest write is waited for.
-        while (this.unwritten() + ready.length + extracting >= EXTRACT_BATCH) {
-          if (this.writing.length === 0) {
-            if (ready.length === 0) break;
-            flush();
-          }
-          await this.writing[0]!.done;
-        }
-        extracting++;
-        const doc = await this.indexOne(file).finally(() => extracting--);
+        const doc = await this.indexOne(file);
         if (!doc) continue;
         ready.push(doc);
         readyBytes += doc.text?.bytes ?? 0;
@@ -294,30 +275,8 @@ export class ContentSearchService {
     };
     const lanes = await Promise.allSettled(Array.from({ length: this.d.extractor.size }, lane));
     flush();
-    const failed = lanes.find((r) => r.status === 'rejected');
+    const failed = [...lanes, ...(await Promise.allSettled(writes))].find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
-  }
-
-  /** Hands texts to the index writer; a write that fails leaves its files queued, to be extracted again. */
-  private write(docs: QueuedDoc[]): void {
-    const entry = { seqs: docs.map((d) => d.file.seq), done: Promise.resolve() };
-    entry.done = this.d.writer
-      .record(docs, this.d.clock.now())
-      .then(
-        () => {},
-        (err) => this.d.log.error('content indexing failed', { err: String(err) }),
-      )
-      .finally(() => this.writing.splice(this.writing.indexOf(entry), 1));
-    this.writing.push(entry);
-  }
-
-  private unwritten(): number {
-    return this.writing.reduce((n, w) => n + w.seqs.length, 0);
-  }
-
-  /** Every write handed to the index writer done. */
-  private async written(): Promise<void> {
-    while (this.writing.length > 0) await this.writing[0]!.done;
   }
 
   /** One file's text, or null when it left the queue without any (nothing to read, a library away). */
