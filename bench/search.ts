@@ -258,7 +258,14 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     const writerSched = writerTid === undefined ? undefined : schedMs(server.pid, writerTid);
     const extractorsSched = started
       .filter(([tid, t]) => tid !== writerTid && t.nice > 0)
-      .map(([tid, t]) => ({ ...schedMs(server.pid, tid), lifeMs: (endedAt - t.startedAt) * 1000 }));
+      .flatMap(([tid, t]) => {
+        try {
+          return [{ ...schedMs(server.pid, tid), lifeMs: (endedAt - t.startedAt) * 1000 }];
+        } catch {
+          // Ended since the listing (its heap grew too large after a document).
+          return [];
+        }
+      });
     const listing = await prober;
     const seconds = (performance.now() - start) / 1000;
     const cpu = cpuSeconds(server.pid) - cpu0;
