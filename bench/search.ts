@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { indexedText } from '../src/services/search/text.ts';
 import { makeDocument, seedIndex, type DocKind } from './search-docs.ts';
-import { adminToken, type BenchServer, startBenchServer } from './server.ts';
+import { flag } from './flags.ts';
+import { adminToken, type BenchServer, benchExecutable, spawnServer, startBenchServer } from './server.ts';
 
 const MiB = 1024 ** 2;
 
@@ -60,6 +61,13 @@ function threadCpu(pid: number): Map<number, ThreadFacts> {
 function schedMs(pid: number, tid: number): { run: number; wait: number } {
   const [run, wait] = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
   return { run: run! / 1e6, wait: wait! / 1e6 };
+}
+
+/** The machine's CPU time so far, busy and all, in clock ticks (/proc/stat, every core's). */
+function machineTicks(): { busy: number; all: number } {
+  const ticks = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1, 9).map(Number);
+  const all = ticks.reduce((a, b) => a + b, 0);
+  return { busy: all - ticks[3]! - ticks[4]!, all };
 }
 
 /**
@@ -123,6 +131,43 @@ async function timed(count: number, fn: () => Promise<Response>): Promise<number
   return out.sort((a, b) => a - b);
 }
 
+/** Uploads the mix (text, PDF, DOCX, XLSX in turn) from 4 clients with content search off; returns its bytes. */
+async function uploadMix(server: BenchServer, token: string, docs: number, docBytes: number): Promise<number> {
+  const kinds: DocKind[] = ['txt', 'pdf', 'docx', 'xlsx'];
+  let bytes = 0;
+  const t0 = performance.now();
+  const queue = Array.from({ length: docs }, (_, i) => i);
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+        const kind = kinds[i % kinds.length]!;
+        const body = makeDocument(kind, i, docBytes);
+        bytes += body.length;
+        const form = new FormData();
+        form.append('file', new File([body], `doc-${i}.${kind}`));
+        const res = await api(server, token, '/api/files/upload', { method: 'POST', body: form });
+        if (!res.ok) throw new Error(`upload ${i}: ${res.status}`);
+      }
+    }),
+  );
+  console.log(
+    `search.upload ${docs} documents, ${(bytes / MiB).toFixed(0)} MiB in ${((performance.now() - t0) / 1000).toFixed(1)} s (search off)`,
+  );
+  return bytes;
+}
+
+/** Waits until the server's background work (thumbnails of the PDFs) is done, so the CPU measured after is indexing's. */
+async function settle(server: BenchServer): Promise<void> {
+  const settleStart = performance.now();
+  for (let before = cpuSeconds(server.pid); performance.now() - settleStart < 5 * 60_000; ) {
+    await Bun.sleep(2000);
+    const now = cpuSeconds(server.pid);
+    if (now - before < 0.1) break;
+    before = now;
+  }
+  console.log(`search.settle ${((performance.now() - settleStart) / 1000).toFixed(1)} s until the server was idle`);
+}
+
 /**
  * Part 1, on the built executable (COFFER_BENCH_EXE to compare two builds): uploads a mix of text, PDF, DOCX and XLSX over HTTP with content search off, turns it on and
  * times the backfill (documents/s, server CPU), while GET /api/files is timed every 50 ms.
@@ -147,36 +192,8 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
   const gc = server.stderr && collections(server.stderr);
   try {
     const token = await adminToken(server.url);
-    const kinds: DocKind[] = ['txt', 'pdf', 'docx', 'xlsx'];
-    let bytes = 0;
-    const t0 = performance.now();
-    const queue = Array.from({ length: docs }, (_, i) => i);
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-          const kind = kinds[i % kinds.length]!;
-          const body = makeDocument(kind, i, docBytes);
-          bytes += body.length;
-          const form = new FormData();
-          form.append('file', new File([body], `doc-${i}.${kind}`));
-          const res = await api(server, token, '/api/files/upload', { method: 'POST', body: form });
-          if (!res.ok) throw new Error(`upload ${i}: ${res.status}`);
-        }
-      }),
-    );
-    console.log(
-      `search.upload ${docs} documents, ${(bytes / MiB).toFixed(0)} MiB in ${((performance.now() - t0) / 1000).toFixed(1)} s (search off)`,
-    );
-
-    // The uploads' own background work (thumbnails of the PDFs) done first, so the CPU measured below is indexing's.
-    const settleStart = performance.now();
-    for (let before = cpuSeconds(server.pid); performance.now() - settleStart < 5 * 60_000; ) {
-      await Bun.sleep(2000);
-      const now = cpuSeconds(server.pid);
-      if (now - before < 0.1) break;
-      before = now;
-    }
-    console.log(`search.settle ${((performance.now() - settleStart) / 1000).toFixed(1)} s until the server was idle after the uploads`);
+    const bytes = await uploadMix(server, token, docs, docBytes);
+    await settle(server);
 
     // The same probe with nothing indexing first, on the same box in the same run: what the load of the machine costs alone.
     // Each answer's time with what the request thread did meanwhile (on a core, or runnable and waiting for one), and
@@ -215,8 +232,15 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
     let done = false;
     const prober = probe(() => done);
     // Bounded: at most 30 minutes, whatever the box. Looked at every 100 ms, so the end of indexing is known to that.
-    for (;;) {
+    // Each look also tells whether every core of the machine was busy since the last (idle under 10%).
+    let windows = 0;
+    let saturated = 0;
+    for (let last = machineTicks(); ; ) {
       const p = await progress(server, token);
+      const now = machineTicks();
+      windows++;
+      if (now.all > last.all && (now.busy - last.busy) / (now.all - last.all) >= 0.9) saturated++;
+      last = now;
       if (p.pending === 0 && p.indexed >= docs) break;
       if (performance.now() - start > 30 * 60_000) throw new Error(`indexing did not finish in 30 minutes (${p.indexed} of ${docs})`);
       await Bun.sleep(100);
@@ -232,6 +256,16 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
       [undefined, undefined],
     );
     const writerSched = writerTid === undefined ? undefined : schedMs(server.pid, writerTid);
+    const extractorsSched = started
+      .filter(([tid, t]) => tid !== writerTid && t.nice > 0)
+      .flatMap(([tid, t]) => {
+        try {
+          return [{ ...schedMs(server.pid, tid), lifeMs: (endedAt - t.startedAt) * 1000 }];
+        } catch {
+          // Ended since the listing (its heap grew too large after a document).
+          return [];
+        }
+      });
     const listing = await prober;
     const seconds = (performance.now() - start) / 1000;
     const cpu = cpuSeconds(server.pid) - cpu0;
@@ -263,6 +297,18 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
         `search.index_writer_time asleep ${ms(asleep)} ms (${(asleep / docs).toFixed(2)} ms per document, ${writer.sleeps} sleeps), on a core ${ms(writerSched.run)} ms, waiting for one ${ms(writerSched.wait)} ms, of its ${ms(lifeMs)} ms from its first write to the end of indexing`,
       );
     }
+    if (extractorsSched.length > 0) {
+      // The extraction workers alive at the end, each from its start: asleep is the time it had no document (waiting for
+      // the next one to be read and sent, or for the writer to catch up).
+      const sum = (f: (t: (typeof extractorsSched)[number]) => number) => extractorsSched.reduce((a, t) => a + f(t), 0);
+      const life = sum((t) => t.lifeMs);
+      console.log(
+        `search.index_extraction_time asleep ${ms(life - sum((t) => t.run + t.wait))} ms, on a core ${ms(sum((t) => t.run))} ms, waiting for one ${ms(sum((t) => t.wait))} ms, of ${ms(life)} ms from their start to the end of indexing (${extractorsSched.length} workers alive at the end)`,
+      );
+    }
+    console.log(
+      `search.index_cores the server used ${(cpu / seconds).toFixed(2)} cores on average; every core of the machine busy in ${((saturated / Math.max(1, windows)) * 100).toFixed(0)}% of ${windows} looks (load average ${os.loadavg()[0]!.toFixed(1)})`,
+    );
     console.log(
       `search.index_size ${(indexBytes / MiB).toFixed(1)} MiB for ${(p.textBytes / MiB).toFixed(1)} MiB of text (${(indexBytes / Math.max(1, p.textBytes)).toFixed(2)}x; FTS5 keeps a copy of the text for snippets)`,
     );
@@ -286,6 +332,112 @@ async function indexing(docs: number, docBytes: number): Promise<void> {
   } finally {
     await server.stop();
   }
+}
+
+/** One backfill of an uploaded data directory by `exe`, timed as in `indexing`, with GET /api/files timed every 50 ms. */
+async function indexOnce(exe: string, dataDir: string, token: string, docs: number) {
+  const { url, proc } = await spawnServer([exe], dataDir, {
+    COFFER_GENERAL_RATE_LIMIT: '1000000000',
+    LOG_LEVEL: 'warn',
+    ...(process.env.SEARCH_WORKERS ? { SEARCH_WORKERS: process.env.SEARCH_WORKERS } : {}),
+  });
+  const server: BenchServer = { url, dataDir, pid: proc.pid, stderr: null, stop: async () => {} };
+  try {
+    await settle(server);
+    const threads0 = threadCpu(server.pid);
+    const mainCpu0 = cpuSeconds(server.pid, server.pid);
+    const start = performance.now();
+    await api(server, token, '/api/user/content-search-config', { method: 'PUT', body: JSON.stringify({ enabled: true }) });
+    let done = false;
+    const listing = (async () => {
+      const out: number[] = [];
+      while (!done) {
+        const t = performance.now();
+        await (await api(server, token, '/api/files?limit=50')).arrayBuffer();
+        out.push(performance.now() - t);
+        await Bun.sleep(50);
+      }
+      return out.sort((a, b) => a - b);
+    })();
+    for (;;) {
+      const p = await progress(server, token);
+      if (p.pending === 0 && p.indexed >= docs) break;
+      if (performance.now() - start > 30 * 60_000) throw new Error(`indexing did not finish in 30 minutes (${p.indexed} of ${docs})`);
+      await Bun.sleep(100);
+    }
+    done = true;
+    const seconds = (performance.now() - start) / 1000;
+    const endedAt = uptime();
+    const started = [...threadCpu(server.pid)].filter(([tid]) => !threads0.has(tid));
+    const [writerTid, writer] = started.reduce<(typeof started)[number] | [undefined, undefined]>(
+      (w, t) => (w[1] && w[1].written >= t[1].written ? w : t),
+      [undefined, undefined],
+    );
+    const sched = writerTid === undefined ? { run: 0, wait: 0 } : schedMs(server.pid, writerTid);
+    const times = await listing;
+    return {
+      docsPerS: docs / seconds,
+      writerAsleepMs: writer ? (endedAt - writer.startedAt) * 1000 - sched.run - sched.wait : 0,
+      writerCpuMs: ((writer?.cpu ?? 0) / docs) * 1000,
+      extractionCpuMs: (started.filter(([, t]) => t !== writer && t.nice > 0).reduce((a, [, t]) => a + t.cpu, 0) / docs) * 1000,
+      requestCpuMs: ((cpuSeconds(server.pid, server.pid) - mainCpu0) / docs) * 1000,
+      p99: quantile(times, 0.99),
+      load: os.loadavg()[0]!,
+    };
+  } finally {
+    proc.kill('SIGTERM');
+    await proc.exited;
+  }
+}
+
+/**
+ * `--pairs N` with COFFER_BENCH_BEFORE_EXE: the mix uploaded once (by COFFER_BENCH_EXE), then N pairs of backfills of a
+ * copy of that data directory, one by each build, alternating which goes first; so two builds are compared seconds
+ * apart on a shared box, without the uploads and their thumbnails between them. The request thread's figure includes the
+ * probe's requests (about 1 ms each) in both builds alike.
+ */
+async function indexingPairs(docs: number, docBytes: number, pairs: number): Promise<void> {
+  const before = process.env.COFFER_BENCH_BEFORE_EXE;
+  if (!before) throw new Error('--pairs needs COFFER_BENCH_BEFORE_EXE: the build to compare with');
+  const after = benchExecutable();
+  const seed = await startBenchServer({ COFFER_UPLOAD_RATE_LIMIT: '1000000000', LOG_LEVEL: 'warn' }, undefined, {
+    executable: true,
+    keepDataDir: true,
+  });
+  type Run = Awaited<ReturnType<typeof indexOnce>>;
+  const results: { before: Run[]; after: Run[] } = { before: [], after: [] };
+  try {
+    let token: string;
+    try {
+      token = await adminToken(seed.url);
+      await uploadMix(seed, token, docs, docBytes);
+      await settle(seed);
+    } finally {
+      await seed.stop();
+    }
+    for (let i = 0; i < pairs; i++) {
+      for (const which of i % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const)) {
+        const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-srv-'));
+        fs.cpSync(seed.dataDir, dataDir, { recursive: true });
+        try {
+          const r = await indexOnce(which === 'before' ? before : after, dataDir, token, docs);
+          results[which].push(r);
+          console.log(
+            `search.pair ${i + 1} ${which}: ${r.docsPerS.toFixed(1)} documents/s, index writer asleep ${ms(r.writerAsleepMs)} ms; CPU per document: index writer ${r.writerCpuMs.toFixed(2)} ms, extraction workers ${r.extractionCpuMs.toFixed(2)}, request thread ${r.requestCpuMs.toFixed(2)} (with the probe's); p99 of GET /api/files ${ms(r.p99)} ms; load average ${r.load.toFixed(1)}`,
+          );
+        } finally {
+          fs.rmSync(dataDir, { recursive: true, force: true });
+        }
+      }
+    }
+  } finally {
+    fs.rmSync(seed.dataDir, { recursive: true, force: true });
+  }
+  const paired = (f: (r: Run) => number) =>
+    results.after.map((a, i) => `${f(results.before[i]!).toFixed(1)} → ${f(a).toFixed(1)}`).join(', ');
+  console.log(`search.pairs documents/s before → after: ${paired((r) => r.docsPerS)}`);
+  console.log(`search.pairs index writer asleep ms before → after: ${paired((r) => r.writerAsleepMs)}`);
+  console.log(`search.pairs p99 ms before → after: ${paired((r) => r.p99)}`);
 }
 
 /** Part 2: 100,000 documents' text seeded into the index beside the server, then queries over HTTP. */
@@ -332,6 +484,8 @@ async function queries(docs: number): Promise<void> {
 export async function runSearchBench(): Promise<void> {
   const docs = Number(process.env.SEARCH_BENCH_DOCS ?? 10_000);
   const docBytes = Number(process.env.SEARCH_BENCH_DOC_KIB ?? 100) * 1024;
-  if (docs > 0) await indexing(docs, docBytes);
+  // --pairs N: two builds' backfills alternated over one upload (COFFER_BENCH_BEFORE_EXE), instead of one build's run.
+  const pairs = flag('pairs', 0);
+  if (docs > 0) await (pairs > 0 ? indexingPairs(docs, docBytes, pairs) : indexing(docs, docBytes));
   await queries(Number(process.env.SEARCH_BENCH_QUERY_DOCS ?? 100_000));
 }
