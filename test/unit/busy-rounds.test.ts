@@ -65,7 +65,7 @@ describe('a busy database', () => {
       ['warn', 'database busy', 'test loop'],
       ['info', 'database free again', 'test loop'],
     ]);
-    expect(() => rounds.run(() => a.run('INSERT INTO missing VALUES (1)'), -1)).toThrow('no such table');
+    expect(() => rounds.run(() => a.run('INSERT INTO missing VALUES (1)').changes, -1)).toThrow('no such table');
     a.close();
     b.close();
   });
@@ -75,10 +75,20 @@ describe('a busy database', () => {
     const rounds = new BusyRounds(memoryLogger(), 'test loop');
     b.run('BEGIN IMMEDIATE');
     setTimeout(() => b.run('ROLLBACK'), 200);
-    expect(await rounds.until(() => a.run('INSERT INTO t VALUES (1)'), () => false)).toBe(true);
+    expect(
+      await rounds.until(
+        () => a.run('INSERT INTO t VALUES (1)'),
+        () => false,
+      ),
+    ).toBe(true);
     expect(a.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM t').get()!.n).toBe(1);
     b.run('BEGIN IMMEDIATE');
-    expect(await rounds.until(() => a.run('INSERT INTO t VALUES (2)'), () => true)).toBe(false);
+    expect(
+      await rounds.until(
+        () => a.run('INSERT INTO t VALUES (2)'),
+        () => true,
+      ),
+    ).toBe(false);
     b.run('ROLLBACK');
     expect(a.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM t').get()!.n).toBe(1);
     a.close();
