@@ -33,9 +33,12 @@ export class Worker {
   private wakeScheduled = false;
   private stopped = false;
   private readonly busy: BusyRounds;
+  // Apart from the polls': a poll that claims nothing can succeed while a job's state still waits for the lock.
+  private readonly busyStates: BusyRounds;
 
   constructor(private readonly opts: WorkerOptions) {
     this.busy = new BusyRounds(opts.log, 'job worker');
+    this.busyStates = new BusyRounds(opts.log, 'job states');
   }
 
   get activeCount(): number {
@@ -114,7 +117,7 @@ export class Worker {
     const def = registry.get(job.kind);
     const started = performance.now();
     // The job's state is written once the database lets it: a job left `active` would hold back its account's later jobs, and one marked failed would run twice.
-    const settle = (write: () => void) => this.busy.until(write, () => this.abort.signal.aborted);
+    const settle = (write: () => void) => this.busyStates.until(write, () => this.abort.signal.aborted);
     try {
       if (!def) throw new PermanentJobError(`no handler for job kind ${job.kind}`);
       const parsed = def.spec.payload.safeParse(job.payload);
@@ -136,7 +139,7 @@ export class Worker {
       if (this.abort.signal.aborted) {
         // Interrupted by shutdown: leave it to run again after the restart, without spending the attempt (still `active`
         // when the database is busy: the restart requeues it all the same).
-        this.busy.run(() => queue.defer(job.id, clock.now()), undefined);
+        this.busyStates.run(() => queue.defer(job.id, clock.now()), undefined);
         return;
       }
       if (isDatabaseBusy(err)) {
