@@ -4,7 +4,7 @@ import * as seed from '../helpers/seed.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { holdWriteLock } from '../helpers/write-lock.ts';
 
-describe('commands while another connection holds the write lock past their 5-second wait (docs/operations.md, a busy database)', () => {
+describe('commands while another connection holds the write lock past their 5-second wait (docs/reliability.md, a busy database)', () => {
   test('one that writes fails with one line saying so and exit 1, and succeeds when run again; one that reads runs', async () => {
     const t = await startTestServer({ startWorker: false });
     try {

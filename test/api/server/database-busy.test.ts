@@ -19,7 +19,7 @@ async function withServer(opts: Parameters<typeof startTestServer>[0], fn: (t: T
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('another connection holding the write lock longer than the server waits (docs/operations.md, a busy database)', () => {
+describe('another connection holding the write lock longer than the server waits (docs/reliability.md, a busy database)', () => {
   test('a request answers 503 with Retry-After and the busy message, and the same request succeeds once the lock is let go', async () => {
     const logger = memoryLogger();
     await withServer({ startWorker: false, logger }, async (t) => {
