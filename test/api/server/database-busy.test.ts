@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
+import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { folder, upload, uploadRaw } from '../../helpers/files.ts';
+import { folder, storedObjectFiles, upload, uploadRaw } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -20,28 +21,34 @@ async function withServer(opts: Parameters<typeof startTestServer>[0], fn: (t: T
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('another connection holding the write lock longer than the server waits (docs/reliability.md, a busy database)', () => {
-  test('a request answers 503 with Retry-After and the busy message, and the same request succeeds once the lock is let go', async () => {
+  test('a request (API or WebDAV) answers 503 with Retry-After and the busy message, and the same request succeeds once the lock is let go', async () => {
     const logger = memoryLogger();
     await withServer({ startWorker: false, logger }, async (t) => {
       const a = await seed.admin(t);
+      const dav = await davLogin(t, a);
       const release = holdWriteLock(t);
       let made: Response;
       let uploaded: Response;
+      let put: Response;
       try {
         made = await a.client.post('/api/files/folder', { name: 'while locked' });
         uploaded = await uploadRaw(a.client, 'while-locked.txt', 'bytes');
+        put = await dav.put('put-while-locked.txt', 'bytes');
       } finally {
         release();
       }
-      for (const res of [made, uploaded]) {
+      for (const res of [made, uploaded, put]) {
         expect(res.status).toBe(503);
         expect(res.headers.get('Retry-After')).toBe('5');
         expect(await json(res)).toEqual({ message: 'The server is busy; try again in a few seconds' });
       }
       expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
-      expect(logger.lines.filter((l) => l.msg === 'database busy').length).toBe(2);
+      expect(logger.lines.filter((l) => l.msg === 'database busy').length).toBe(3);
       expect((await folder(a.client, 'while locked')).name).toBe('while locked');
       expect((await uploadRaw(a.client, 'while-locked.txt', 'bytes')).status).toBe(200);
+      expect((await dav.put('put-while-locked.txt', 'bytes')).status).toBe(201);
+      // The refused uploads' objects went with them: the two left are the retries'.
+      expect(storedObjectFiles(t)).toEqual({ objects: [expect.any(String), expect.any(String)], temp: [] });
     });
   });
 
