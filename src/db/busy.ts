@@ -23,11 +23,10 @@ export class BusyRounds {
     try {
       result = round();
     } catch (err) {
-      if (!isDatabaseBusy(err)) throw err;
-      this.busy(err);
+      if (!this.failed(err)) throw err;
       return whenBusy;
     }
-    this.free();
+    this.succeeded();
     return result;
   }
 
@@ -40,17 +39,21 @@ export class BusyRounds {
     }
   }
 
-  private busy(err: unknown): void {
-    if (this.busySince !== null) return;
+  /** For a round run elsewhere (an asynchronous one): whether `err` is the database being busy, logged as `run` logs it. */
+  failed(err: unknown): boolean {
+    if (!isDatabaseBusy(err)) return false;
+    if (this.busySince !== null) return true;
     this.busySince = performance.now();
     this.log.warn('database busy', {
       what: this.what,
       err: err instanceof Error ? err.message : String(err),
       note: 'another connection holds the write lock past the busy timeout; the work is kept and tried again',
     });
+    return true;
   }
 
-  private free(): void {
+  /** A round that went through: ends a busy spell. */
+  succeeded(): void {
     if (this.busySince === null) return;
     this.log.info('database free again', { what: this.what, busyMs: Math.round(performance.now() - this.busySince) });
     this.busySince = null;

@@ -3,6 +3,9 @@ import { Database } from 'bun:sqlite';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BusyRounds } from '../../src/db/busy.ts';
+import { closeDatabase, openDatabase } from '../../src/db/client.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { IndexWriter } from '../../src/services/search/extractor.ts';
 import { isDatabaseBusy } from '../../src/errors.ts';
 import { memoryLogger } from '../helpers/logs.ts';
 import { tempDir } from '../helpers/server.ts';
@@ -93,5 +96,35 @@ describe('a busy database', () => {
     expect(a.query<{ n: number }, []>('SELECT COUNT(*) AS n FROM t').get()!.n).toBe(1);
     a.close();
     b.close();
+  });
+
+  test("the index writer's thread hands its busy error back as one (its connection waits its own 5 s)", async () => {
+    const file = path.join(dir, 'writer.db');
+    const made = openDatabase(file);
+    migrate(made);
+    closeDatabase(made);
+    const holder = openDatabase(file);
+    const writer = new IndexWriter(file);
+    try {
+      holder.$client.run('BEGIN IMMEDIATE');
+      const doc = {
+        seq: 1,
+        id: 'i',
+        accountId: 'a',
+        name: 'n',
+        size: 1,
+        storageKey: 'k',
+        wrappedKey: null,
+        library: false,
+        optedOut: false,
+      };
+      const err = await writer.record([{ file: doc, state: 'empty', text: null }], 0).catch((e: unknown) => e);
+      holder.$client.run('ROLLBACK');
+      expect(isDatabaseBusy(err)).toBe(true);
+      expect(await writer.record([{ file: doc, state: 'empty', text: null }], 0)).toBe(0);
+    } finally {
+      await writer.close();
+      closeDatabase(holder);
+    }
   });
 });

@@ -140,4 +140,34 @@ describe('another connection holding the write lock longer than the server waits
       expect(logger.lines.filter((l) => l.msg === 'database busy' && l.fields.what === 'access times').length).toBe(1);
     });
   });
+
+  test('the content indexer logs one busy spell instead of an error each round, and indexes everything once free', async () => {
+    const logger = memoryLogger();
+    await withServer({ logger }, async (t) => {
+      const a = await seed.admin(t);
+      const item = await upload(a.client, 'notes.txt', 'the wifi password is hunter2');
+      // The backfill's first queueing meets the lock, held for two of the indexer's rounds and let go.
+      const repo = t.server.ctx.repos.content;
+      const queueMissing = repo.queueMissing.bind(repo);
+      let release: (() => void) | null = null;
+      repo.queueMissing = (...args) => {
+        if (!release) {
+          release = holdWriteLock(t);
+          setTimeout(() => release!(), 2500);
+        }
+        return queueMissing(...args);
+      };
+      expect((await a.client.put('/api/user/content-search-config', { enabled: true })).status).toBe(200);
+      await eventually(
+        async () => {
+          const hits = await json(await a.client.get('/api/files/search?q=hunter2&content=true'));
+          return hits.some((h: { id: string; match: string }) => h.id === item.id && h.match === 'content');
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+      expect(logger.lines.filter((l) => l.msg === 'database busy' && l.fields.what === 'content index').length).toBe(1);
+      expect(logger.lines.filter((l) => l.msg === 'database free again' && l.fields.what === 'content index').length).toBe(1);
+    });
+  });
 });
