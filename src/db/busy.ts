@@ -5,9 +5,10 @@ import type { Logger } from '../log.ts';
 export const BUSY_RETRY_MS = 1000;
 
 /**
- * The rounds of one background loop (the audit batch, the webhook dispatcher, the job worker's polls and its job
- * states): a round that found the database busy has rolled back whole and is simply run again later, so it is
- * neither an error nor the work's failure. One warning when a spell of busy rounds begins, one line when it ends.
+ * The rounds of one background loop (the audit batch, the webhook dispatcher, the read marks written behind, the
+ * content indexer, the job worker's polls and its job states): a round that found the database busy has rolled back
+ * whole and is simply run again later, so it is neither an error nor the work's failure. One warning when a spell
+ * of busy rounds begins, one line when it ends.
  */
 export class BusyRounds {
   private busySince: number | null = null;
