@@ -172,6 +172,7 @@ export const Messages = {
   storageUnavailable:
     'File storage is not answering right now; try again in a minute. The administrator finds the cause in the server log.',
   updateFeedUnavailable: 'Update feed unavailable',
+  databaseBusy: 'The server is busy; try again in a few seconds',
   // Disk
   diskFull:
     'The server is running out of disk space, so it takes no new files for now. ' +
@@ -247,3 +248,13 @@ export function storageLimitExceeded(required: number, available: number): AppEr
 
 /** A start-up problem the operator can fix; printed as one line, exit code 1. */
 export class StartupError extends Error {}
+
+/**
+ * SQLITE_BUSY and its extended codes: another connection (the index writer's, a `coffer` command's, a backup's) held
+ * a lock longer than the busy timeout, or committed after this transaction's snapshot. The statement, and the
+ * transaction it was in, wrote nothing; the same work succeeds once that connection lets go.
+ */
+export function isDatabaseBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}

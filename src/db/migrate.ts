@@ -75,7 +75,8 @@ function createMetaTable(db: Db): void {
 }
 
 export function recordCofferVersion(db: Db, version: string): void {
-  createMetaTable(db);
+  // Unchanged, nothing is written: a command that only reads, opened beside a server, then needs no write lock.
+  if (lastCofferVersion(db) === version) return;
   db.$client.query("INSERT INTO coffer_meta (key, value) VALUES ('version', ?1) ON CONFLICT (key) DO UPDATE SET value = ?1").run(version);
 }
 

@@ -1,4 +1,6 @@
 import type { Clock } from '../clock.ts';
+import { BUSY_RETRY_MS, BusyRounds } from '../db/busy.ts';
+import { isDatabaseBusy } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { PermanentJobError, RetryLaterError, type JobRegistry } from './registry.ts';
 import type { Job, JobQueue } from './queue.ts';
@@ -30,8 +32,14 @@ export class Worker {
   private unsubscribe: (() => void) | null = null;
   private wakeScheduled = false;
   private stopped = false;
+  private readonly busy: BusyRounds;
+  // Apart from the polls': a poll that claims nothing can succeed while a job's state still waits for the lock.
+  private readonly busyStates: BusyRounds;
 
-  constructor(private readonly opts: WorkerOptions) {}
+  constructor(private readonly opts: WorkerOptions) {
+    this.busy = new BusyRounds(opts.log, 'job worker');
+    this.busyStates = new BusyRounds(opts.log, 'job states');
+  }
 
   get activeCount(): number {
     return this.running.size;
@@ -86,16 +94,19 @@ export class Worker {
 
   private fill(): void {
     try {
-      this.opts.schedules.runDue();
-      while (this.running.size < this.opts.concurrency) {
-        const job = this.opts.queue.claim();
-        if (!job) break;
-        const run = this.execute(job).finally(() => {
-          this.running.delete(job.id);
-          this.wake();
-        });
-        this.running.set(job.id, run);
-      }
+      // A poll that found the database busy claimed nothing: the next poll or wake-up claims it.
+      this.busy.run(() => {
+        this.opts.schedules.runDue();
+        while (this.running.size < this.opts.concurrency) {
+          const job = this.opts.queue.claim();
+          if (!job) break;
+          const run = this.execute(job).finally(() => {
+            this.running.delete(job.id);
+            this.wake();
+          });
+          this.running.set(job.id, run);
+        }
+      }, undefined);
     } catch (err) {
       this.opts.log.error('job queue error', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     }
@@ -105,6 +116,8 @@ export class Worker {
     const { queue, registry, clock, log } = this.opts;
     const def = registry.get(job.kind);
     const started = performance.now();
+    // The job's state is written once the database lets it: a job left `active` would hold back its account's later jobs, and one marked failed would run twice.
+    const settle = (write: () => void) => this.busyStates.until(write, () => this.abort.signal.aborted);
     try {
       if (!def) throw new PermanentJobError(`no handler for job kind ${job.kind}`);
       const parsed = def.spec.payload.safeParse(job.payload);
@@ -115,21 +128,28 @@ export class Worker {
         addProgress: (n) => queue.addProgress(job.id, n),
         totalProgress: () => queue.progress(job.id),
       });
-      queue.complete(job.id, result ?? null);
+      await settle(() => queue.complete(job.id, result ?? null));
       log.debug('job completed', { jobId: job.id, kind: job.kind, ms: Math.round(performance.now() - started) });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (err instanceof RetryLaterError) {
-        queue.defer(job.id, clock.now() + err.delayMs);
+        await settle(() => queue.defer(job.id, clock.now() + err.delayMs));
         return;
       }
       if (this.abort.signal.aborted) {
-        // Interrupted by shutdown: leave it to run again after the restart, without spending the attempt.
-        queue.defer(job.id, clock.now());
+        // Interrupted by shutdown: leave it to run again after the restart, without spending the attempt (still `active`
+        // when the database is busy: the restart requeues it all the same).
+        this.busyStates.run(() => queue.defer(job.id, clock.now()), undefined);
+        return;
+      }
+      if (isDatabaseBusy(err)) {
+        // Not the job's failure: what it wrote rolled back, and it runs again without spending the attempt.
+        log.warn('job found the database busy, will run again', { jobId: job.id, kind: job.kind, attempt: job.attempts });
+        await settle(() => queue.defer(job.id, clock.now() + BUSY_RETRY_MS));
         return;
       }
       const final = err instanceof PermanentJobError || job.attempts >= job.maxAttempts;
-      queue.fail(job.id, message, final ? null : clock.now() + retryDelay(job.attempts));
+      await settle(() => queue.fail(job.id, message, final ? null : clock.now() + retryDelay(job.attempts)));
       log[final ? 'error' : 'warn'](final ? 'job failed' : 'job failed, will retry', {
         jobId: job.id,
         kind: job.kind,

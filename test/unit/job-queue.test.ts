@@ -189,6 +189,54 @@ describe('job queue', () => {
     expect((err as AppError).message).toBe('Background worker queue is unavailable');
   });
 
+  test('a job whose completion finds the database locked is recorded once the lock goes, and does not run again', async () => {
+    const t = setup();
+    t.db.$client.run('PRAGMA busy_timeout = 20');
+    const other = openDatabase(path.join(t.dir, 'coffer.db'));
+    cleanups.push(() => closeDatabase(other));
+    let runs = 0;
+    t.registry.register(kind('test.locked-after'), () => {
+      runs++;
+      // Another connection takes the write lock as the handler ends and keeps it past the wait: the completion meets it.
+      other.$client.run('BEGIN IMMEDIATE');
+      setTimeout(() => other.$client.run('ROLLBACK'), 300);
+      return { done: true };
+    });
+    t.registry.register(kind('test.after'), () => 'next');
+    const id = t.queue.enqueue(kind('test.locked-after'), null, { accountId: 'acc' });
+    // The account's next job waits for this one to be recorded as finished.
+    const later = t.queue.enqueue(kind('test.after'), null, { accountId: 'acc' });
+    await t.worker.drain();
+    expect(runs).toBe(1);
+    expect(t.queue.get(id)).toMatchObject({ status: 'completed', result: { done: true }, attempts: 1 });
+    expect(t.queue.get(later)!.status).toBe('completed');
+  });
+
+  test('a handler that finds the database locked gets its attempt back and runs again later', async () => {
+    const t = setup();
+    t.db.$client.run('PRAGMA busy_timeout = 20');
+    const other = openDatabase(path.join(t.dir, 'coffer.db'));
+    cleanups.push(() => closeDatabase(other));
+    let runs = 0;
+    t.registry.register(kind('test.locked-inside', 1), (_payload, { addProgress }) => {
+      if (++runs > 1) return 'second';
+      other.$client.run('BEGIN IMMEDIATE');
+      try {
+        addProgress(1);
+      } finally {
+        other.$client.run('ROLLBACK');
+      }
+      return 'first';
+    });
+    const id = t.queue.enqueue(kind('test.locked-inside', 1), null);
+    await t.worker.drain();
+    expect(t.queue.get(id)).toMatchObject({ status: 'created', attempts: 0 });
+    t.clock.advance(60_000);
+    await t.worker.drain();
+    expect(runs).toBe(2);
+    expect(t.queue.get(id)).toMatchObject({ status: 'completed', result: 'second', attempts: 1 });
+  });
+
   test('a started worker picks up enqueued jobs by itself; stop waits for the running job', async () => {
     const t = setup();
     let finished = false;

@@ -1,6 +1,6 @@
 import { ocsResponse } from '../nextcloud.ts';
 import { Elysia } from 'elysia';
-import { AppError, badRequest, diskFull, Messages, RateLimitedError } from '../../errors.ts';
+import { AppError, badRequest, diskFull, isDatabaseBusy, Messages, RateLimitedError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { ObjectIntegrityError, StorageNotFoundError, StorageUnavailableError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
@@ -79,6 +79,8 @@ function describeError(
   if (error instanceof StorageUnavailableError) {
     return { status: 503, body: { message: Messages.storageUnavailable }, headers: { 'Retry-After': '30' } };
   }
+  // Another connection held the write lock past the busy timeout: nothing of the request was committed, and the same request succeeds later.
+  if (isDatabaseBusy(error)) return { status: 503, body: { message: Messages.databaseBusy }, headers: { 'Retry-After': '5' } };
   if (error instanceof ObjectIntegrityError || error instanceof KeyUnavailableError) return null;
   switch (code) {
     case 'NOT_FOUND':
@@ -202,6 +204,10 @@ export function corePlugin(deps: {
         if (error instanceof StorageUnavailableError) {
           const meta = requestMeta(request);
           log.warn('storage unavailable', { requestId: meta.id, method: request.method, path: meta.path, err: error.message });
+        }
+        if (isDatabaseBusy(error)) {
+          const meta = requestMeta(request);
+          log.warn('database busy', { requestId: meta.id, method: request.method, path: meta.path, err: (error as Error).message });
         }
         // Every 500 is a bug or a damaged store: one line with the request id, whatever mapped it.
         if (status === 500) {

@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { AuditRepo, NewAuditLogRow } from '../../db/repos/audit.ts';
+import { BusyRounds } from '../../db/busy.ts';
 import type { Logger } from '../../log.ts';
 import type { MetricsService } from './metrics.ts';
 
@@ -151,6 +152,8 @@ type QueuedEvent = Omit<AuditEntry, 'id' | 'at'> & { at: number };
 const BATCH = 500;
 const MAX_ATTEMPTS = 5;
 const PUMP_INTERVAL_MS = 1000;
+// Events kept in memory while the queue's insert finds the database busy; past this many, more are dropped and counted.
+const MAX_HELD = 10_000;
 // A short delay gathers the events of a burst into one batch.
 const WAKE_DELAY_MS = 50;
 
@@ -182,8 +185,13 @@ export interface AuditDeps {
 export class AuditService {
   private timers: Array<ReturnType<typeof setInterval>> = [];
   private wakeScheduled = false;
+  private readonly busy: BusyRounds;
+  /** Events whose insert into the queue found the database busy, oldest first: queued before any newer one. */
+  private held: Array<[event: string, at: number]> = [];
 
-  constructor(private readonly d: AuditDeps) {}
+  constructor(private readonly d: AuditDeps) {
+    this.busy = new BusyRounds(d.log, 'audit log');
+  }
 
   record(input: AuditRecord): void {
     const status = input.status ?? 'success';
@@ -203,7 +211,11 @@ export class AuditService {
         details: input.details ?? null,
         requestId: p?.requestId ?? input.requestId ?? null,
       };
-      this.d.repo.enqueue(JSON.stringify(event), event.at);
+      const text = JSON.stringify(event);
+      if (!this.enqueueHeld() || !this.busy.run(() => (this.d.repo.enqueue(text, event.at), true), false)) {
+        if (this.held.length >= MAX_HELD) throw new Error('the database has been busy too long: too many events wait in memory');
+        this.held.push([text, event.at]);
+      }
       this.d.metrics.auditQueued.inc({ action: input.action, status });
       this.wake();
     } catch (err) {
@@ -215,9 +227,11 @@ export class AuditService {
   /** Moves one batch of queued events into the audit log; returns how many were taken from the queue. */
   processBatch(limit = BATCH): number {
     const started = performance.now();
-    let batch: { taken: number[]; written: number; parked: number };
+    let batch: { taken: number[]; written: number; parked: number } | null;
     try {
-      batch = this.d.repo.moveBatch(limit, toLogRow);
+      // A busy database is no failure of the events: they stay queued, their attempts unspent, for the next round.
+      batch = this.enqueueHeld() ? this.busy.run(() => this.d.repo.moveBatch(limit, toLogRow), null) : null;
+      if (batch === null) return 0;
     } catch (err) {
       // The whole batch rolled back: count one more attempt per event, parking those that keep failing.
       const message = err instanceof Error ? err.message : String(err);
@@ -297,6 +311,16 @@ export class AuditService {
 
   private pump(): void {
     this.guard(() => this.flush());
+  }
+
+  /** Queues the events held while the database was busy, oldest first; false when it still is. */
+  private enqueueHeld(): boolean {
+    while (this.held.length > 0) {
+      const [event, at] = this.held[0]!;
+      if (!this.busy.run(() => (this.d.repo.enqueue(event, at), true), false)) return false;
+      this.held.shift();
+    }
+    return true;
   }
 
   private wake(): void {

@@ -1,5 +1,7 @@
 import type { Clock } from '../../clock.ts';
+import { BusyRounds } from '../../db/busy.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
+import type { Logger } from '../../log.ts';
 
 const ACCESS_WRITE_INTERVAL_MS = 3600_000;
 const FLUSH_EVERY_MS = 5_000;
@@ -12,11 +14,16 @@ const FLUSH_AT = 500;
 export class AccessTracker {
   private readonly pending = new Map<string, number>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  private stopped = false;
+  private readonly busy: BusyRounds;
 
   constructor(
     private readonly items: ItemsRepo,
     private readonly clock: Clock,
-  ) {}
+    log: Logger,
+  ) {
+    this.busy = new BusyRounds(log, 'access times');
+  }
 
   touch(rows: Iterable<{ id: string; accessedAt: number }>): void {
     const now = this.clock.now();
@@ -24,10 +31,13 @@ export class AccessTracker {
       if (now - row.accessedAt >= ACCESS_WRITE_INTERVAL_MS) this.pending.set(row.id, now);
     }
     if (this.pending.size >= FLUSH_AT) this.flush();
-    else if (this.pending.size > 0 && !this.timer) {
-      this.timer = setInterval(() => this.flush(), FLUSH_EVERY_MS);
-      this.timer.unref?.();
-    }
+    else if (this.pending.size > 0) this.flushLater();
+  }
+
+  private flushLater(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setInterval(() => this.flush(), FLUSH_EVERY_MS);
+    this.timer.unref?.();
   }
 
   /** Writes pending marks; called by the timer, before reads that order by access, and on shutdown. */
@@ -39,10 +49,14 @@ export class AccessTracker {
     if (this.pending.size === 0) return;
     const batch = [...this.pending];
     this.pending.clear();
-    this.items.markAccessed(batch);
+    if (this.busy.run(() => (this.items.markAccessed(batch), true), false)) return;
+    // Nothing was written: the marks wait for the next flush (the timer runs on), a newer mark of an item kept over its older one.
+    for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
+    this.flushLater();
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.flush();

@@ -76,7 +76,7 @@ export function createFilesServices<V extends ReplacedVersions>(
   const accessVersion = () => repos.database.accessVersion();
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), accessVersion);
   const views = new ItemViews(repos.shares, repos.libraries, repos.thumbnails, hasThumbnail);
-  const access = new AccessTracker(repos.items, clock);
+  const access = new AccessTracker(repos.items, clock, log);
   const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items, (itemId) => changes.claimSeq(itemId), accessVersion);
   const items = new ItemService({

@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { ContentSearchConfig, ContentSearchPreference } from '../../contract/admin.ts';
 import type { SearchHit } from '../../contract/files.ts';
+import { BusyRounds } from '../../db/busy.ts';
 import type { ContentHit, ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Logger } from '../../log.ts';
@@ -75,7 +76,12 @@ export class ContentSearchService {
   private backfillFrom: number | null = null;
   private wasEnabled: boolean | null = null;
 
-  constructor(private readonly d: Deps) {}
+  // A round that found the database busy recorded nothing: its files stay queued and are extracted again.
+  private readonly rounds: BusyRounds;
+
+  constructor(private readonly d: Deps) {
+    this.rounds = new BusyRounds(d.log, 'content index');
+  }
 
   enabled(): boolean {
     return this.d.settings.get('contentSearch');
@@ -225,8 +231,9 @@ export class ContentSearchService {
       let busy = false;
       try {
         busy = await this.step();
+        this.rounds.succeeded();
       } catch (err) {
-        this.d.log.error('content indexing failed', { err: String(err) });
+        if (!this.rounds.failed(err)) this.d.log.error('content indexing failed', { err: String(err) });
       }
       await this.sleep(busy ? PAUSE_MS : this.d.pollMs);
     }

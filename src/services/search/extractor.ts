@@ -186,7 +186,7 @@ export class IndexWriter extends DatabaseThread<WriterRequest, WriterReply> impl
   /** ContentRepo.recordMany on the writer's connection, each text taken from the channel it came through: how many were stored. */
   async record(docs: QueuedDoc[], at: number): Promise<number> {
     const reply = await this.call((id) => ({ kind: 'record', id, docs, at }));
-    if ('error' in reply) throw new Error(reply.error);
+    if ('error' in reply) throw Object.assign(new Error(reply.error), { code: reply.code });
     return reply.recorded;
   }
 

@@ -25,8 +25,10 @@ export type WriterRequest =
   | { kind: 'held'; id: number }
   | { kind: 'close'; id: number };
 
-/** `recorded`: texts stored; to `held`, the texts waiting here and the channels open. */
-export type WriterReply = { id: number; recorded: number; texts?: number; channels?: number } | { id: number; error: string };
+/** `recorded`: texts stored; to `held`, the texts waiting here and the channels open; an error's `code` goes along (SQLITE_BUSY). */
+export type WriterReply =
+  | { id: number; recorded: number; texts?: number; channels?: number }
+  | { id: number; error: string; code?: string };
 
 let connection: { repo: ContentRepo; close(): void } | null = null;
 const channels = new TextChannels();
@@ -77,7 +79,8 @@ self.onmessage = (event: MessageEvent<WriterRequest>) => {
     try {
       self.postMessage(await handle(m));
     } catch (err) {
-      self.postMessage({ id: m.id, error: String(err) } satisfies WriterReply);
+      const code = (err as { code?: unknown } | null)?.code;
+      self.postMessage({ id: m.id, error: String(err), code: typeof code === 'string' ? code : undefined } satisfies WriterReply);
     }
   });
 };

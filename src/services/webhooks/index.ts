@@ -4,6 +4,7 @@ import type { SharingServices } from '../sharing/index.ts';
 import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import type { ScheduledBackupService } from '../maintenance/scheduled-backups.ts';
+import { BusyRounds } from '../../db/busy.ts';
 import { BACKEND_VERSION } from '../admin/version.ts';
 import { Destinations } from './destination.ts';
 import { WebhookSender } from './sender.ts';
@@ -56,12 +57,14 @@ export function createWebhookServices(infra: Infrastructure, d: WebhookDeps) {
     webhooks.emit(null, 'backup.failed', { run: { id: run.id, trigger: run.trigger }, error: run.error }),
   );
   let timer: ReturnType<typeof setInterval> | null = null;
+  // A round that found the database busy moved neither deliveries nor the cursor: the next round reads the same rows.
+  const rounds = new BusyRounds(infra.log, 'webhook dispatcher');
   const dispatcher = {
     name: 'webhook dispatcher',
     start() {
       timer = setInterval(() => {
         try {
-          while (webhooks.dispatch() > 0);
+          while (rounds.run(() => webhooks.dispatch(), 0) > 0);
         } catch (err) {
           infra.log.error('webhook dispatch failed', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
         }
