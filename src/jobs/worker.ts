@@ -100,10 +100,20 @@ export class Worker {
         while (this.running.size < this.opts.concurrency) {
           const job = this.opts.queue.claim();
           if (!job) break;
-          const run = this.execute(job).finally(() => {
-            this.running.delete(job.id);
-            this.wake();
-          });
+          const run = this.execute(job)
+            // A state that could not be written for another reason (a full disk, an I/O error) leaves the job `active`,
+            // requeued at the next start; the error must not end the process.
+            .catch((err) =>
+              this.opts.log.error('job state not written', {
+                jobId: job.id,
+                kind: job.kind,
+                err: err instanceof Error ? (err.stack ?? err.message) : String(err),
+              }),
+            )
+            .finally(() => {
+              this.running.delete(job.id);
+              this.wake();
+            });
           this.running.set(job.id, run);
         }
       }, undefined);

@@ -212,6 +212,23 @@ describe('job queue', () => {
     expect(t.queue.get(later)!.status).toBe('completed');
   });
 
+  test('a job whose state cannot be written (not busy: the database refuses writes) is logged, and the worker goes on', async () => {
+    const t = setup();
+    t.registry.register(kind('test.unwritable'), () => {
+      // Every write fails from here on, so the completion and then the failure cannot be recorded.
+      t.db.$client.run('PRAGMA query_only = 1');
+      return 'done';
+    });
+    const id = t.queue.enqueue(kind('test.unwritable'), null);
+    await t.worker.drain();
+    t.db.$client.run('PRAGMA query_only = 0');
+    expect(t.queue.get(id)!.status).toBe('active');
+    t.registry.register(kind('test.next'), () => 'next');
+    const next = t.queue.enqueue(kind('test.next'), null);
+    await t.worker.drain();
+    expect(t.queue.get(next)).toMatchObject({ status: 'completed', result: 'next' });
+  });
+
   test('a handler that finds the database locked gets its attempt back and runs again later', async () => {
     const t = setup();
     t.db.$client.run('PRAGMA busy_timeout = 20');
