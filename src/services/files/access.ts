@@ -20,7 +20,7 @@ export class AccessTracker {
   constructor(
     private readonly items: ItemsRepo,
     private readonly clock: Clock,
-    log: Logger,
+    private readonly log: Logger,
   ) {
     this.busy = new BusyRounds(log, 'access times');
   }
@@ -36,7 +36,7 @@ export class AccessTracker {
 
   private flushLater(): void {
     if (this.timer || this.stopped) return;
-    this.timer = setInterval(() => this.flush(), FLUSH_EVERY_MS);
+    this.timer = setInterval(() => this.flushInBackground(), FLUSH_EVERY_MS);
     this.timer.unref?.();
   }
 
@@ -53,6 +53,15 @@ export class AccessTracker {
     // Nothing was written: the marks wait for the next flush (the timer runs on), a newer mark of an item kept over its older one.
     for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
     this.flushLater();
+  }
+
+  /** The timer's flush: an error other than a busy database (a full disk) drops the marks with one line, as a throw here would end the process. */
+  private flushInBackground(): void {
+    try {
+      this.flush();
+    } catch (err) {
+      this.log.error('access times not written', { err: err instanceof Error ? err.message : String(err) });
+    }
   }
 
   stop(): void {
