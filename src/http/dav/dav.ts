@@ -438,7 +438,8 @@ async function put(dav: DavService, request: Request, instanceId: string): Promi
     modifiedMs,
     sha1,
     signal: request.signal,
-    body: readBody(request),
+    // A PUT cut off stores nothing: a small body may be read in one piece.
+    body: readBody(request, { allOrNothing: true }),
     contentType: request.headers.get('content-type') ?? '',
     sizeHint: Number.isFinite(declared) ? declared : undefined,
   });
