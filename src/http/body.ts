@@ -96,39 +96,14 @@ export async function readJsonOrForm(request: Request, arrayFields: readonly str
   return out;
 }
 
-// A body declared at most this long may be read in one piece: for a 4 KiB upload the runtime's body stream (its start,
-// its pulls, their promise turns) costs about 12 µs of CPU more than one arrayBuffer() (docs/performance.md, fourteenth pass).
-const WHOLE_BODY_BYTES = 64 * 1024;
-
-type BodyReader = Pick<ReadableStreamDefaultReader<Uint8Array>, 'read' | 'cancel'>;
-
 /**
- * The request body's chunks, as a reader; null when there is none. `allOrNothing`: the caller keeps nothing of a body
- * cut off, so a body declared at most WHOLE_BODY_BYTES long comes as one chunk (a cut gives no bytes, only the error);
- * else (tus keeps what arrived before a cut) chunks as the runtime streams them. A chunk is the reader's to free.
- */
-export function bodyReader(request: Request, { allOrNothing }: { allOrNothing: boolean }): BodyReader | null {
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (!allOrNothing || !(declared > 0 && declared <= WHOLE_BODY_BYTES)) return request.body?.getReader() ?? null;
-  let read = false;
-  return {
-    async read() {
-      if (read) return { done: true, value: undefined };
-      read = true;
-      return { done: false, value: new Uint8Array(await request.arrayBuffer()) };
-    },
-    async cancel() {},
-  };
-}
-
-/**
- * A raw request body as it arrives, one chunk at a time (`bodyReader`); a chunk is freed when the next is asked for,
+ * A raw request body as it arrives, one chunk at a time; a chunk is freed when the next is asked for,
  * so its reader must have copied what it keeps by then. A client that hangs up is the upload's 499.
  */
-export async function* readBody(request: Request, opts = { allOrNothing: false }): AsyncGenerator<Uint8Array> {
-  const reader = bodyReader(request, opts);
-  if (!reader) return markBodyConsumed(request);
+export async function* readBody(request: Request): AsyncGenerator<Uint8Array> {
+  if (!request.body) return markBodyConsumed(request);
   const declared = Number(request.headers.get('content-length') ?? NaN);
+  const reader = request.body.getReader();
   let done = false;
   let total = 0;
   try {

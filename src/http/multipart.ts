@@ -2,7 +2,7 @@
 import { basename, convertToUTF8, getDecoder, parseContentType, parseDisposition } from 'busboy/lib/utils.js';
 import { AppError, badRequest, formTextTooLarge, Messages, uploadAborted } from '../errors.ts';
 import { releaseChunk } from '../lib/buffers.ts';
-import { bodyReader, markBodyConsumed } from './body.ts';
+import { markBodyConsumed } from './body.ts';
 import { requestMeta } from './request-meta.ts';
 import type { UploadPart } from '../services/files/uploads.ts';
 
@@ -386,19 +386,19 @@ class MultipartParser {
 }
 
 /**
- * Streams a multipart/form-data request body as parts, in order, never buffering a file (a small body arrives
- * as one chunk: `bodyReader`): a file part's body must be read (or left) before the next part is asked for; what
- * is left of it is skipped. A body chunk is a view of a request chunk, valid only until the next one is asked for: it is freed then.
+ * Streams a multipart/form-data request body as parts, in order, never buffering a file: a file part's
+ * body must be read (or left) before the next part is asked for; what is left of it is skipped. A body
+ * chunk is a view of a request chunk, valid only until the next one is asked for: it is freed then.
  * Call only after the route's guard has passed. A client that hangs up surfaces as the 499 error,
  * from the part being read or from the iteration; a malformed body as the 400.
  */
 export async function* readMultipart(request: Request): AsyncGenerator<UploadPart> {
   const type = request.headers.get('content-type') ?? '';
   const boundary = /^multipart\/form-data\b/i.test(type) ? MultipartParser.boundaryOf(type) : null;
-  const reader = boundary === null ? null : bodyReader(request, { allOrNothing: true });
-  if (boundary === null || !reader) throw badRequest(Messages.notMultipart);
+  if (boundary === null || !request.body) throw badRequest(Messages.notMultipart);
   const parser = new MultipartParser(boundary);
   const meta = requestMeta(request);
+  const reader = request.body.getReader();
   let events: MultipartEvent[] = [];
   let index = 0;
   let finished = false;

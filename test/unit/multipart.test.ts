@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
-import { readBody } from '../../src/http/body.ts';
 import { readMultipart, TEXT_BUDGET_BASE, TEXT_BUDGET_MAX, TEXT_BUDGET_PER_FILE } from '../../src/http/multipart.ts';
 import { AppError, Messages } from '../../src/errors.ts';
 
@@ -312,66 +311,5 @@ describe('multipart parser', () => {
       `file file "q.txt" text/plain 1 ${sha(enc('q'))}`,
       'OK',
     ]);
-  });
-
-  test('a body declared at most 64 KiB long is read with one arrayBuffer(), never through its stream; a longer one streams', async () => {
-    /** `bytes` as a request declaring `declared` bytes, counting reads of its stream (`body`) and of the whole (`arrayBuffer`). */
-    const counted = (bytes: Uint8Array, declared: number) => {
-      const req = new Request('http://localhost/upload', {
-        method: 'POST',
-        headers: { 'content-type': CT, 'content-length': String(declared) },
-        body: bytes,
-      });
-      const reads = { stream: 0, whole: 0 };
-      Object.defineProperty(req, 'body', {
-        get() {
-          reads.stream++;
-          return Reflect.get(Request.prototype, 'body', req);
-        },
-      });
-      const whole = req.arrayBuffer.bind(req);
-      Object.defineProperty(req, 'arrayBuffer', {
-        value: () => {
-          reads.whole++;
-          return whole();
-        },
-      });
-      return { req, reads };
-    };
-    const parts = async (req: Request) => {
-      const out: string[] = [];
-      for await (const part of readMultipart(req)) {
-        if (part.kind === 'field') out.push(`${part.name}=${part.value}`);
-        else {
-          let n = 0;
-          for await (const chunk of part.body) n += chunk.byteLength;
-          out.push(`file ${part.filename} ${n}`);
-        }
-      }
-      return out;
-    };
-    const form = (size: number) => enc(fieldPart('parentId', 'p1') + fileHead('file', 'f.bin') + 'x'.repeat(size) + `\r\n--${B}--\r\n`);
-
-    const small = counted(form(4096), form(4096).length);
-    expect(await parts(small.req)).toEqual(['parentId=p1', 'file f.bin 4096']);
-    expect(small.reads).toEqual({ stream: 0, whole: 1 });
-    const edge = form(64 * 1024 - form(0).length);
-    const atLimit = counted(edge, edge.length);
-    expect(await parts(atLimit.req)).toEqual(['parentId=p1', `file f.bin ${64 * 1024 - form(0).length}`]);
-    expect(atLimit.reads).toEqual({ stream: 0, whole: 1 });
-    const large = counted(form(64 * 1024), form(64 * 1024).length);
-    expect(await parts(large.req)).toEqual(['parentId=p1', `file f.bin ${64 * 1024}`]);
-    expect(large.reads.whole).toBe(0);
-    expect(large.reads.stream).toBeGreaterThan(0);
-
-    // A raw body (a WebDAV PUT) is read whole only when its caller keeps nothing of a body cut off; tus keeps what arrived.
-    const raw = async (opts?: { allOrNothing: boolean }) => {
-      const r = counted(randomBytes(4096), 4096);
-      let n = 0;
-      for await (const chunk of readBody(r.req, opts)) n += chunk.byteLength;
-      return { n, ...r.reads };
-    };
-    expect(await raw({ allOrNothing: true })).toEqual({ n: 4096, stream: 0, whole: 1 });
-    expect(await raw()).toMatchObject({ n: 4096, whole: 0 });
   });
 });

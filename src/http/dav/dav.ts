@@ -438,8 +438,7 @@ async function put(dav: DavService, request: Request, instanceId: string): Promi
     modifiedMs,
     sha1,
     signal: request.signal,
-    // A PUT cut off stores nothing: a small body may be read in one piece.
-    body: readBody(request, { allOrNothing: true }),
+    body: readBody(request),
     contentType: request.headers.get('content-type') ?? '',
     sizeHint: Number.isFinite(declared) ? declared : undefined,
   });

@@ -195,34 +195,6 @@ describe('POST /api/files/upload', () => {
     expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
   });
 
-  test('a small form (read in one piece) cut off by a raw socket leaves nothing behind, and the next upload is whole', async () => {
-    const o = await seed.owner(t);
-    const before = storedObjectFiles(t).objects.length;
-    const token = o.client.cookies.get('token')!;
-    const boundary = 'small-boundary';
-    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\n\r\n`;
-    const port = new URL(t.url).port;
-    await new Promise<void>((resolve, reject) => {
-      const socket = net.connect(Number(port), '127.0.0.1', () => {
-        socket.write(
-          `POST /api/files/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: token=${token}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 4300\r\n\r\n${head}`,
-        );
-        socket.write(randomBytes(1000), () => setTimeout(() => socket.destroy(), 100));
-      });
-      socket.on('close', () => resolve());
-      socket.on('error', reject);
-    });
-    await settled();
-    await Bun.sleep(50);
-    expect(storedObjectFiles(t).objects.length).toBe(before);
-    expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
-    const content = randomBytes(4096);
-    const item = await upload(o.client, 'whole.bin', content);
-    expect(item.size).toBe(4096);
-    const res = await o.client.request(`/api/files/${item.id}/download`);
-    expect(Buffer.from(await res.arrayBuffer()).equals(content)).toBe(true);
-  });
-
   test('the abort surfaces as 499 {error: REQUEST_ABORTED, message: Upload cancelled by client}', async () => {
     const o = await seed.owner(t);
     const controller = new AbortController();
