@@ -160,16 +160,19 @@ async function measure(target: Target, shape: Shape, round: number, files: numbe
 }
 
 /**
- * `npm run bench -- floor [--rounds 3] [--files 2000] [--stored 0]`: Coffer's 4 KiB uploads (API multipart, WebDAV PUT,
+ * `npm run bench -- floor [--rounds 3] [--files 2000] [--stored 0] [--warmup 100]`: Coffer's 4 KiB uploads (API multipart, WebDAV PUT,
  * the API's bulk route) beside the floor with Coffer's guarantees added one at a time (bench/bare-floor.ts, compiled),
  * every target measured in each round, the order reversed every other round; each Coffer figure printed as a multiple
  * of each step's from the same rounds. `--stored N`: every target first holds N files (by bulk), so the rounds measure
- * a server that already holds files rather than an empty data directory.
+ * a server that already holds files rather than an empty data directory. `--warmup N`: N single POSTs and PUTs to each
+ * target before the rounds (bulk: N files in requests of 1,000), so Coffer's larger program is measured after its JIT
+ * has compiled it rather than while it does.
  */
 export async function runFloorBench(): Promise<void> {
   const rounds = flag('rounds', 3);
   const files = flag('files', 2000);
   const stored = flag('stored', 0);
+  const warmup = flag('warmup', 100);
   const dir = spreadTempDir('coffer-bench-floor-');
   const exe = compileBench('bare-floor.ts', dir);
   const targets: Target[] = [];
@@ -178,7 +181,8 @@ export async function runFloorBench(): Promise<void> {
     for (const step of STEPS) targets.push(await floorTarget(exe, dir, step));
     const content = randomBytes(4096);
     if (stored > 0) for (const target of targets) await measure(target, 'bulk', -2, stored, content);
-    for (const target of targets) for (const shape of SHAPES) await measure(target, shape, -1, shape === 'bulk' ? 1000 : 100, content);
+    for (const target of targets)
+      for (const shape of SHAPES) await measure(target, shape, -1, shape === 'bulk' ? Math.max(1000, warmup) : warmup, content);
     const figures = new Map<string, Figure[]>();
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse();
@@ -211,7 +215,7 @@ export async function runFloorBench(): Promise<void> {
       }
     }
     console.log(
-      `\nfloor: ${rounds} rounds of ${files} × 4 KiB per shape (post, put: ${CLIENTS} clients; bulk: requests of 1,000), the order reversed every other round, ${stored} files stored in each server first; load average ${load()} at the end`,
+      `\nfloor: ${rounds} rounds of ${files} × 4 KiB per shape (post, put: ${CLIENTS} clients; bulk: requests of 1,000), the order reversed every other round, ${stored} files stored in each server first, ${warmup} of each shape to warm up; load average ${load()} at the end`,
     );
   } finally {
     for (const target of targets) await target.stop();
