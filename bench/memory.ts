@@ -5,7 +5,7 @@ import path from 'node:path';
 import { seedItems } from './fixtures.ts';
 import { AS_COFFER, compileBench } from './compile.ts';
 import { cpuSeconds, rssMiB } from './live-server.ts';
-import { adminToken, benchExecutable, spawnServer } from './server.ts';
+import { adminToken, benchExecutable, dropFromPageCache, spawnServer } from './server.ts';
 
 const ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_UPLOAD_RATE_LIMIT: '1000000000' };
 const LISTED = 10_000;
@@ -61,6 +61,7 @@ function compileBares(dir: string): Array<[string, string]> {
 
 /** A bare server's RSS one second after start and one request (its /health), and where it is. */
 async function bareIdle(exe: string): Promise<Breakdown> {
+  dropFromPageCache(exe);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-memory-bare-'));
   const { proc } = await spawnServer([exe], root, {});
   try {
@@ -75,6 +76,7 @@ async function bareIdle(exe: string): Promise<Breakdown> {
 
 /** A server of `exe` on a fresh data directory, signed up to once; stopped and removed by `stop`. */
 async function started(exe: string) {
+  dropFromPageCache(exe);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-memory-'));
   const { url, proc } = await spawnServer([exe], root, ENV);
   const token = await adminToken(url);

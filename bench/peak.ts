@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { seedItems } from './fixtures.ts';
 import { flag } from './flags.ts';
-import { adminToken, benchExecutable, CURL_TIMED, curlResult, spawnServer, writeRandomGiB } from './server.ts';
+import { adminToken, benchExecutable, CURL_TIMED, curlResult, dropFromPageCache, spawnServer, writeRandomGiB } from './server.ts';
 
 const MiB = 1024 ** 2;
 const ENV = { LOG_LEVEL: 'warn', COFFER_GENERAL_RATE_LIMIT: '1000000000', COFFER_UPLOAD_RATE_LIMIT: '1000000000' };
@@ -117,9 +117,7 @@ async function openDoor(url: string, dataDir: string, door: 'api' | 'dav'): Prom
 
 /** One server of `exe` through `door`, the peers bench's phases in order: a line per phase. */
 async function run(label: string, exe: string, door: 'api' | 'dav', bigFile: string, bigBytes: number): Promise<number> {
-  // A copy just written reads more of its pages at start: flushed and dropped first (the seventh pass).
-  Bun.spawnSync(['sync']);
-  Bun.spawnSync(['dd', `if=${exe}`, 'iflag=nocache', 'count=0', 'status=none']);
+  dropFromPageCache(exe);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-peak-'));
   const { url, proc } = await spawnServer([exe], dataDir, ENV);
   const pid = proc.pid;

@@ -6,7 +6,7 @@ import { startBare } from './downloads.ts';
 import { compileBench } from './compile.ts';
 import { seedItems } from './fixtures.ts';
 import { cpuSeconds, rssMiB } from './live-server.ts';
-import { adminToken, buildExecutable, curl, spawnServer, writeRandomGiB } from './server.ts';
+import { adminToken, buildExecutable, curl, dropFromPageCache, spawnServer, writeRandomGiB } from './server.ts';
 import { median } from './streams.ts';
 import { cpuPerGiB, cpuTimes, jsThreadTimes, totalCpu, type CpuTimes } from './transfer-cpu.ts';
 import { flag } from './flags.ts';
@@ -132,6 +132,7 @@ function cofferPeer(exe: string, door: 'api' | 'dav'): Peer {
     bun: true,
     skips: 'encrypts (AES-256-GCM), fsyncs file and folder before answering, a SQLite database, versions, quota',
     async start(root) {
+      dropFromPageCache(exe);
       const { url, proc } = await spawnServer([exe], root, COFFER_ENV);
       const stop = async () => {
         proc.kill('SIGTERM');
@@ -392,6 +393,7 @@ async function measureBare(
   dir: string,
 ): Promise<{ idleRss: number; put: { perSec: number; cpuMs: number }; post: { perSec: number; cpuMs: number } }> {
   const exe = compileBench('bare-durable.ts', dir);
+  dropFromPageCache(exe);
   const data = path.join(dir, 'bare-data');
   const { url, proc } = await spawnServer([exe], data, {});
   try {

@@ -3,6 +3,7 @@ import { composeServer, type ServerOptions } from './composition.ts';
 import type { AppContext } from './context.ts';
 import type { Worker } from './jobs/worker.ts';
 import { startAll, stopAll } from './lib/lifecycle.ts';
+import { releasePageCache } from './db/client.ts';
 
 export interface RunningServer {
   url: string;
@@ -18,6 +19,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const { ctx, worker, http, lifecycles } = composeServer(config, opts);
   for (const warning of config.warnings) ctx.log.warn(warning);
   await startAll(lifecycles);
+  releasePageCache(ctx.db);
   let stopping: Promise<void> | null = null;
   return {
     url: http.url,

@@ -40,6 +40,11 @@ export function openDatabase(path: string): Db {
   return drizzle({ client: sqlite, schema }) as Db;
 }
 
+/** Frees the connection's page cache (what start-up's migrations and checks read, about 1 MiB); pages are read again as needed. */
+export function releasePageCache(db: Db): void {
+  db.$client.run('PRAGMA shrink_memory');
+}
+
 /** `fn` in a transaction, or in a savepoint when one is open; `immediate` begins with BEGIN IMMEDIATE. */
 export interface Transact {
   <T>(fn: () => T): T;
