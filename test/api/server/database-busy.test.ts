@@ -3,10 +3,12 @@ import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { folder, storedObjectFiles, upload, uploadRaw } from '../../helpers/files.ts';
+import { randomBytes } from 'node:crypto';
+import { downloaded, folder, listAll, storedObjectFiles, upload, uploadRaw } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { createUpload, headUpload, patchUpload } from '../../helpers/tus.ts';
 import { holdWriteLock } from '../../helpers/write-lock.ts';
 
 async function withServer(opts: Parameters<typeof startTestServer>[0], fn: (t: TestServer) => Promise<void>): Promise<void> {
@@ -49,6 +51,33 @@ describe('another connection holding the write lock longer than the server waits
       expect((await dav.put('put-while-locked.txt', 'bytes')).status).toBe(201);
       // The refused uploads' objects went with them: the two left are the retries'.
       expect(storedObjectFiles(t)).toEqual({ objects: [expect.any(String), expect.any(String)], temp: [] });
+    });
+  });
+
+  test('a tus upload whose last PATCH meets the lock answers 503 and keeps its offset, so the client resumes and completes it', async () => {
+    await withServer({ startWorker: false }, async (t) => {
+      const a = await seed.admin(t);
+      const data = randomBytes(64 * 1024);
+      const location = (await createUpload(a.client, data.length, { filename: 'resumed.bin' })).headers.get('location')!;
+      expect((await patchUpload(a.client, location, 0, data.subarray(0, 32 * 1024))).status).toBe(204);
+      const release = holdWriteLock(t);
+      let last: Response;
+      try {
+        last = await patchUpload(a.client, location, 32 * 1024, data.subarray(32 * 1024));
+      } finally {
+        release();
+      }
+      expect(last.status).toBe(503);
+      expect(last.headers.get('Retry-After')).toBe('5');
+      // Nothing of the refused PATCH counts: a client that asks resumes from the offset before it (what tus-js-client does on a 503).
+      const head = await headUpload(a.client, location);
+      expect(head.headers.get('upload-offset')).toBe(String(32 * 1024));
+      expect(await listAll(a.client, '/api/files')).toEqual([]);
+      const resumed = await patchUpload(a.client, location, 32 * 1024, data.subarray(32 * 1024));
+      expect(resumed.status).toBe(204);
+      const [item] = await listAll(a.client, '/api/files');
+      expect(item).toMatchObject({ name: 'resumed.bin', size: data.length });
+      expect(await downloaded(a.client, item!.id)).toEqual(data);
     });
   });
 
