@@ -121,7 +121,7 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
       const item = (await answer(res)) as { id: string };
       acknowledgedUploads++;
       known.set(item.id, { id: item.id, sha: sha(content), size, keeper });
-      if (!keeper) scratchParent.set(item.id, parent);
+      if (!keeper) recordScratch(item.id, parent);
       return res;
     },
     async bulk() {
@@ -145,12 +145,12 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
         const content = contents.get(f.name)!;
         acknowledgedUploads++;
         known.set(f.id, { id: f.id, sha: sha(content), size: content.length, keeper });
-        if (!keeper) scratchParent.set(f.id, f.parentId);
+        if (!keeper) recordScratch(f.id, f.parentId);
       }
       const created = result.files[0]?.parentId;
       if (created) {
         (keeper ? keeperFolders : scratchFolders).push(created);
-        if (!keeper) scratchParent.set(created, form.get('parentId') as string | null);
+        if (!keeper) recordScratch(created, form.get('parentId') as string | null);
       }
       return res;
     },
@@ -160,7 +160,7 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
       if (res.status !== 200) return res;
       const { id } = (await answer(res)) as { id: string };
       (keeper ? keeperFolders : scratchFolders).push(id);
-      if (!keeper) scratchParent.set(id, null);
+      if (!keeper) recordScratch(id, null);
       return res;
     },
     async rename() {
@@ -249,6 +249,15 @@ export async function runKillChaos(opts: KillChaosOptions): Promise<KillChaosSum
       else return true;
     }
     return false;
+  }
+
+  /**
+   * A scratch item acknowledged under `parent`. Its answer can arrive after a purge or empty of that parent was sent
+   * (another lane's request, answered first): it may then go with its parent, as the items known at that time do.
+   */
+  function recordScratch(id: string, parent: string | null): void {
+    scratchParent.set(id, parent);
+    if (parent !== null && mayBeDeleted.has(parent)) markDeletable(id);
   }
 
   function markDeletable(id: string): void {
