@@ -37,6 +37,14 @@ function setup(dir = tempDir('coffer-queue-')) {
   return { dir, db, clock, queue, registry, schedules, worker };
 }
 
+/** A second connection to take the write lock with, the worker's own waiting 20 ms for it instead of 5 s. */
+function lockingConnection(t: ReturnType<typeof setup>): Db {
+  t.db.$client.run('PRAGMA busy_timeout = 20');
+  const other = openDatabase(path.join(t.dir, 'coffer.db'));
+  cleanups.push(() => closeDatabase(other));
+  return other;
+}
+
 describe('job queue', () => {
   test('enqueue returns a UUID; the handler result is stored and the job completed', async () => {
     const t = setup();
@@ -191,9 +199,7 @@ describe('job queue', () => {
 
   test('a job whose completion finds the database locked is recorded once the lock goes, and does not run again', async () => {
     const t = setup();
-    t.db.$client.run('PRAGMA busy_timeout = 20');
-    const other = openDatabase(path.join(t.dir, 'coffer.db'));
-    cleanups.push(() => closeDatabase(other));
+    const other = lockingConnection(t);
     let runs = 0;
     t.registry.register(kind('test.locked-after'), () => {
       runs++;
@@ -231,9 +237,7 @@ describe('job queue', () => {
 
   test('a handler that finds the database locked gets its attempt back and runs again later', async () => {
     const t = setup();
-    t.db.$client.run('PRAGMA busy_timeout = 20');
-    const other = openDatabase(path.join(t.dir, 'coffer.db'));
-    cleanups.push(() => closeDatabase(other));
+    const other = lockingConnection(t);
     let runs = 0;
     t.registry.register(kind('test.locked-inside', 1), (_payload, { addProgress }) => {
       if (++runs > 1) return 'second';
