@@ -83,6 +83,11 @@ describe('albums shared with people', () => {
       expect((await blind.client.get(path)).status, path).toBe(403);
 
     expect((await o.client.send('DELETE', `/api/albums/${album.id}/members/${member.id}`)).status).toBe(200);
+    // The removed member's own photo leaves the album with it: it could no longer take it out.
+    const after = await json(await o.client.get(`/api/albums/${album.id}`));
+    expect(after.items.map((i: { id: string }) => i.id)).toEqual([a.id]);
+    expect((await o.client.get(thumb(album.id, theirs.id))).status).toBe(404);
+    expect((await o.client.get(`/api/albums/${album.id}/items/${theirs.id}/download`)).status).toBe(404);
     for (const path of [
       `/api/albums/${album.id}`,
       thumb(album.id, a.id),
