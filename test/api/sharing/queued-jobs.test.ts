@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
-import { folder, listAll, upload } from '../../helpers/files.ts';
+import { folder, listAll, seedRows, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
@@ -22,7 +22,7 @@ const jobOf = async (res: Response) => {
   return (await json(res)).jobId as string;
 };
 
-describe('a queued copy through a share runs only while the access that started it stands', () => {
+describe('a queued job through a share runs only while the access that started it stands', () => {
   test('a member removed, made a viewer, or the item moved out of the share before the job runs: nothing is copied, the job fails', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
@@ -56,5 +56,23 @@ describe('a queued copy through a share runs only while the access that started 
     job = await jobOf(await member.client.post('/api/files/copy', { ids: [mine.id], parentId: shared.id }));
     expect(await ran(member.client, job)).toMatchObject({ status: 200, body: { status: 'completed', result: { count: 1 } } });
     expect((await listAll(o.client, `/api/files?parentId=${shared.id}`)).map((i) => i.name)).toEqual(['mine.txt']);
+  });
+
+  test('a trash of over 1,000 items an editor started: removed or made a viewer before it runs, nothing goes to the trash', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Shared');
+    const big = await folder(o.client, 'Big', shared.id);
+    seedRows(t, o.id, big.id, 1001);
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    let job = await jobOf(await member.client.post('/api/files/delete', { ids: [big.id] }));
+    expect((await o.client.send('PATCH', `/api/files/${shared.id}/members/${member.id}`, { role: 'viewer' })).status).toBe(200);
+    expect((await ran(member.client, job)).status).toBe(500);
+    expect((await o.client.send('PATCH', `/api/files/${shared.id}/members/${member.id}`, { role: 'editor' })).status).toBe(200);
+    job = await jobOf(await member.client.post('/api/files/delete', { ids: [big.id] }));
+    expect((await o.client.delete(`/api/files/${shared.id}/members/${member.id}`)).status).toBe(200);
+    expect((await ran(o.client, job)).status).toBe(500);
+    expect((await listAll(o.client, `/api/files?parentId=${shared.id}`)).map((i) => i.name)).toEqual(['Big']);
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
   });
 });
