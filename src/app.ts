@@ -131,6 +131,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
             members: ctx.repos.members,
             items: ctx.repos.items,
             hub: ctx.hub,
+            signedIn: (login) => ctx.services.appPasswords.stillSignedIn(login.loginId, login.credential),
           },
           opts.push,
         ),

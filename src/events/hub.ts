@@ -18,7 +18,8 @@ export type HubListener = (event: HubEvent) => void;
 export class EventHub {
   private readonly channels = new Map<string, Set<HubListener>>();
   private readonly closeListeners = new Set<() => void>();
-  private readonly loginEndListeners = new Map<string, Set<() => void>>();
+  /** Each login's open streams, with the session each was opened by. */
+  private readonly loginEndListeners = new Map<string, Set<{ sessionId: string | null; end: () => void }>>();
   private closed = false;
 
   subscribe(accountId: string, listener: HubListener): () => void {
@@ -55,19 +56,24 @@ export class EventHub {
     return this.channels.get(accountId)?.size ?? 0;
   }
 
-  /** Called when a login is signed out everywhere by someone else (its account disabled or deleted): its streams end. */
-  onLoginEnd(loginId: string, listener: () => void): () => void {
+  /**
+   * Called when a login, or one of its sessions (`sessionId`, the one the stream was opened by), is signed out by
+   * someone else (a session revoked, a sub-user deleted, its account disabled or deleted): its streams end.
+   */
+  onLoginEnd(loginId: string, listener: () => void, sessionId: string | null = null): () => void {
     let set = this.loginEndListeners.get(loginId);
     if (!set) this.loginEndListeners.set(loginId, (set = new Set()));
-    set.add(listener);
+    const entry = { sessionId, end: listener };
+    set.add(entry);
     return () => {
-      set.delete(listener);
+      set.delete(entry);
       if (set.size === 0 && this.loginEndListeners.get(loginId) === set) this.loginEndListeners.delete(loginId);
     };
   }
 
-  endLogin(loginId: string): void {
-    for (const l of [...(this.loginEndListeners.get(loginId) ?? [])]) l();
+  /** Ends the login's streams: all of them, or those of the sessions `ended` names. */
+  endLogin(loginId: string, ended: (sessionId: string | null) => boolean = () => true): void {
+    for (const l of [...(this.loginEndListeners.get(loginId) ?? [])]) if (ended(l.sessionId)) l.end();
   }
 
   /** Called on shutdown: streams end so in-flight requests can finish. */

@@ -102,6 +102,7 @@ export class SseStreams {
     signal?: AbortSignal,
     signedIn?: () => boolean,
     replay?: Replay,
+    sessionId: string | null = null,
   ): ReadableStream<Uint8Array> | null {
     if (this.openCount(loginId) >= this.maxPerLogin) return null;
     this.perLogin.set(loginId, this.openCount(loginId) + 1);
@@ -155,7 +156,7 @@ export class SseStreams {
             controller.enqueue(startFrame('data: {"type":"reset"}\nevent: reset\n', start.latestSeq));
           } else controller.enqueue(startFrame(CONNECTED, start.latestSeq));
           cleanups.push(this.hub.onClose(end));
-          cleanups.push(this.hub.onLoginEnd(loginId, end));
+          cleanups.push(this.hub.onLoginEnd(loginId, end, sessionId));
           cleanups.push(
             this.everyKeepalive(() => {
               try {

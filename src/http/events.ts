@@ -22,6 +22,7 @@ export function eventRoutes(ctx: AppContext, streams: SseStreams) {
           request.signal,
           () => ctx.services.sessions.isSignedIn(principal.loginId, principal.sessionId),
           replay,
+          principal.sessionId,
         );
         if (!stream) {
           throw new RateLimitedError({

@@ -164,7 +164,8 @@ export const ROUTES = {
   'DELETE /api/albums/:id': can('albums.edit'),
   'POST /api/albums/:id/items': can('albums.edit'),
   'DELETE /api/albums/:id/items': can('albums.edit'),
-  'GET /api/albums/:id/items/:itemId/thumbnail': session,
+  // A thumbnail shows the content: through the album as through the file's own door, it needs Download.
+  'GET /api/albums/:id/items/:itemId/thumbnail': can('thumbnails.view'),
   'GET /api/albums/:id/items/:itemId/download': can('downloads.file'),
   'GET /api/albums/:id/members': session,
   // Sharing an album looks a person up as sharing a file does, and needs the same permission.

@@ -85,7 +85,11 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
       if (!login && user !== '') {
         try {
           const principal = await passwordPrincipal(ctx, limits, ip, user, password);
-          login = { loginId: principal.loginId, accountId: principal.accountId };
+          login = {
+            loginId: principal.loginId,
+            accountId: principal.accountId,
+            credential: ctx.services.appPasswords.credentialOf(principal),
+          };
         } catch (err) {
           if (err instanceof AppError && err.status === 429) return fail(ws, 'err: too many failed sign-ins, try again later');
           if (!(err instanceof AppError)) throw err;
@@ -153,7 +157,12 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
     route(`POST ${PRE_AUTH_PATH}`, {
       handler: ({ request }) => {
         const principal = requestMeta(request).principal!;
-        return new Response(hub.issuePreAuth({ loginId: principal.loginId, accountId: principal.accountId }), {
+        const login = {
+          loginId: principal.loginId,
+          accountId: principal.accountId,
+          credential: ctx.services.appPasswords.credentialOf(principal),
+        };
+        return new Response(hub.issuePreAuth(login), {
           headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
         });
       },

@@ -10,11 +10,18 @@ export interface StandbyListener {
 const json = (status: number, body: unknown) => Response.json(body, { status, headers: { 'cache-control': 'no-store' } });
 
 /**
- * What a standby answers: `/health` with how far behind it is, `POST /api/admin/promote` from loopback,
+ * Headers of a request that only came from loopback by way of something else: a reverse proxy on the machine
+ * (which would pass anyone's request on) or a browser there (which any web page can make post to loopback).
+ */
+const RELAYED = ['forwarded', 'x-forwarded-for', 'x-real-ip', 'origin', 'sec-fetch-site'];
+
+/**
+ * What a standby answers: `/health` with how far behind it is, `POST /api/admin/promote` from loopback
+ * (a command on the machine, as `coffer promote`; not a proxy's or a browser's request),
  * and 503 with the reason for everything else (its database is a copy in progress, never served).
  */
 export function standbyListener(opts: {
-  follower: StandbyFollower;
+  follower: Pick<StandbyFollower, 'status'>;
   host: string;
   port: number;
   promote: () => Promise<StandbyStatus>;
@@ -30,7 +37,8 @@ export function standbyListener(opts: {
       }
       if (pathname === '/api/admin/promote' && req.method === 'POST') {
         const address = srv.requestIP(req)?.address ?? '';
-        if (!isLoopback(address)) return json(403, { error: 'promote a standby from the machine it runs on (loopback only)' });
+        if (!isLoopback(address) || RELAYED.some((h) => req.headers.has(h)))
+          return json(403, { error: 'promote a standby from the machine it runs on (loopback only, not through a proxy or a browser)' });
         promoting ??= opts.promote();
         try {
           return json(200, { promoted: true, ...(await promoting) });

@@ -59,7 +59,7 @@ function jobHandlers(ctx: AppContext): Handlers {
       });
       return result;
     },
-    filesTrash: fileTreeJob(ctx, FileEventType.deleted, 'trash', (p, b) => trash.trashTrees(p.accountId, p.loginId, p.ids, b)),
+    filesTrash: fileTreeJob(ctx, FileEventType.deleted, 'trash', (p, b) => trash.trashJob(p, b)),
     filesRestore: fileTreeJob(ctx, FileEventType.restored, 'restore', (p, b) => trash.restoreTrees(p.accountId, p.loginId, p.ids, b)),
     trashDelete: fileTreeJob(ctx, FileEventType.permanentlyDeleted, 'delete', (p, b) =>
       trash.deleteRoots(p.accountId, p.loginId, p.ids, b),

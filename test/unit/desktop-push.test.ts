@@ -43,6 +43,8 @@ function setup(opts: ConstructorParameters<typeof PushHub>[1] = {}) {
   const purged = new Set<string>();
   /** Rows the rule hides from members (as one outside the shared folder). */
   const hidden = new Set<number>();
+  /** Credentials revoked since their sockets signed in. */
+  const revoked = new Set<string>();
   const clock = new ManualClock(1_000_000);
   const events = new EventHub();
   const push = new PushHub(
@@ -59,11 +61,12 @@ function setup(opts: ConstructorParameters<typeof PushHub>[1] = {}) {
       } as unknown as MembersRepo,
       items: { seqsOf: (ids: string[]) => new Map(ids.filter((id) => !purged.has(id)).map((id) => [id, Number(id.slice(5))])) },
       hub: events,
+      signedIn: (login) => !revoked.has(login.credential),
     },
     { pollMs: 60_000, pingMs: 60_000, ...opts },
   );
   hubs.push(push);
-  return { push, rows, shared, purged, hidden, clock, events };
+  return { push, rows, shared, purged, hidden, revoked, clock, events };
 }
 
 describe('PushHub', () => {
@@ -72,9 +75,9 @@ describe('PushHub', () => {
     const owner = new FakeSocket();
     const member = new FakeSocket();
     const other = new FakeSocket();
-    expect(push.add(owner, { loginId: 'l1', accountId: 'a' })).toBeNull();
-    expect(push.add(member, { loginId: 'l2', accountId: 'm' })).toBeNull();
-    expect(push.add(other, { loginId: 'l3', accountId: 'o' })).toBeNull();
+    expect(push.add(owner, { loginId: 'l1', accountId: 'a', credential: 'app-password:l1' })).toBeNull();
+    expect(push.add(member, { loginId: 'l2', accountId: 'm', credential: 'app-password:l2' })).toBeNull();
+    expect(push.add(other, { loginId: 'l3', accountId: 'o', credential: 'app-password:l3' })).toBeNull();
     rows.push(row(1, 'a'), row(2, 'a'), row(3, 'a'));
     push.poll();
     expect([owner.sent, member.sent, other.sent]).toEqual([['notify_file', 'notify_activity'], [], []]);
@@ -92,9 +95,9 @@ describe('PushHub', () => {
     const owner = new FakeSocket();
     const member = new FakeSocket();
     const plain = new FakeSocket();
-    push.add(owner, { loginId: 'l1', accountId: 'a' });
-    push.add(member, { loginId: 'l2', accountId: 'm' });
-    push.add(plain, { loginId: 'l3', accountId: 'a' });
+    push.add(owner, { loginId: 'l1', accountId: 'a', credential: 'app-password:l1' });
+    push.add(member, { loginId: 'l2', accountId: 'm', credential: 'app-password:l2' });
+    push.add(plain, { loginId: 'l3', accountId: 'a', credential: 'app-password:l3' });
     push.message(owner, 'listen notify_file_id');
     push.message(member, ' listen notify_file_id\n');
     push.message(plain, 'listen something else');
@@ -127,9 +130,11 @@ describe('PushHub', () => {
     const { push, rows } = setup({ maxPerLogin: 2, maxSockets: 3, maxBuffered: 100 });
     const slow = new FakeSocket();
     const fine = new FakeSocket();
-    push.add(slow, { loginId: 'l1', accountId: 'a' });
-    push.add(fine, { loginId: 'l1', accountId: 'a' });
-    expect(push.add(new FakeSocket(), { loginId: 'l1', accountId: 'a' })).toContain('too many push connections for this login');
+    push.add(slow, { loginId: 'l1', accountId: 'a', credential: 'app-password:l1' });
+    push.add(fine, { loginId: 'l1', accountId: 'a', credential: 'app-password:l1' });
+    expect(push.add(new FakeSocket(), { loginId: 'l1', accountId: 'a', credential: 'app-password:l1' })).toContain(
+      'too many push connections for this login',
+    );
     slow.backlog = 101;
     rows.push(row(1, 'a'));
     push.poll();
@@ -137,9 +142,11 @@ describe('PushHub', () => {
     expect(fine.sent).toEqual(['notify_file', 'notify_activity']);
     expect(slow.sent).toEqual([]);
     expect(push.openCount()).toBe(1);
-    push.add(new FakeSocket(), { loginId: 'l2', accountId: 'b' });
-    push.add(new FakeSocket(), { loginId: 'l3', accountId: 'c' });
-    expect(push.add(new FakeSocket(), { loginId: 'l4', accountId: 'd' })).toContain('too many push connections on this server');
+    push.add(new FakeSocket(), { loginId: 'l2', accountId: 'b', credential: 'app-password:l2' });
+    push.add(new FakeSocket(), { loginId: 'l3', accountId: 'c', credential: 'app-password:l3' });
+    expect(push.add(new FakeSocket(), { loginId: 'l4', accountId: 'd', credential: 'app-password:l4' })).toContain(
+      'too many push connections on this server',
+    );
 
     // Pings: one that is answered keeps the socket; one that is not closes it at the next.
     push.pingRound();
@@ -152,9 +159,32 @@ describe('PushHub', () => {
     expect(push.openCount()).toBe(0);
   });
 
+  test('a socket whose credential was revoked is told nothing more and closed, at the next change or the next ping round', () => {
+    const { push, rows, revoked } = setup();
+    const kept = new FakeSocket();
+    const gone = new FakeSocket();
+    const idle = new FakeSocket();
+    push.add(kept, { loginId: 'l1', accountId: 'a', credential: 'app-password:kept' });
+    push.add(gone, { loginId: 'l1', accountId: 'a', credential: 'app-password:gone' });
+    push.add(idle, { loginId: 'l2', accountId: 'b', credential: 'app-password:idle' });
+    revoked.add('app-password:gone');
+    rows.push(row(1, 'a'));
+    push.poll();
+    expect(kept.sent).toEqual(['notify_file', 'notify_activity']);
+    expect(gone.sent).toEqual([]);
+    expect(gone.closed?.code).toBe(1008);
+    expect(push.openCount()).toBe(2);
+    revoked.add('app-password:idle');
+    push.pingRound();
+    expect(idle.closed?.code).toBe(1008);
+    expect(idle.sent).toEqual([]);
+    expect(kept.closed).toBeNull();
+    expect(push.openCount()).toBe(1);
+  });
+
   test('pre_auth tokens are spent once and expire after 15 s; closing the event hub closes every socket', () => {
     const { push, clock, events } = setup();
-    const login = { loginId: 'l1', accountId: 'a' };
+    const login = { loginId: 'l1', accountId: 'a', credential: 'app-password:l1' };
     const token = push.issuePreAuth(login);
     expect(push.spendPreAuth(token)).toEqual(login);
     expect(push.spendPreAuth(token)).toBeNull();

@@ -154,6 +154,16 @@ export class AlbumsRepo {
     return removed;
   }
 
+  /** The album's files (live or not) that belong to `accountId`. */
+  itemsOf(albumId: string, accountId: string): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string, string]>(
+        'SELECT ai.item_id AS id FROM album_items ai JOIN items i ON i.id = ai.item_id WHERE ai.album_id = ? AND i.account_id = ?',
+      )
+      .all(albumId, accountId)
+      .map((r) => r.id);
+  }
+
   contains(albumId: string, itemId: string): boolean {
     return this.sqlite.query('SELECT 1 FROM album_items WHERE album_id = ? AND item_id = ?').get(albumId, itemId) !== null;
   }

@@ -26,6 +26,15 @@ export class AppPasswordsRepo {
       .all(userId);
   }
 
+  /** Whether the login still has this app password (not revoked). */
+  has(userId: string, id: string): boolean {
+    return (
+      this.sqlite
+        .query<{ one: number }, [string, string]>('SELECT 1 AS one FROM app_passwords WHERE user_id = ? AND id = ?')
+        .get(userId, id) !== null
+    );
+  }
+
   count(userId: string): number {
     return this.sqlite.query<{ n: number }, [string]>('SELECT count(*) AS n FROM app_passwords WHERE user_id = ?').get(userId)!.n;
   }

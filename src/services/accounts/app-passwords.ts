@@ -44,6 +44,8 @@ const DAV_REALM = 'Coffer WebDAV';
 /** The session id of a WebDAV request signed in with an app password: what its locks are taken with. */
 const APP_PASSWORD_SESSION = 'app-password:';
 const credentialOf = (id: string) => `${APP_PASSWORD_SESSION}${id}`;
+/** A long-lived connection's credential when it signed in with the account password: that, at the login's token version. */
+const ACCOUNT_PASSWORD = 'account-password@';
 
 /** 401 for WebDAV, with the challenge that makes a client ask for a password. */
 export function davUnauthorized(message: string): AppError {
@@ -80,10 +82,13 @@ export class AppPasswordService {
   private readonly verified = new Map<string, number>();
   /** Sign-ins with a usable app password by email key and secret hash, while the auth generation stands. */
   private readonly signedIn: PageCache<AppSignIn>;
+  /** Whether a login still has an app password, while the auth generation stands (a revocation moves it). */
+  private readonly kept: PageCache<boolean>;
 
   constructor(private readonly d: AppPasswordDeps) {
     // The generation is read at every request: a revocation by any service or process reaches the next one.
     this.signedIn = new PageCache(d.database.authVersion, () => 1, usable);
+    this.kept = new PageCache(d.database.authVersion, () => 1);
   }
 
   create(principal: Principal, input: { name: string }): AppPassword & { password: string } {
@@ -128,6 +133,34 @@ export class AppPasswordService {
   revokeCurrent(principal: Principal): { message: string } {
     if (!principal.sessionId.startsWith(APP_PASSWORD_SESSION)) throw forbidden('This request is not signed in with an app password');
     return this.revoke(principal, principal.sessionId.slice(APP_PASSWORD_SESSION.length));
+  }
+
+  /**
+   * What a long-lived connection (a notify_push socket) signed in with, for stillSignedIn: its app password,
+   * or the account password at the login's token version, which a password change or signing out everywhere moves.
+   */
+  credentialOf(principal: Principal): string {
+    if (principal.sessionId.startsWith(APP_PASSWORD_SESSION)) return principal.sessionId;
+    return `${ACCOUNT_PASSWORD}${this.d.users.byId(principal.loginId)?.tokenVersion ?? 0}`;
+  }
+
+  /**
+   * Whether that credential still signs the login in, as a WebDAV request with it would be: the login neither
+   * removed nor disabled, and its app password not revoked, or the account password still allowed and unchanged.
+   */
+  stillSignedIn(loginId: string, credential: string): boolean {
+    if (credential.startsWith(APP_PASSWORD_SESSION)) {
+      const id = credential.slice(APP_PASSWORD_SESSION.length);
+      return this.kept.get(`${loginId}\n${id}`, () =>
+        this.d.transactions.read(() => {
+          const login = this.d.users.byId(loginId);
+          return login !== null && login.disabledAt === null && this.d.repo.has(loginId, id);
+        }),
+      );
+    }
+    if (!this.d.settings.get('davAccountPasswords')) return false;
+    const login = this.d.users.byId(loginId);
+    return login !== null && login.disabledAt === null && !login.mfaEnabled && credential === `${ACCOUNT_PASSWORD}${login.tokenVersion}`;
   }
 
   /** Password change or logout-all with `revokeAppPasswords`: every app password of the login goes, and every lock it took. */

@@ -55,6 +55,7 @@ export function createAccountsServices(
     sessions: repos.sessions,
     database: repos.database,
     audit,
+    hub: infra.hub,
   });
   const mfa = new MfaService(repos.mfa, infra.keyring, clock, audit, sessions);
   const passkeys = new PasskeyService({ clock, repo: repos.passkeys, users: repos.users, mfa, audit });
@@ -105,7 +106,6 @@ export function createAccountsServices(
       sessions,
       queue,
       trash,
-      hub: infra.hub,
       davLocks,
     }),
     invitations: new InvitationService({ clock, invitations: repos.invitations, users: repos.users, accounts, sessions, audit }),

@@ -5,6 +5,7 @@ import type { DatabaseRepo } from '../../db/repos/database.ts';
 import type { AuthSession, Session, SessionsRepo } from '../../db/repos/sessions.ts';
 import type { AuthUser, UsersRepo } from '../../db/repos/users.ts';
 import { Messages, notFound, unauthorized } from '../../errors.ts';
+import type { EventHub } from '../../events/hub.ts';
 import type { Presence } from '../../events/presence.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
@@ -32,6 +33,8 @@ export interface SessionDeps {
   sessions: SessionsRepo;
   database: Pick<DatabaseRepo, 'authVersion'>;
   audit: AuditService;
+  /** Ends the open event streams of a session that ends here (in this process; another's end at their next keepalive). */
+  hub: Pick<EventHub, 'endLogin'>;
 }
 
 /** What authenticating a request reads: the login and its session, null where not found. */
@@ -162,10 +165,11 @@ export class SessionService {
     return changes;
   }
 
-  /** A deleted login: its cached list and presence go (its rows went with the user row). */
+  /** A deleted login, or one signed out everywhere: its cached list, presence and open event streams go (its rows went with the user row). */
   forgetLogin(loginId: string): void {
     this.listCache.delete(loginId);
     this.d.presence.removeWhere((e) => e.loginId === loginId);
+    this.d.hub.endLogin(loginId);
   }
 
   /** Sessions of the login other than the current one (MFA changes suggest signing them out). */
@@ -212,12 +216,14 @@ export class SessionService {
   revoke(principal: Principal, sessionId: string): void {
     if (!this.end(principal.loginId, sessionId)) throw notFound(Messages.sessionNotFound);
     this.d.presence.removeWhere((e) => e.sessionId === sessionId);
+    this.d.hub.endLogin(principal.loginId, (s) => s === sessionId);
     this.d.audit.record({ action: AuditActions.sessionRevoke, principal, targetType: 'session', targetId: sessionId });
   }
 
   revokeOthers(principal: Principal): number {
     const n = this.d.sessions.deleteOthers(principal.loginId, principal.sessionId);
     this.d.presence.removeWhere((e) => e.loginId === principal.loginId && e.sessionId !== principal.sessionId);
+    this.d.hub.endLogin(principal.loginId, (s) => s !== principal.sessionId);
     this.listCache.delete(principal.loginId);
     this.d.audit.record({ action: AuditActions.sessionRevokeOthers, principal, targetType: 'session', details: { count: n } });
     return n;

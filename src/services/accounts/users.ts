@@ -7,7 +7,6 @@ import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
-import type { EventHub } from '../../events/hub.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { actorFields, AuditActions, type Actor, type AuditService } from '../admin/audit.ts';
@@ -29,7 +28,6 @@ export interface UsersDeps {
   sessions: SessionService;
   queue: JobQueue;
   trash: TrashService;
-  hub: EventHub;
   davLocks: DavLockService;
 }
 
@@ -104,10 +102,7 @@ export class UsersService {
 
   /** Signs every login of the account out at once (their token versions move on), ends their event streams and drops their WebDAV locks. */
   private revokeAll(ownerId: string): void {
-    for (const loginId of this.d.users.loginIdsOfAccount(ownerId)) {
-      this.d.sessions.invalidateAll(loginId);
-      this.d.hub.endLogin(loginId);
-    }
+    for (const loginId of this.d.users.loginIdsOfAccount(ownerId)) this.d.sessions.invalidateAll(loginId);
     this.d.davLocks.forgetAccount(ownerId);
     this.d.davLocks.forgetMember(ownerId);
   }

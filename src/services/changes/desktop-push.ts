@@ -15,10 +15,12 @@ export interface PushSocket {
   bufferedAmount(): number;
 }
 
-/** Who a socket signed in as: the login, and the account whose tree (and shares) it follows. */
+/** Who a socket signed in as: the login, the account whose tree (and shares) it follows, and what it signed in with. */
 export interface PushLogin {
   loginId: string;
   accountId: string;
+  /** The app password (or account password) it signed in with: once that no longer stands, the socket is closed. */
+  credential: string;
 }
 
 export interface PushOptions {
@@ -82,6 +84,8 @@ export class PushHub {
       members: MembersRepo;
       items: Pick<ItemsRepo, 'seqsOf'>;
       hub: EventHub;
+      /** Whether the login's credential still stands (not revoked, the login neither removed nor disabled). */
+      signedIn: (login: PushLogin) => boolean;
     },
     opts: PushOptions = {},
   ) {
@@ -108,7 +112,8 @@ export class PushHub {
     const entry = this.preAuth.get(token);
     if (!entry) return null;
     this.preAuth.delete(token);
-    return entry.expires > this.d.clock.now() ? { loginId: entry.loginId, accountId: entry.accountId } : null;
+    const { expires, ...login } = entry;
+    return expires > this.d.clock.now() ? login : null;
   }
 
   /** Why a signed-in socket may not be added (a message the client shows), or null when it was added. */
@@ -197,6 +202,7 @@ export class PushHub {
     for (const [c, items] of told) if (c.fileIds && items.size <= MAX_FILE_IDS) for (const id of items) wanted.add(id);
     const fileIds = this.d.items.seqsOf([...wanted]);
     for (const [c, items] of told) {
+      if (!this.stillSignedIn(c)) continue;
       if (this.deliver(c, c.fileIds ? fileIdMessage(items, fileIds) : NOTIFY_FILE)) this.deliver(c, NOTIFY_ACTIVITY);
     }
   }
@@ -211,9 +217,18 @@ export class PushHub {
     return true;
   }
 
-  /** Closes the sockets that left the last ping unanswered and pings the others (every pingMs). */
+  /** False, and the socket closed, once what it signed in with no longer stands: it is told nothing more. */
+  private stillSignedIn(c: Connection): boolean {
+    if (this.d.signedIn(c.login)) return true;
+    this.remove(c.socket);
+    c.socket.close(1008, 'signed out: the app password was revoked, or the login removed or disabled');
+    return false;
+  }
+
+  /** Closes the sockets that left the last ping unanswered or are signed out, and pings the others (every pingMs). */
   pingRound(): void {
     for (const c of [...this.connections.values()]) {
+      if (!this.stillSignedIn(c)) continue;
       if (!c.answeredPing) {
         this.remove(c.socket);
         c.socket.close(1001, 'no answer to ping');

@@ -45,6 +45,12 @@ export interface ChunkedUploadView {
   chunks: Array<Pick<UploadChunk, 'name' | 'size' | 'createdAt'> & { etag: string }>;
 }
 
+/** A chunked upload makes a file or new content for one: Upload or Modify (the final MOVE checks which). */
+function assertMayUpload(principal: Principal): void {
+  if (!can(principal, permissionFor('uploads.upload')) && !can(principal, permissionFor('uploads.replace')))
+    throw forbidden('This login may not upload files');
+}
+
 /** The sealed object a finished upload became, for the file it makes (its quota reservation ends in `within`). */
 export interface AssembledObject {
   storageKey: string;
@@ -117,8 +123,7 @@ export class ChunkedUploadService {
    * there until the upload ends) and free disk (507).
    */
   begin(principal: Principal, transfer: string, totalLength: number | null, room: Principal = principal): void {
-    if (!can(principal, permissionFor('uploads.upload')) && !can(principal, permissionFor('uploads.replace')))
-      throw forbidden('This login may not upload files');
+    assertMayUpload(principal);
     if (!UPLOAD_NAME.test(transfer)) throw badRequest('An upload folder is named with 1 to 100 letters, digits, ".", "_" or "-"');
     if (this.d.repo.byTransfer(principal.loginId, transfer)) throw new AppError(405, 'This upload folder already exists');
     if (totalLength !== null) {
@@ -181,6 +186,8 @@ export class ChunkedUploadService {
   async putChunk(principal: Principal, transfer: string, name: string, body: AsyncIterable<Uint8Array>): Promise<{ created: boolean }> {
     if (!CHUNK_NAME.test(name) || name === ASSEMBLED)
       throw badRequest('A chunk is named with 1 to 64 letters, digits, ".", "_" or "-" (numbers order the chunks)');
+    // Checked at every chunk, not only when the upload began: a permission taken away takes effect at once.
+    assertMayUpload(principal);
     const upload = this.owned(principal, transfer);
     const before = this.d.repo.chunk(upload.id, name);
     if (before && before.storageKey === null)

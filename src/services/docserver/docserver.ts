@@ -18,7 +18,7 @@ import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/a
 import type { DownloadService } from '../files/downloads.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import { splitExtension } from '../files/names.ts';
-import { can, type Principal } from '../identity/principal.ts';
+import { can, parsePermissions, type Principal } from '../identity/principal.ts';
 import type { InstanceSettings, SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import type { UploadService } from '../files/uploads.ts';
@@ -511,6 +511,8 @@ export class DocserverService {
       return { error: 1, message: reason };
     };
     if (!this.accountActive(session.accountId)) return refuse(Messages.accountDisabled);
+    if (p.users?.length && !p.users.some((id) => this.mayStillEdit(session, id)))
+      return refuse('nobody editing it may still change this file (a member removed or made a viewer, or Modify taken away)');
     const current = this.d.items.get(session.accountId, session.itemId);
     if (!current || current.type !== 'file') return refuse('the file no longer exists');
     const fileType = extensionOf(current.name);
@@ -627,6 +629,18 @@ export class DocserverService {
       if (login) return { loginId: login.id, accountId: session.accountId, email: login.email, ip };
     }
     return { loginId: session.accountId, accountId: session.accountId, ip };
+  }
+
+  /**
+   * Whether login `id`, named by the document server as editing, may change the file now, as opening it decided
+   * then: enabled, holding Modify, and of the file's account or an editor of a share holding it.
+   */
+  private mayStillEdit(session: DocumentKey, id: string): boolean {
+    const login = this.d.users.byId(id);
+    if (!login || login.disabledAt !== null) return false;
+    if (login.parentUserId !== null && !parsePermissions(login.permissions).has('files.edit')) return false;
+    const account = login.parentUserId ?? login.id;
+    return account === session.accountId || this.d.tree.editsShared(account, session.itemId);
   }
 
   /**

@@ -194,6 +194,7 @@ export class CopyService {
   async run(jobId: string, p: Payload<'filesCopy'>, signal?: AbortSignal): Promise<{ count: number; ids: string[] }> {
     const repo = this.d.items;
     const from = p.sourceAccountId ?? p.accountId;
+    this.assertStillShared(p);
     if (p.parentId !== null) {
       const target = repo.getLive(p.accountId, p.parentId);
       if (!target || target.type !== 'folder') throw new PermanentJobError('the target folder no longer exists');
@@ -213,6 +214,21 @@ export class CopyService {
     }
     for (const row of created) this.d.events.item(p, FileEventType.copied, row);
     return { count: ids.length, ids };
+  }
+
+  /**
+   * A copy out of, into or inside a share runs only while the member still has what starting it needed: it is
+   * queued, and may run after the member was removed (or made a viewer), or after the owner moved the items out.
+   */
+  private assertStillShared(p: Payload<'filesCopy'>): void {
+    const member = p.memberAccountId ?? (p.sourceAccountId !== undefined ? p.accountId : undefined);
+    if (member === undefined) return;
+    const into = p.memberAccountId !== undefined;
+    const outOf = (p.sourceAccountId ?? p.accountId) !== member;
+    const allowed =
+      (!into || (p.parentId !== null && this.d.tree.editsShared(member, p.parentId))) &&
+      (!outOf || p.ids.every((id) => this.d.tree.reachesShared(member, id)));
+    if (!allowed) throw new PermanentJobError('access to the shared folder ended before the copy ran');
   }
 
   /** Copies the live children of `sourceFolder` into `copyFolder`, depth first, page by page. */

@@ -6,6 +6,7 @@ import type { Item, ItemsRepo, PurgedItem } from '../../db/repos/items.ts';
 import { Messages } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
+import { PermanentJobError } from '../../jobs/registry.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { ItemService, Page } from './items.ts';
@@ -108,7 +109,18 @@ export class TrashService {
     return { message: `Moved ${plural(trees.length, 'item')} to trash` };
   }
 
-  /** Job body of `files.trash`: trashes each live root's tree in batches; safe to run again. */
+  /**
+   * Job body of `files.trash`. One a member started inside a share runs only while it is still an editor there:
+   * queued, it may run after the member was removed or made a viewer, and then trashes nothing.
+   */
+  trashJob(p: { accountId: string; loginId: string; memberAccountId?: string; ids: string[] }, run: BatchRun = {}): number {
+    const member = p.memberAccountId;
+    if (member !== undefined && !p.ids.every((id) => this.d.tree.editsShared(member, id)))
+      throw new PermanentJobError('access to the shared folder ended before the trash ran');
+    return this.trashTrees(p.accountId, p.loginId, p.ids, run);
+  }
+
+  /** Trashes each live root's tree in batches; safe to run again. */
   trashTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
     const now = this.d.clock.now();
     let count = 0;

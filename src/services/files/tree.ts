@@ -143,6 +143,11 @@ export class Tree {
     return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId) !== null;
   }
 
+  /** Whether a login of `accountId` may still change `itemId` of another account as an editor of a share (document server saves). */
+  editsShared(accountId: string, itemId: string): boolean {
+    return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId)?.role === 'editor';
+  }
+
   /** Whether a member's item lies inside the shared item (always true for the account's own items). */
   private inScope(owner: Owner, id: string): boolean {
     return !owner.share || this.isInside(new Set([owner.share.rootId]), id);

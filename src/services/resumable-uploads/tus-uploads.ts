@@ -215,6 +215,14 @@ export class TusUploadService {
     if (held.link >= DROP_UPLOADS_PER_LINK) throw new AppError(429, Messages.tusDropLinkBusy);
   }
 
+  /**
+   * A replacement changes an existing file: whoever sends its bytes or completes it must hold Modify then, not
+   * only at creation (a permission taken away takes effect at the next request; another login of the account may drive it).
+   */
+  private assertMayReplace(row: TusUpload, sender: TusSender): void {
+    if (row.replaceId) requirePermission(sender, permissionFor('uploads.replace'));
+  }
+
   private replaceTarget(principal: Principal, id: string): Item {
     requirePermission(principal, permissionFor('uploads.replace'));
     const row = this.d.tree.requireLive(principal, id);
@@ -229,7 +237,10 @@ export class TusUploadService {
     if ((row.state === 'sealed' || this.unsettled(row)) && this.tryLock(id)) {
       try {
         row = await this.settled(this.owned(principal, id));
-        if (row.state === 'sealed') await this.finish(row, principal, this.evictsFor(row, principal));
+        if (row.state === 'sealed') {
+          this.assertMayReplace(row, principal);
+          await this.finish(row, principal, this.evictsFor(row, principal));
+        }
       } finally {
         this.unlock(id);
       }
@@ -242,6 +253,7 @@ export class TusUploadService {
   /** PATCH: appends the body at `offset`, which must be where the upload stands. */
   async append(principal: TusSender, id: string, offset: number, body: TusBody): Promise<TusState> {
     const owned = this.owned(principal, id);
+    this.assertMayReplace(owned, principal);
     if (!this.tryLock(id)) throw new AppError(423, Messages.tusLocked);
     try {
       const row = await this.settled(owned);

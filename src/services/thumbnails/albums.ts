@@ -211,7 +211,13 @@ export class AlbumService {
   removeMember(caller: Principal, id: string, accountId: string): { message: string } {
     this.owned(caller, id);
     const member = this.d.albums.members(id).find((m) => m.accountId === accountId);
-    if (!member || !this.d.albums.removeMember(id, accountId)) throw notFound('This person is not a member of this album.');
+    const notMember = () => notFound('This person is not a member of this album.');
+    if (!member) throw notMember();
+    this.d.transactions.immediate(() => {
+      if (!this.d.albums.removeMember(id, accountId)) throw notMember();
+      // Its own files leave with it: it could no longer take them out, and the album (and its link) would keep showing them.
+      this.d.albums.removeItems(id, this.d.albums.itemsOf(id, accountId), this.d.clock.now());
+    });
     return { message: `Stopped sharing the album with ${member.name || member.email}` };
   }
 

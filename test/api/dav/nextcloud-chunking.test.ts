@@ -295,6 +295,13 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
 
     const reader = await nc(await seed.subUser(t, o, ['files.download']));
     expect((await reader.uploads('MKCOL', 's1')).status).toBe(403);
+    // Checked at every chunk: Upload taken away after the upload began, its next chunk is refused too.
+    const uploader = await seed.subUser(t, o, ['files.upload']);
+    const u = await nc(uploader);
+    expect((await u.uploads('MKCOL', 'u1')).status).toBe(201);
+    expect((await u.uploads('PUT', 'u1/1', { body: 'one' })).status).toBe(201);
+    expect((await o.client.put(`/api/user/sub-users/${uploader.id}`, { permissions: ['files.download'] })).status).toBe(200);
+    expect((await u.uploads('PUT', 'u1/2', { body: 'two' })).status).toBe(403);
     // Without Upload a sub-user may still replace a file's content (Edit), not create one.
     const editor = await nc(await seed.subUser(t, o, ['files.download', 'files.edit']));
     expect((await editor.uploads('MKCOL', 's1')).status).toBe(201);

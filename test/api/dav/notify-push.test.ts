@@ -190,6 +190,41 @@ describe('notify_push for the Nextcloud desktop client', () => {
     expect((await fetch(`${t.url}/index.php/apps/notify_push/pre_auth`, { method: 'POST' })).status).toBe(401);
   });
 
+  test('a socket whose app password was revoked, whose sub-user was deleted or whose account password changed hears nothing more: closed at the next change', async () => {
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, { id: o.id }, []);
+    const kept = await signedIn(o.email, (await davLogin(t, o)).password);
+    const revokedDav = await davLogin(t, o);
+    const revoked = await signedIn(o.email, revokedDav.password);
+    const preAuth = await fetch(`${t.url}/index.php/apps/notify_push/pre_auth`, {
+      method: 'POST',
+      headers: { authorization: revokedDav.authorization },
+    });
+    const preAuthed = await signedIn('', await preAuth.text());
+    const subPush = await signedIn(sub.email, (await davLogin(t, sub)).password);
+    expect((await o.client.delete(`/api/user/app-passwords/${revokedDav.id}`)).status).toBe(200);
+    expect((await o.client.delete(`/api/user/sub-users/${sub.id}`)).status).toBe(200);
+    await upload(o.client, 'after.txt', 'a');
+    await kept.next('notify_file', 1000);
+    await Promise.all([revoked.closed, preAuthed.closed, subPush.closed]);
+    for (const c of [revoked, preAuthed, subPush]) expect(c.messages).toEqual(['authenticated']);
+
+    // Signed in with the account password (where the admin allows it): a password change ends it.
+    expect((await admin.client.put('/api/user/webdav-account-password-config', { enabled: true })).status).toBe(200);
+    try {
+      const byPassword = await signedIn(o.email, o.password);
+      const changed = await o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'another long password' });
+      expect(changed.status).toBe(200);
+      const again = await seed.login(t, o.email, 'another long password');
+      await upload(again, 'later.txt', 'l');
+      await kept.next('notify_file', 1000);
+      await byPassword.closed;
+      expect(byPassword.messages).toEqual(['authenticated']);
+    } finally {
+      await admin.client.put('/api/user/webdav-account-password-config', { enabled: false });
+    }
+  });
+
   test('wrong credentials are refused and closed, and repeated failures hit the sign-in limiter', async () => {
     const o = await seed.owner(t);
     const bad = await connect();

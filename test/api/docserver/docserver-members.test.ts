@@ -67,6 +67,48 @@ describe('the document editor on shared documents', () => {
   });
 });
 
+describe('saves after the right to edit ended', () => {
+  test('a member removed or made a viewer, a sub-user whose Modify was taken away: its open editor saves nothing ({error: 1}); one who still may edit saves', async () => {
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'Reports');
+    const original = await documents.docx('shared plan');
+    const file = await upload(o.client, 'plan.docx', original, { parentId: root.id });
+    const removed = await seed.owner(t);
+    const demoted = await seed.owner(t);
+    for (const m of [removed, demoted])
+      expect((await o.client.post(`/api/files/${root.id}/members`, { email: m.email, role: 'editor' })).status).toBe(201);
+    const helper = await seed.subUser(t, o, ['files.download', 'files.edit']);
+    /** The editor as opened by `login` (in edit mode), then its edit saved by the document server. */
+    const opened = async (login: seed.SeededLogin) => {
+      const res = await json(await login.client.get(`/api/docserver/config/${file.id}`));
+      expect(res.config.editorConfig.mode).toBe('edit');
+      await double.open(res.config, res.token);
+      return res.config.document.key as string;
+    };
+    const saved = async (key: string, text: string) => {
+      double.edit(key, await documents.docx(text));
+      return json(await double.callback(key, 6, { forcesavetype: 1 }));
+    };
+
+    let key = await opened(removed);
+    expect((await o.client.delete(`/api/files/${root.id}/members/${removed.id}`)).status).toBe(200);
+    expect((await saved(key, 'by a removed member')).error).toBe(1);
+    key = await opened(demoted);
+    expect((await o.client.send('PATCH', `/api/files/${root.id}/members/${demoted.id}`, { role: 'viewer' })).status).toBe(200);
+    expect((await saved(key, 'by a viewer now')).error).toBe(1);
+    key = await opened(helper);
+    expect((await o.client.put(`/api/user/sub-users/${helper.id}`, { permissions: ['files.download'] })).status).toBe(200);
+    expect((await saved(key, 'by a helper without Modify')).error).toBe(1);
+    expect((await downloaded(o.client, file.id)).equals(original)).toBe(true);
+
+    const edited = await documents.docx('by the owner');
+    key = await opened(o);
+    double.edit(key, edited);
+    expect(await json(await double.callback(key, 2))).toEqual({ error: 0 });
+    expect((await downloaded(o.client, file.id)).equals(edited)).toBe(true);
+  });
+});
+
 async function versionSizes(client: TestClient, id: string): Promise<number[]> {
   const res = await client.get(`/api/files/${id}/versions`);
   if (res.status !== 200) throw new Error(`versions: ${res.status} ${await res.text()}`);

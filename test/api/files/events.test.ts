@@ -127,6 +127,37 @@ describe('GET /api/files/events', () => {
 describe('SseStreams', () => {
   const read = async (stream: ReadableStream<Uint8Array>) => new SseReader(new Response(stream));
 
+  test('a stream ends at once, before any further event, when its session is revoked (alone or with the others) or its sub-user deleted; the current session’s stays', async () => {
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, o, []);
+    const laptop = await connect(sub.client);
+    const phone = await seed.login(t, sub.email);
+    const phoneStream = await connect(phone);
+    const tablet = await seed.login(t, sub.email);
+    const tabletStream = await connect(tablet);
+    const ended = async (reader: SseReader) => {
+      await upload(o.client, `after ${Math.random()}.txt`, 'x');
+      await expect(reader.nextData(1000)).rejects.toThrow('SSE stream ended');
+    };
+    // The laptop revokes the phone's session: only the phone's stream ends.
+    const { sessions } = await json(await sub.client.get('/api/sessions?refreshIp=true'));
+    expect(sessions.filter((s: { isCurrent: boolean }) => !s.isCurrent)).toHaveLength(2);
+    const phoneId = (await json(await phone.get('/api/sessions?refreshIp=true'))).sessions.find(
+      (s: { isCurrent: boolean }) => s.isCurrent,
+    ).id;
+    expect((await sub.client.delete(`/api/sessions/${phoneId}`)).status).toBe(200);
+    await ended(phoneStream);
+    expect((await laptop.nextData()).type).toBe('file.uploaded');
+    expect((await tabletStream.nextData()).type).toBe('file.uploaded');
+    // "Sign out other sessions" ends the tablet's; the laptop's own goes on.
+    expect((await sub.client.post('/api/sessions/revoke-others')).status).toBe(200);
+    await ended(tabletStream);
+    expect((await laptop.nextData()).type).toBe('file.uploaded');
+    // The owner deletes the sub-user: its last stream ends too.
+    expect((await o.client.delete(`/api/user/sub-users/${sub.id}`)).status).toBe(200);
+    await ended(laptop);
+  });
+
   test('a stream checked with the session service ends at its next keepalive once its session is gone or its login disabled, and not before', async () => {
     const o = await seed.owner(t);
     const { sessions } = t.server.ctx.services;

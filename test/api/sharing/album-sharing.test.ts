@@ -77,8 +77,17 @@ describe('albums shared with people', () => {
     expect((await o.client.get(`/api/files/${theirs.id}/thumbnail`)).status).toBe(404);
     // A file taken out of the album is no longer reachable through it.
     expect((await member.client.get(thumb(album.id, b.id))).status).toBe(404);
+    // A member's sub-user without Download sees neither the photo nor its thumbnail through the album.
+    const blind = await seed.subUser(t, { id: member.id }, []);
+    for (const path of [thumb(album.id, a.id), `/api/albums/${album.id}/items/${a.id}/download`])
+      expect((await blind.client.get(path)).status, path).toBe(403);
 
     expect((await o.client.send('DELETE', `/api/albums/${album.id}/members/${member.id}`)).status).toBe(200);
+    // The removed member's own photo leaves the album with it: it could no longer take it out.
+    const after = await json(await o.client.get(`/api/albums/${album.id}`));
+    expect(after.items.map((i: { id: string }) => i.id)).toEqual([a.id]);
+    expect((await o.client.get(thumb(album.id, theirs.id))).status).toBe(404);
+    expect((await o.client.get(`/api/albums/${album.id}/items/${theirs.id}/download`)).status).toBe(404);
     for (const path of [
       `/api/albums/${album.id}`,
       thumb(album.id, a.id),
@@ -143,9 +152,14 @@ describe('albums shared with people', () => {
       expect(res.status).toBe(403);
       expect((await json(res)).message).toContain('"Share"');
     }
-    // Downloading through the album needs Download, as any download does.
+    // Downloading through the album needs Download, as any download does, and so does its thumbnail (it shows the content).
     const looker = await seed.subUser(t, { id: o.id }, []);
-    expect((await looker.client.get(`/api/albums/${album.id}/items/${a.id}/download`)).status).toBe(403);
+    for (const path of [`/api/albums/${album.id}/items/${a.id}/download`, thumb(album.id, a.id)]) {
+      const res = await looker.client.get(path);
+      expect(res.status, path).toBe(403);
+      expect((await json(res)).message).toContain('"Download"');
+    }
+    expect((await helper.client.get(thumb(album.id, a.id))).status).toBe(200);
     expect((await helper.client.get(`/api/albums/${album.id}/items/${a.id}/download`)).status).toBe(200);
     // Reading is no sharing: the sub-user sees its account's album and its members.
     expect((await helper.client.get(`/api/albums/${album.id}/members`)).status).toBe(200);

@@ -160,6 +160,27 @@ describe('creation: every check before a byte is accepted', () => {
     expect(itemId).toBeTruthy();
   });
 
+  test('a replacement needs Modify at every PATCH, not only at creation: taken away mid-upload, or another login without it, is 403 and the file stays', async () => {
+    const o = await seed.owner(t);
+    const target = await upload(o.client, 'report.txt', 'the original');
+    const editor = await seed.subUser(t, o, ['files.upload', 'files.edit']);
+    const location = await created(editor.client, 8, { filename: 'report.txt', replaceId: target.id });
+    expect((await patchUpload(editor.client, location, 0, Buffer.from('repl'))).status).toBe(204);
+    // Another login of the account that may upload but not modify cannot finish it.
+    const uploader = await seed.subUser(t, o, ['files.upload']);
+    const refused = await patchUpload(uploader.client, location, 4, Buffer.from('aced'));
+    expect(refused.status).toBe(403);
+    expect(await json(refused)).toEqual(errors.permission('Modify'));
+    // Nor can the sender once the owner takes Modify away.
+    expect((await o.client.put(`/api/user/sub-users/${editor.id}`, { permissions: ['files.upload'] })).status).toBe(200);
+    expect((await patchUpload(editor.client, location, 4, Buffer.from('aced'))).status).toBe(403);
+    expect((await downloaded(o.client, target.id)).toString()).toBe('the original');
+    // Given back, the upload goes on where it stood.
+    expect((await o.client.put(`/api/user/sub-users/${editor.id}`, { permissions: ['files.upload', 'files.edit'] })).status).toBe(200);
+    expect((await patchUpload(editor.client, location, 4, Buffer.from('aced'))).status).toBe(204);
+    expect((await downloaded(o.client, target.id)).toString()).toBe('replaced');
+  });
+
   test('parentId must be a folder of the account (404); names follow the upload rules (400); filename is required', async () => {
     const o = await seed.owner(t);
     const other = await seed.owner(t);
