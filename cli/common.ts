@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig, withConfigFile, type Config, type ConfigFlags } from '../src/config.ts';
 import type { AppContext } from '../src/context.ts';
 import { openContext } from '../src/composition.ts';
-import { AppError, isDatabaseBusy, StartupError } from '../src/errors.ts';
+import { AppError, DATABASE_BUSY_TIMEOUT_MS, isDatabaseBusy, StartupError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
 
 /**
@@ -68,9 +68,8 @@ async function exitAfterFlush(code: number): Promise<never> {
   process.exit(code);
 }
 
-// The busy timeout of every connection (src/db/client.ts); the transaction that waited rolled back whole.
-const DATABASE_BUSY =
-  'the database is busy: another process (the server, a backup, another command) held its write lock for more than 5 seconds; nothing of this step was written. Run the command again.';
+// The transaction that waited rolled back whole.
+const DATABASE_BUSY = `the database is busy: another process (the server, a backup, another command) held its write lock for more than ${DATABASE_BUSY_TIMEOUT_MS / 1000} seconds; nothing of this step was written. Run the command again.`;
 
 /** Runs a command action, turning expected failures into one stderr line and a meaningful exit code. */
 export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void) {

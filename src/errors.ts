@@ -249,6 +249,9 @@ export function storageLimitExceeded(required: number, available: number): AppEr
 /** A start-up problem the operator can fix; printed as one line, exit code 1. */
 export class StartupError extends Error {}
 
+/** How long a statement waits for another connection's lock before it fails busy: every connection's busy_timeout. */
+export const DATABASE_BUSY_TIMEOUT_MS = 5000;
+
 /**
  * SQLITE_BUSY and its extended codes: another connection (the index writer's, a `coffer` command's, a backup's) held
  * a lock longer than the busy timeout, or committed after this transaction's snapshot. The statement, and the

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Database } from 'bun:sqlite';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import * as schema from './schema/index.ts';
+import { DATABASE_BUSY_TIMEOUT_MS } from '../errors.ts';
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
@@ -32,7 +33,7 @@ export function openDatabase(path: string): Db {
   Database.MAX_QUERY_CACHE_SIZE = PREPARED_TEXTS;
   const sqlite = new Database(path, { create: true, strict: true });
   // busy_timeout first, so switching to WAL waits for a concurrent opener instead of failing.
-  sqlite.run('PRAGMA busy_timeout = 5000');
+  sqlite.run(`PRAGMA busy_timeout = ${DATABASE_BUSY_TIMEOUT_MS}`);
   sqlite.run('PRAGMA journal_mode = WAL');
   sqlite.run('PRAGMA synchronous = NORMAL');
   sqlite.run('PRAGMA foreign_keys = ON');

@@ -1,4 +1,5 @@
 import { Database } from 'bun:sqlite';
+import { DATABASE_BUSY_TIMEOUT_MS } from '../errors.ts';
 
 /**
  * Keeps SQLite from discarding write-ahead log frames before a follower has read them. A read transaction
@@ -14,7 +15,7 @@ export class WalHold {
   constructor(file: string) {
     this.reader = new Database(file, { strict: true });
     this.locker = new Database(file, { strict: true });
-    this.reader.run('PRAGMA busy_timeout = 5000');
+    this.reader.run(`PRAGMA busy_timeout = ${DATABASE_BUSY_TIMEOUT_MS}`);
     // Short: the server's own writes are on this thread, so only another process can keep it waiting.
     this.locker.run('PRAGMA busy_timeout = 1000');
   }
