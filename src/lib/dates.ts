@@ -1,8 +1,23 @@
 /**
  * Date.prototype.toUTCString and toISOString written out for the years 1970–9999: a PROPFIND formats two
  * dates per item, and the built-ins allocate a Date each (7% of a 10,000-item answer). Other times use them.
+ * The share pages' long day likewise, without an Intl formatter (which reads the runtime's ICU data).
  */
 const DAYS = ['Thu', 'Fri', 'Sat', 'Sun', 'Mon', 'Tue', 'Wed'];
+const LONG_MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
 const DAY_MS = 86_400_000;
@@ -55,4 +70,16 @@ export function isoString(ms: number): string {
   const s = Math.floor(inDay / 1000);
   const milli = inDay % 1000;
   return `${isoDate}${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]}.${milli < 100 ? (milli < 10 ? '00' : '0') : ''}${milli}Z`;
+}
+
+let longDayFormat: Intl.DateTimeFormat | undefined;
+
+/** The UTC day as `Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' })` says it: "6 December 2026". */
+export function longUtcDay(ms: number): string {
+  if (fast(ms)) {
+    const { y, m, d } = civil(Math.floor(ms / DAY_MS));
+    return `${d} ${LONG_MONTHS[m - 1]} ${y}`;
+  }
+  longDayFormat ??= new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+  return longDayFormat.format(ms);
 }

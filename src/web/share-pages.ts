@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../lib/html.ts';
+import { longUtcDay } from '../lib/dates.ts';
 import { formatSize } from '../contract/size.ts';
 import { stripBidiControls } from '../services/files/names.ts';
 import { PAGE_BASE_STYLE, pageShell } from './page.ts';
@@ -8,13 +9,10 @@ import type { PublicItem } from '../services/files/item-views.ts';
 import type { ShareFacts } from '../services/sharing/shares.ts';
 import type { PublicPhoto } from '../contract/albums.ts';
 
-// The visitor's time zone is unknown to the server: dates are said as the UTC day.
-const dayFmt = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
-
-/** "Shared by Ada · until 12 December 2026 · 3 downloads left" */
+/** "Shared by Ada · until 12 December 2026 · 3 downloads left": the visitor's time zone is unknown to the server, so the UTC day. */
 function factsLine(f: ShareFacts): string {
   const parts = [f.sharedBy ? `Shared by ${nameHtml(f.sharedBy)}` : 'Shared with you'];
-  if (f.expiresAt !== null) parts.push(`until ${escapeHtml(dayFmt.format(f.expiresAt))}`);
+  if (f.expiresAt !== null) parts.push(`until ${escapeHtml(longUtcDay(f.expiresAt))}`);
   if (f.downloadsLeft !== null) parts.push(`${f.downloadsLeft} download${f.downloadsLeft === 1 ? '' : 's'} left`);
   return `<p class="meta facts">${parts.join(' &middot; ')}</p>`;
 }
@@ -151,7 +149,7 @@ export function renderDropPage(v: {
   facts: ShareFacts;
   received: ReadonlyArray<{ name: string; size: number }>;
 }): string {
-  const until = v.facts.expiresAt === null ? '' : ` You can send files until ${escapeHtml(dayFmt.format(v.facts.expiresAt))}.`;
+  const until = v.facts.expiresAt === null ? '' : ` You can send files until ${escapeHtml(longUtcDay(v.facts.expiresAt))}.`;
   const whose = v.facts.sharedBy
     ? `${nameHtml(v.facts.sharedBy)}’s folder ${nameHtml(v.folderName)}`
     : `the folder ${nameHtml(v.folderName)}`;

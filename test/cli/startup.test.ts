@@ -81,6 +81,54 @@ describe('coffer serve start-up', () => {
     }
   });
 
+  test("an idle server has made no Intl formatter (each reads the runtime's ICU data), nor does a share page to say its link's last day", async () => {
+    const d = dir();
+    const marker = path.join(d, 'intl');
+    const preload = path.join(d, 'preload.ts');
+    fs.writeFileSync(
+      preload,
+      [
+        `const note = (what) => require('node:fs').appendFileSync(${JSON.stringify(marker)}, what + ';');`,
+        'for (const name of Object.getOwnPropertyNames(Intl))',
+        "  if (typeof Intl[name] === 'function' && /^[A-Z]/.test(name))",
+        '    Intl[name] = new Proxy(Intl[name], { construct: (target, args, newTarget) => (note(name), Reflect.construct(target, args, newTarget)) });',
+      ].join('\n'),
+    );
+    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', d], { preload, env: { LOG_LEVEL: 'info' } });
+    const noted = () => (fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : '');
+    try {
+      const { url } = server;
+      const account = { email: 'idle@example.test', password: 'an idle password' };
+      const post = (p: string, body: unknown, headers: Record<string, string> = {}) =>
+        fetch(`${url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      expect((await post('/api/signup', { ...account, name: 'Idle' })).status).toBe(200);
+      const login = await post('/api/login', account);
+      expect(login.status).toBe(200);
+      const cookie = { cookie: `token=${/token=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')![1]}` };
+      expect(noted()).toBe('');
+
+      const day = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+      const inAWeek = () => day.format(Date.now() + 7 * 86_400_000);
+      const form = new FormData();
+      form.append('file', new File(['the report'], 'report.txt'));
+      const uploaded = await fetch(`${url}/api/files/upload`, { method: 'POST', headers: cookie, body: form });
+      const { id } = (await uploaded.json()) as { id: string };
+      const weekBefore = inAWeek();
+      const shared = (await (await post('/api/files/share', { ids: [id], shared: true, expiry: '7d' }, cookie)).json()) as {
+        links: Record<string, string>;
+      };
+      const token = /\/s\/([A-Za-z0-9_-]+)/.exec(shared.links[id]!)![1];
+      for (let i = 0; i < 2; i++) {
+        const html = await (await fetch(`${url}/s/${token}`, { headers: { accept: 'text/html' } })).text();
+        // The server's clock may pass midnight between the two readings of the test's.
+        expect([weekBefore, inAWeek()]).toContain(/ &middot; until (\d{1,2} \w+ \d{4})/.exec(html)?.[1] ?? '');
+      }
+      expect(noted()).toBe('');
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   test('an unwritable data dir: one line on stderr, exit 1', async () => {
     const file = path.join(dir(), 'a-file');
     fs.writeFileSync(file, '');

@@ -47,10 +47,14 @@ export interface ServingCli {
 
 /**
  * `coffer serve <args>` from source as its own process, resolved once it logs that it listens.
- * `asUser` runs it under that uid and gid (setpriv), as a service user would.
+ * `asUser` runs it under that uid and gid (setpriv), as a service user would; `preload` is run before it (`bun --preload`).
  */
-export async function serveCli(args: string[], opts: { env?: Record<string, string>; asUser?: number } = {}): Promise<ServingCli> {
-  const proc = Bun.spawn([...asUserPrefix(opts.asUser), process.execPath, MAIN, 'serve', ...args], {
+export async function serveCli(
+  args: string[],
+  opts: { env?: Record<string, string>; asUser?: number; preload?: string } = {},
+): Promise<ServingCli> {
+  const preload = opts.preload ? ['--preload', opts.preload] : [];
+  const proc = Bun.spawn([...asUserPrefix(opts.asUser), process.execPath, ...preload, MAIN, 'serve', ...args], {
     env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'info', ...opts.env },
     stdin: 'ignore',
     stdout: 'pipe',

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { isoString, utcString } from '../../src/lib/dates.ts';
+import { isoString, longUtcDay, utcString } from '../../src/lib/dates.ts';
 
 describe('utcString and isoString', () => {
   test('match toUTCString and toISOString for edges and 200,000 random times', () => {
@@ -46,5 +46,19 @@ describe('utcString and isoString', () => {
       expect(utcString(t)).toBe(new Date(t).toUTCString());
       expect(isoString(t)).toBe(new Date(t).toISOString());
     }
+  });
+});
+
+describe('longUtcDay', () => {
+  test("matches Intl's en-GB long UTC day for edges, every day of 2024–2027 and 50,000 random times", () => {
+    const intl = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+    const times = [
+      0, 1, 86_399_999, 86_400_000, 951_782_400_000, 4_107_542_399_999, 253_402_300_799_999, 253_402_300_800_000, -1, 8.64e15, -8.64e15,
+      1.5,
+    ];
+    for (let day = 0; day < 4 * 366; day++) times.push(1_704_067_200_000 + day * 86_400_000 + 43_200_000);
+    for (let i = 0; i < 50_000; i++) times.push(Math.floor(Math.random() * 253_402_300_800_000));
+    for (const t of times) expect(longUtcDay(t)).toBe(intl.format(t));
+    expect(() => longUtcDay(Number.NaN)).toThrow(RangeError);
   });
 });
