@@ -22,8 +22,7 @@ import { sealSegments } from './bare-seal.ts';
  *   each file in its own transaction.
  * - `grouped`: the same statements, committed as Coffer's `Transactions.grouped` commits them: every upload whose
  *   row is ready in one turn of the event loop in one `BEGIN IMMEDIATE`, each in its own savepoint, waiting 1 ms for
- *   the others while more than one upload is in progress (less once every upload in progress has its write in the
- *   group); a bulk request's rows in chunks of 100 per transaction.
+ *   the others while more than one upload is in progress; a bulk request's rows in chunks of 100 per transaction.
  * - `intent`: + the upload intent Coffer commits (grouped) before an object's first byte and deletes with its row,
  *   so a crash between the two leaves a record of the object to remove.
  *
@@ -171,26 +170,16 @@ function insert(file: Uploaded): unknown {
 /** Coffer's group commit (`Transactions.grouped`): the writes asked for in one turn committed together. */
 let group: Array<{ fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }> = [];
 let expected = 0;
-let lingering: ReturnType<typeof setTimeout> | null = null;
 function grouped(fn: () => unknown): Promise<unknown> {
   return new Promise((resolve, reject) => {
     if (group.length === 0) {
-      if (expected > 1) lingering = setTimeout(commitGroup, 1);
+      if (expected > 1) setTimeout(commitGroup, 1);
       else setImmediate(commitGroup);
     }
     group.push({ fn, resolve, reject });
-    endLingerWhenAllIn();
   });
 }
-/** As `Transactions.grouped`: a group holding a write of every upload in progress commits in the next turn. */
-function endLingerWhenAllIn(): void {
-  if (lingering === null || group.length < expected) return;
-  clearTimeout(lingering);
-  lingering = null;
-  setImmediate(commitGroup);
-}
 function commitGroup(): void {
-  lingering = null;
   const writes = group;
   group = [];
   const outcomes: Array<{ ok: boolean; value: unknown }> = [];
@@ -235,7 +224,6 @@ async function announced<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } finally {
     expected--;
-    endLingerWhenAllIn();
   }
 }
 
