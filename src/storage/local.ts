@@ -62,7 +62,7 @@ async function makeFolder(dir: string): Promise<string[]> {
   }
 }
 
-/** Syncs `dir`, then the folders it was made in (so a crash cannot lose a new folder). */
+/** Syncs `dir`, then the folders it was made in (so a crash cannot lose a new folder); last, when the file's sync has committed the journal. */
 async function syncFolder(dir: string, madeIn: readonly string[]): Promise<void> {
   await fsyncDir(dir);
   for (const parent of madeIn) await fsyncDir(parent);
@@ -341,10 +341,9 @@ export class LocalDriver implements StorageDriver {
     const { handle, madeIn } = await this.createInShard(dir, file);
     try {
       const size = await writeBody(handle, 0, body, opts);
-      // Both syncs at once: the file's entry is already in its folder, and nothing is answered before both end.
-      const [synced, folder] = await Promise.allSettled([handle.sync().then(() => handle.close()), syncFolder(dir, madeIn)]);
-      if (synced.status === 'rejected') throw synced.reason;
-      if (folder.status === 'rejected') throw folder.reason;
+      await handle.sync();
+      await handle.close();
+      await syncFolder(dir, madeIn);
       return { size };
     } catch (err) {
       await handle.close().catch(() => {});

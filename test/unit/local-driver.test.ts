@@ -164,40 +164,6 @@ describe('local driver', () => {
     expect(tempFiles(d)).toEqual([]);
   });
 
-  test("a fresh key's file and its folder are synced at once, and the put ends after both", async () => {
-    const d = driver();
-    const key = newStorageKey();
-    // The shard folder made first: the put below syncs one folder.
-    await d.put(key, from('x'), { fresh: true });
-    const events: string[] = [];
-    let folderSyncing!: () => void;
-    const folderSyncStarted = new Promise<void>((r) => (folderSyncing = r));
-    const realOpen = fsp.open;
-    const spy = spyOn(fsp, 'open').mockImplementation(async (file, flags, mode) => {
-      const handle = await realOpen(file, flags, mode);
-      const sync = handle.sync.bind(handle);
-      const what = flags === 'r' ? 'folder' : 'file';
-      handle.sync = async () => {
-        events.push(`${what} sync`);
-        if (what === 'folder') folderSyncing();
-        // The file's sync holds until its folder's has begun (a bound, not a timing: one after the other never meets it).
-        else await Promise.race([folderSyncStarted, Bun.sleep(1000)]);
-        await sync();
-        events.push(`${what} synced`);
-      };
-      return handle;
-    });
-    try {
-      await d.put(`${key.slice(0, 4)}${newStorageKey().slice(4)}`, from('y'), { fresh: true });
-      events.push('put');
-      expect(events.slice(0, 2)).toEqual(['file sync', 'folder sync']);
-      expect(events.slice(2, 4).sort()).toEqual(['file synced', 'folder synced']);
-      expect(events.slice(4)).toEqual(['put']);
-    } finally {
-      spy.mockRestore();
-    }
-  });
-
   test('a fresh key that exists is refused and the object there kept; a removed shard directory is made again', async () => {
     const d = driver();
     const key = newStorageKey();
