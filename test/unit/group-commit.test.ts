@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, expect, spyOn, test } from 'bun:test';
+import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -113,37 +113,6 @@ test('a writer alone, or none, commits in its own turn; a withdrawal counts once
   a();
   db.run('DELETE FROM child');
   expect(await twoTurnsApart()).toBe(1);
-});
-
-test('a lingering group commits once every announced writer has its write in it, or has withdrawn', async () => {
-  // The linger's timer never fires here: only a complete group can commit.
-  const timers = spyOn(globalThis, 'setTimeout').mockImplementation((() => 0) as never);
-  const cleared = spyOn(globalThis, 'clearTimeout').mockImplementation(() => {});
-  try {
-    const a = tx.announce();
-    const b = tx.announce();
-    const first = tx.grouped(() => insert(1));
-    await nextTurn();
-    await Promise.all([first, tx.grouped(() => insert(2))]);
-    expect(committed()).toBe(2);
-
-    const c = tx.announce();
-    const third = tx.grouped(() => insert(3));
-    await nextTurn();
-    const fourth = tx.grouped(() => insert(4));
-    await nextTurn();
-    // Two writes of three writers: the group still waits.
-    expect(committed()).toBe(2);
-    c();
-    await Promise.all([third, fourth]);
-    expect(committed()).toBe(4);
-    expect(timers).toHaveBeenCalledTimes(2);
-    a();
-    b();
-  } finally {
-    timers.mockRestore();
-    cleared.mockRestore();
-  }
 });
 
 test('read() sees one snapshot, runs inside another transaction as part of it, and ends its own on a throw', async () => {

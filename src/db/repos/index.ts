@@ -51,15 +51,13 @@ interface GroupedWrite {
 }
 
 // How long a group waits for the grouped writes of other uploads in progress: about a millisecond, against
-// the several of each upload's fsyncs; 8 clients then share a commit 6 at a time instead of 2. It ends sooner
-// once every announced writer's write is in the group: none can join it after that.
+// the several of each upload's fsyncs; 8 clients then share a commit 6 at a time instead of 2.
 const GROUP_LINGER_MS = 1;
 
 /** Transactions that span repositories, for services that change several tables at once. */
 export class Transactions {
   private group: GroupedWrite[] = [];
   private expected = 0;
-  private lingering: ReturnType<typeof setTimeout> | null = null;
   private readStatements: Record<'begin' | 'commit' | 'rollback', Statement> | null = null;
   private readonly transact: Transact;
   private groupScope: GroupScope = { run: (writes) => writes(), rolledBack: () => {} };
@@ -72,29 +70,16 @@ export class Transactions {
    * `fn` in one BEGIN IMMEDIATE with every other grouped write asked for in the same turn of the event loop
    * (each in its own savepoint: one that throws rolls back alone and rejects its own promise); each promise
    * settles only after the commit, and a failed commit rejects all of them. While more than one writer has
-   * announced grouped writes to come (`announce`), the group waits GROUP_LINGER_MS for theirs instead, or
-   * until it holds as many writes as there are announced writers (each has one grouped write at a time).
+   * announced grouped writes to come (`announce`), the group waits GROUP_LINGER_MS for theirs instead.
    */
   grouped<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.group.length === 0) {
-        if (this.expected > 1) this.lingering = setTimeout(() => this.commitGroup(), GROUP_LINGER_MS);
+        if (this.expected > 1) setTimeout(() => this.commitGroup(), GROUP_LINGER_MS);
         else setImmediate(() => this.commitGroup());
       }
       this.group.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-      this.endLingerWhenAllIn();
     });
-  }
-
-  /**
-   * A lingering group that holds a write for every announced writer commits in the next turn: nobody else is
-   * coming. A write of a writer that did not announce counts too, so such a group may end sooner, never later.
-   */
-  private endLingerWhenAllIn(): void {
-    if (this.lingering === null || this.group.length < this.expected) return;
-    clearTimeout(this.lingering);
-    this.lingering = null;
-    setImmediate(() => this.commitGroup());
   }
 
   /**
@@ -108,7 +93,6 @@ export class Transactions {
       if (withdrawn) return;
       withdrawn = true;
       this.expected--;
-      this.endLingerWhenAllIn();
     };
   }
 
@@ -118,7 +102,6 @@ export class Transactions {
   }
 
   private commitGroup(): void {
-    this.lingering = null;
     const group = this.group;
     this.group = [];
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
