@@ -68,6 +68,34 @@ async function syncFolder(dir: string, madeIn: readonly string[]): Promise<void>
   for (const parent of madeIn) await fsyncDir(parent);
 }
 
+/**
+ * Syncs of one folder asked for while another is running share the next one, which begins once every entry of
+ * theirs is made, so it makes them all durable; one asked for while none runs begins at once.
+ */
+class FolderSyncs {
+  private readonly next = new Map<string, Promise<void>>();
+  private readonly running = new Map<string, Promise<void>>();
+
+  sync(dir: string): Promise<void> {
+    const waiting = this.next.get(dir);
+    if (waiting) return waiting;
+    const before = this.running.get(dir);
+    const sync: Promise<void> = (before ? before.then(ignore, ignore) : Promise.resolve())
+      .then(() => {
+        this.next.delete(dir);
+        this.running.set(dir, sync);
+        return fsyncDir(dir);
+      })
+      .finally(() => {
+        if (this.running.get(dir) === sync) this.running.delete(dir);
+      });
+    this.next.set(dir, sync);
+    return sync;
+  }
+}
+
+const ignore = () => {};
+
 /** One operation at a time in the background; its failure is kept and thrown to whoever settles next. */
 class BackgroundSlot {
   private running: Promise<void> | null = null;
@@ -255,6 +283,7 @@ export class LocalDriver implements StorageDriver {
    * it held about 130 bytes per upload for as long as the server ran (older keys' directories are 16.7 million).
    */
   private readonly shardDirs = new Set<string>();
+  private readonly folderSyncs = new FolderSyncs();
 
   constructor(
     readonly root: string,
@@ -343,7 +372,9 @@ export class LocalDriver implements StorageDriver {
       const size = await writeBody(handle, 0, body, opts);
       await handle.sync();
       await handle.close();
-      await syncFolder(dir, madeIn);
+      // Shared with the other new objects of its folder (newStorageKey gives the uploads in progress one folder).
+      await this.folderSyncs.sync(dir);
+      for (const parent of madeIn) await fsyncDir(parent);
       return { size };
     } catch (err) {
       await handle.close().catch(() => {});

@@ -164,6 +164,54 @@ describe('local driver', () => {
     expect(tempFiles(d)).toEqual([]);
   });
 
+  test('fresh objects put at once into one folder share its syncs; each put ends after a sync its file was in', async () => {
+    const d = driver();
+    const first = newStorageKey();
+    // The folder made first: the puts below sync it and nothing else.
+    await d.put(first, from('x'), { fresh: true });
+    const keys = Array.from({ length: 8 }, () => `${first.slice(0, 4)}${newStorageKey().slice(4)}`);
+    const folder = path.dirname(d.pathOf(first));
+    let closed = 0;
+    let allClosed!: () => void;
+    // Every file written and closed, and a turn for each put to ask for its folder's sync.
+    const asked = new Promise<void>((r) => (allClosed = r)).then(() => new Promise((r) => setImmediate(r)));
+    const syncedWith: Set<string>[] = [];
+    const realOpen = fsp.open;
+    const spy = spyOn(fsp, 'open').mockImplementation(async (file, flags, mode) => {
+      const handle = await realOpen(file, flags, mode);
+      if (flags === 'wx') {
+        const close = handle.close.bind(handle);
+        handle.close = async () => {
+          await close();
+          if (++closed === keys.length) allClosed();
+        };
+        return handle;
+      }
+      const sync = handle.sync.bind(handle);
+      handle.sync = async () => {
+        // The first sync holds until every put has asked for one: the others ask while it runs.
+        if (syncedWith.length === 0) await asked;
+        const entries = new Set(fs.readdirSync(folder));
+        await sync();
+        syncedWith.push(entries);
+      };
+      return handle;
+    });
+    try {
+      const covered = await Promise.all(
+        keys.map(async (key) => {
+          await d.put(key, from(key), { fresh: true });
+          return syncedWith.some((entries) => entries.has(key));
+        }),
+      );
+      expect(covered).toEqual(keys.map(() => true));
+      expect(syncedWith.length).toBe(2);
+      for (const key of keys) expect(await text(await d.get(key))).toBe(key);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   test('a fresh key that exists is refused and the object there kept; a removed shard directory is made again', async () => {
     const d = driver();
     const key = newStorageKey();
