@@ -51,7 +51,7 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Makes `dir` and any parent missing; returns the folders a new entry was made in, to sync with `syncFolder`. */
+/** Makes `dir` and any parent missing; returns the folders a new entry was made in, to sync (`syncFolder`, `shardReady`). */
 async function makeFolder(dir: string): Promise<string[]> {
   const first = await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
   const parents: string[] = [];
@@ -67,6 +67,34 @@ async function syncFolder(dir: string, madeIn: readonly string[]): Promise<void>
   await fsyncDir(dir);
   for (const parent of madeIn) await fsyncDir(parent);
 }
+
+/**
+ * Syncs of one folder asked for while another is running share the next one, which begins once every entry of
+ * theirs is made, so it makes them all durable; one asked for while none runs begins at once.
+ */
+class FolderSyncs {
+  private readonly next = new Map<string, Promise<void>>();
+  private readonly running = new Map<string, Promise<void>>();
+
+  sync(dir: string): Promise<void> {
+    const waiting = this.next.get(dir);
+    if (waiting) return waiting;
+    const before = this.running.get(dir);
+    const sync: Promise<void> = (before ? before.then(ignore, ignore) : Promise.resolve())
+      .then(() => {
+        this.next.delete(dir);
+        this.running.set(dir, sync);
+        return fsyncDir(dir);
+      })
+      .finally(() => {
+        if (this.running.get(dir) === sync) this.running.delete(dir);
+      });
+    this.next.set(dir, sync);
+    return sync;
+  }
+}
+
+const ignore = () => {};
 
 /** One operation at a time in the background; its failure is kept and thrown to whoever settles next. */
 class BackgroundSlot {
@@ -255,6 +283,9 @@ export class LocalDriver implements StorageDriver {
    * it held about 130 bytes per upload for as long as the server ran (older keys' directories are 16.7 million).
    */
   private readonly shardDirs = new Set<string>();
+  private readonly folderSyncs = new FolderSyncs();
+  /** Shard folders being made: every write into one waits until its entry is durable in each parent it was made in. */
+  private readonly makingShards = new Map<string, Promise<void>>();
 
   constructor(
     readonly root: string,
@@ -279,37 +310,54 @@ export class LocalDriver implements StorageDriver {
     if (this.shardDirs.size > this.knownShards) this.shardDirs.delete(this.shardDirs.values().next().value!);
   }
 
-  /** Opens `file` in shard directory `dir` for a new object, making the directory first when needed (`madeIn`: see `makeFolder`). */
-  private async createInShard(dir: string, file: string): Promise<{ handle: fsp.FileHandle; madeIn: string[] }> {
-    let madeIn = this.shardDirs.has(dir) ? [] : await makeFolder(dir);
+  /**
+   * Makes shard folder `dir` when missing and syncs its entry into each parent it was made in, once for every write
+   * that asks meanwhile: a write into a folder another write is making cannot be answered before the folder is durable.
+   */
+  private shardReady(dir: string): Promise<void> {
+    let making = this.makingShards.get(dir);
+    if (!making) {
+      making = makeFolder(dir)
+        .then(async (madeIn) => {
+          for (const parent of madeIn) await fsyncDir(parent);
+        })
+        .finally(() => this.makingShards.delete(dir));
+      this.makingShards.set(dir, making);
+    }
+    return making;
+  }
+
+  /** Opens `file` in shard directory `dir` for a new object, the directory made (durably) first when needed. */
+  private async createInShard(dir: string, file: string): Promise<fsp.FileHandle> {
+    if (!this.shardDirs.has(dir)) await this.shardReady(dir);
     let handle: fsp.FileHandle;
     try {
       handle = await fsp.open(file, 'wx', 0o600);
     } catch (err) {
       // A shard directory removed behind the server's back: made again.
       if (!isNotFound(err) || !this.shardDirs.has(dir)) throw err;
-      madeIn = await makeFolder(dir);
+      await this.shardReady(dir);
       handle = await fsp.open(file, 'wx', 0o600);
     }
     this.rememberShard(dir);
-    return { handle, madeIn };
+    return handle;
   }
 
   /** Renames a finished file (in the same file system) to the object `key`, durably. */
   async publish(temp: string, key: string): Promise<void> {
     const final = this.pathOf(key);
     const dir = path.dirname(final);
-    let madeIn = this.shardDirs.has(dir) ? [] : await makeFolder(dir);
+    if (!this.shardDirs.has(dir)) await this.shardReady(dir);
     try {
       await fsp.rename(temp, final);
     } catch (err) {
       // A shard directory removed behind the server's back: made again.
       if (!isNotFound(err) || !this.shardDirs.has(dir)) throw err;
-      madeIn = await makeFolder(dir);
+      await this.shardReady(dir);
       await fsp.rename(temp, final);
     }
     this.rememberShard(dir);
-    await syncFolder(dir, madeIn);
+    await this.folderSyncs.sync(dir);
   }
 
   async put(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<{ size: number }> {
@@ -338,12 +386,13 @@ export class LocalDriver implements StorageDriver {
   private async putInPlace(key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions): Promise<{ size: number }> {
     const file = this.pathOf(key);
     const dir = path.dirname(file);
-    const { handle, madeIn } = await this.createInShard(dir, file);
+    const handle = await this.createInShard(dir, file);
     try {
       const size = await writeBody(handle, 0, body, opts);
       await handle.sync();
       await handle.close();
-      await syncFolder(dir, madeIn);
+      // Shared with the other new objects of its folder (newStorageKey gives the uploads in progress one folder).
+      await this.folderSyncs.sync(dir);
       return { size };
     } catch (err) {
       await handle.close().catch(() => {});

@@ -90,11 +90,12 @@ describe('local driver', () => {
       return handle;
     });
     try {
+      // The new folders into their parents as they are made, the folder after the object's entry is in it.
       await d.put('AAaa' + newStorageKey().slice(4), from('x'), { fresh: true });
-      expect(synced).toEqual([path.join('AA', 'aa'), 'AA', '.']);
+      expect(synced).toEqual(['AA', '.', path.join('AA', 'aa')]);
       synced.length = 0;
       await d.put('AAbb' + newStorageKey().slice(4), from('x'));
-      expect(synced).toEqual([path.join('AA', 'bb'), 'AA']);
+      expect(synced).toEqual(['AA', path.join('AA', 'bb')]);
       synced.length = 0;
       await d.put('AAbb' + newStorageKey().slice(4), from('x'));
       expect(synced).toEqual([path.join('AA', 'bb')]);
@@ -162,6 +163,94 @@ describe('local driver', () => {
     await expect(d.put(failed, failing(), { fresh: true })).rejects.toThrow('client went away');
     expect(await d.head(failed)).toBeNull();
     expect(tempFiles(d)).toEqual([]);
+  });
+
+  test('writes into a shard folder another write is making end only once the folder is synced into its parents', async () => {
+    const d = driver();
+    const events: string[] = [];
+    let closed = 0;
+    let bothClosed!: () => void;
+    const closing = new Promise<void>((r) => (bothClosed = r));
+    const realOpen = fsp.open;
+    const spy = spyOn(fsp, 'open').mockImplementation(async (file, flags, mode) => {
+      const handle = await realOpen(file, flags, mode);
+      if (flags === 'wx') {
+        const close = handle.close.bind(handle);
+        handle.close = async () => {
+          await close();
+          if (++closed === 2) bothClosed();
+        };
+        return handle;
+      }
+      const name = path.relative(d.root, String(file)) || '.';
+      const sync = handle.sync.bind(handle);
+      handle.sync = async () => {
+        // The root's sync (the new folder's entry) holds until both objects are written, or a second at most.
+        if (name === '.') await Promise.race([closing, Bun.sleep(1000)]);
+        await sync();
+        events.push(`${name} synced`);
+      };
+      return handle;
+    });
+    try {
+      const keys = ['CCcc', 'CCcc'].map((shard) => shard + newStorageKey().slice(4));
+      await Promise.all(keys.map(async (key, i) => d.put(key, from('x'), { fresh: true }).then(() => events.push(`put ${i}`))));
+      const rootSynced = events.indexOf('. synced');
+      expect(rootSynced).toBeGreaterThanOrEqual(0);
+      expect(events.indexOf('put 0')).toBeGreaterThan(rootSynced);
+      expect(events.indexOf('put 1')).toBeGreaterThan(rootSynced);
+      expect(events.filter((e) => e === 'CC synced')).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('fresh objects put at once into one folder share its syncs; each put ends after a sync its file was in', async () => {
+    const d = driver();
+    const first = newStorageKey();
+    // The folder made first: the puts below sync it and nothing else.
+    await d.put(first, from('x'), { fresh: true });
+    const keys = Array.from({ length: 8 }, () => `${first.slice(0, 4)}${newStorageKey().slice(4)}`);
+    const folder = path.dirname(d.pathOf(first));
+    let closed = 0;
+    let allClosed!: () => void;
+    // Every file written and closed, and a turn for each put to ask for its folder's sync.
+    const asked = new Promise<void>((r) => (allClosed = r)).then(() => new Promise((r) => setImmediate(r)));
+    const syncedWith: Set<string>[] = [];
+    const realOpen = fsp.open;
+    const spy = spyOn(fsp, 'open').mockImplementation(async (file, flags, mode) => {
+      const handle = await realOpen(file, flags, mode);
+      if (flags === 'wx') {
+        const close = handle.close.bind(handle);
+        handle.close = async () => {
+          await close();
+          if (++closed === keys.length) allClosed();
+        };
+        return handle;
+      }
+      const sync = handle.sync.bind(handle);
+      handle.sync = async () => {
+        // The first sync holds until every put has asked for one: the others ask while it runs.
+        if (syncedWith.length === 0) await asked;
+        const entries = new Set(fs.readdirSync(folder));
+        await sync();
+        syncedWith.push(entries);
+      };
+      return handle;
+    });
+    try {
+      const covered = await Promise.all(
+        keys.map(async (key) => {
+          await d.put(key, from(key), { fresh: true });
+          return syncedWith.some((entries) => entries.has(key));
+        }),
+      );
+      expect(covered).toEqual(keys.map(() => true));
+      expect(syncedWith.length).toBe(2);
+      for (const key of keys) expect(await text(await d.get(key))).toBe(key);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   test('a fresh key that exists is refused and the object there kept; a removed shard directory is made again', async () => {

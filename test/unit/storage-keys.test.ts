@@ -14,8 +14,22 @@ describe('new storage keys (docs/performance.md, the thirteenth pass: single)', 
     const keys = Array.from({ length: 20_000 }, newStorageKey);
     const folders = new Set(keys.map((key) => path.dirname(driver.pathOf(key))));
     expect(folders.size).toBeLessThanOrEqual(4096);
-    // Spread over the first level as before: 20,000 draws from 4,096 leave few of them unused.
-    expect(new Set(keys.map((key) => key.slice(0, 2))).size).toBeGreaterThan(3900);
+  });
+
+  test('come 64 at a time in one folder, the uploads in progress sharing its syncs; the folders drawn at random, spread evenly', () => {
+    const keys = Array.from({ length: 64 * 10_000 }, newStorageKey);
+    const runs: number[] = [];
+    for (let i = 0, run = 1; i < keys.length; i++, run++)
+      if (i === keys.length - 1 || keys[i + 1]!.slice(0, 2) !== keys[i]!.slice(0, 2)) {
+        runs.push(run);
+        run = 0;
+      }
+    // Between the first and the last (this test's keys start and end mid-run) every run is 64 keys, or a multiple
+    // when a draw repeats the folder before it (1 in 4,096).
+    expect(runs.slice(1, -1).every((run) => run % 64 === 0)).toBe(true);
+    expect(runs.length).toBeGreaterThan(9_990);
+    // 10,000 draws from 4,096 leave about 4,096 × e^-2.44 ≈ 356 unused.
+    expect(new Set(keys.map((key) => key.slice(0, 2))).size).toBeGreaterThan(3600);
   });
 
   test('stay valid, distinct and random past their shard folder', () => {
