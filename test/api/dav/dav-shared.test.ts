@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { runCli } from '../../helpers/cli.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { rawRequest } from '../../helpers/raw-http.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
@@ -138,6 +139,39 @@ describe('WebDAV: Shared with me', () => {
       if (i === 1) await o.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'editor' });
     }
     expect((await listAll(o.client, `/api/files?parentId=${trips.id}`)).map((i) => i.name).sort()).toEqual(['0.txt', '1.txt', '2.txt']);
+  });
+
+  test('a lock an editor took inside no longer holds the owner out once its access ended elsewhere: sharing turned off, or the member disabled or removed by the command line', async () => {
+    const member = await seed.owner(t);
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'Cabin');
+    await folder(o.client, 'Notes', root.id);
+    await share(o, root.id, member.email, 'editor');
+    const dav = await davLogin(t, member);
+    const owner = await davLogin(t, o);
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    const lockNotes = async () => {
+      const res = await dav.request('LOCK', `${SHARED}/Cabin/Notes/`, {
+        body: lockBody,
+        headers: { depth: 'infinity', timeout: 'Second-604800' },
+      });
+      expect(res.status).toBe(200);
+    };
+    const cli = async (...args: string[]) => expect((await runCli([...args, '--data-dir', t.dataDir])).code).toBe(0);
+    const ends: Array<[() => Promise<unknown>, () => Promise<unknown>]> = [
+      [
+        () => admin.client.put('/api/user/people-sharing-config', { enabled: false }),
+        () => admin.client.put('/api/user/people-sharing-config', { enabled: true }),
+      ],
+      [() => cli('users', 'disable', member.email), () => cli('users', 'enable', member.email)],
+    ];
+    for (const [i, [end, undo]] of ends.entries()) {
+      await lockNotes();
+      expect((await owner.put(`Cabin/Notes/${i}.txt`, 'x')).status).toBe(423);
+      await end();
+      expect((await owner.put(`Cabin/Notes/${i}.txt`, 'x')).status, `end ${i}`).toBe(201);
+      await undo();
+    }
   });
 
   test("a member's sub-user without the permission is 403; the sharing owner disabled or deleted ends the share", async () => {
