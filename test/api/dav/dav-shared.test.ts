@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { runCli } from '../../helpers/cli.ts';
+import { json } from '../../helpers/client.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { rawRequest } from '../../helpers/raw-http.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
@@ -164,6 +166,18 @@ describe('WebDAV: Shared with me', () => {
         () => admin.client.put('/api/user/people-sharing-config', { enabled: true }),
       ],
       [() => cli('users', 'disable', member.email), () => cli('users', 'enable', member.email)],
+      [
+        async () => {
+          await o.client.delete(`/api/files/${root.id}/members/${member.id}`);
+          const group = await newGroup(admin, 'Cabin group', member);
+          expect((await o.client.post(`/api/files/${root.id}/members`, { groupId: group, role: 'editor' })).status).toBe(201);
+          await lockNotes();
+          expect((await owner.put('Cabin/Notes/group.txt', 'x')).status).toBe(423);
+          const { name } = await json(await admin.client.get(`/api/admin/groups/${group}`));
+          await cli('groups', 'remove', name, member.email);
+        },
+        async () => {},
+      ],
     ];
     for (const [i, [end, undo]] of ends.entries()) {
       await lockNotes();
