@@ -143,6 +143,7 @@ describe('WebDAV: Shared with me', () => {
     expect((await listAll(o.client, `/api/files?parentId=${trips.id}`)).map((i) => i.name).sort()).toEqual(['0.txt', '1.txt', '2.txt']);
   });
 
+  // Three runs of the command line, each a process of its own: longer than the default timeout on a loaded machine.
   test('a lock an editor took inside no longer holds the owner out once its access ended elsewhere: sharing turned off, or the member disabled or removed by the command line', async () => {
     const member = await seed.owner(t);
     const o = await seed.owner(t);
@@ -186,7 +187,7 @@ describe('WebDAV: Shared with me', () => {
       expect((await owner.put(`Cabin/Notes/${i}.txt`, 'x')).status, `end ${i}`).toBe(201);
       await undo();
     }
-  });
+  }, 60_000);
 
   test("a member's sub-user without the permission is 403; the sharing owner disabled or deleted ends the share", async () => {
     const member = await seed.owner(t);
