@@ -60,14 +60,12 @@ function jobHandlers(ctx: AppContext): Handlers {
       return result;
     },
     filesTrash: fileTreeJob(ctx, FileEventType.deleted, 'trash', (p, b) => trash.trashJob(p, b)),
-    filesRestore: fileTreeJob(ctx, FileEventType.restored, 'restore', (p, b) => trash.restoreTrees(p.accountId, p.loginId, p.ids, b)),
-    trashDelete: fileTreeJob(ctx, FileEventType.permanentlyDeleted, 'delete', (p, b) =>
-      trash.deleteRoots(p.accountId, p.loginId, p.ids, b),
-    ),
+    filesRestore: fileTreeJob(ctx, FileEventType.restored, 'restore', (p, b) => trash.restoreJob(p, b)),
+    trashDelete: fileTreeJob(ctx, FileEventType.permanentlyDeleted, 'delete', (p, b) => trash.deleteJob(p, b)),
     // Only what was in the trash when emptying was asked for: the job may run later (queue, restart).
     trashEmpty: (p, run) =>
       finishTreeJob(ctx, p, run, FileEventType.permanentlyDeleted, 'empty', () =>
-        trash.emptyTrash(p, run.job.createdAt, { signal: run.signal, onBatch: run.addProgress }),
+        trash.emptyJob(p, run.job.createdAt, { signal: run.signal, onBatch: run.addProgress }),
       ),
     accountDelete: (p, run) => ({
       ...ctx.services.users.purgeAccount(p.accountId, { signal: run.signal, onBatch: run.addProgress }),

@@ -24,7 +24,10 @@ export interface AlbumMemberRow {
   addedAt: number;
 }
 
-const LIVE = 'i.deleted_at IS NULL';
+/** An album shows a file of `alias` while it is live and its account active: an editor's photos stop with its account, as its shares do. */
+export const shownInAlbum = (alias: string) =>
+  `${alias}.deleted_at IS NULL AND ${alias}.account_id NOT IN (SELECT id FROM users WHERE disabled_at IS NOT NULL OR deletion_requested_at IS NOT NULL)`;
+const LIVE = shownInAlbum('i');
 const TAKEN = 'coalesce(i.taken_at, i.modified_at)';
 const ALBUM = `a.id, a.account_id AS accountId, a.name, a.cover_item_id AS coverItemId, a.created_at AS createdAt, a.updated_at AS updatedAt,
   (SELECT count(*) FROM album_items ai JOIN items i ON i.id = ai.item_id WHERE ai.album_id = a.id AND ${LIVE}) AS itemCount,

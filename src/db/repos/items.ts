@@ -3,6 +3,7 @@ import type { Database, SQLQueryBindings } from 'bun:sqlite';
 import { items } from '../schema/items.ts';
 import { selectList, toBoolean } from '../select.ts';
 import { transactOf } from '../client.ts';
+import { shownInAlbum } from './albums.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 
 /** A row of the file tree (a docs/api.md › Conventions item before it is shown), as the schema describes it (`taken_at` is the Photos query's, kept by triggers). */
@@ -435,7 +436,7 @@ export class ItemsRepo {
       this.sqlite
         .query<Item, [string, string, number]>(
           `SELECT ${ITEM} FROM items WHERE id IN (SELECT item_id FROM album_items WHERE album_id = ? AND item_id > ?)
-             AND type = 'file' AND deleted_at IS NULL ORDER BY id LIMIT ?`,
+             AND type = 'file' AND ${shownInAlbum('items')} ORDER BY id LIMIT ?`,
         )
         .all(albumId, afterId, limit),
     );

@@ -63,8 +63,26 @@ export class DavLockService {
   private readonly byToken = new Map<string, DavLock>();
   /** Each account's locks by path key. */
   private readonly byAccount = new Map<string, Map<string, DavLock[]>>();
+  /** The access the locks were last checked against. */
+  private checkedAt: string | null = null;
 
-  constructor(private readonly clock: Clock) {}
+  /**
+   * `held.stillHeld` says whether a lock's login may still hold it; it is asked again of every lock whenever
+   * `held.version` moves, so an end of access no release reached (another process, the sharing switch) frees them too.
+   */
+  constructor(
+    private readonly clock: Clock,
+    private readonly held?: { version: () => string; stillHeld: (lock: DavLock) => boolean },
+  ) {}
+
+  /** Drops the locks whose login may no longer hold them, when the access they were checked against moved. */
+  private recheck(): void {
+    if (!this.held || this.byToken.size === 0) return;
+    const version = this.held.version();
+    if (version === this.checkedAt) return;
+    this.checkedAt = version;
+    for (const lock of [...this.byToken.values()]) if (!this.held.stillHeld(lock)) this.unlock(lock.token);
+  }
 
   /** Seconds from a `Timeout` header (`Second-N`, `Infinite`), capped; the default when absent or unreadable. */
   static timeoutOf(header: string | null): number {
@@ -88,11 +106,13 @@ export class DavLockService {
 
   /** Every live lock of the account. */
   ofAccount(accountId: string): DavLock[] {
+    this.recheck();
     const keys = this.byAccount.get(accountId);
     return keys ? [...keys.keys()].flatMap((key) => this.at(accountId, key)) : [];
   }
 
   get(token: string): DavLock | null {
+    this.recheck();
     const lock = this.byToken.get(token);
     if (!lock || lock.expiresAt <= this.clock.now()) return null;
     return lock;
@@ -102,6 +122,7 @@ export class DavLockService {
   covering(accountId: string, key: string): DavLock[] {
     // Most requests meet no lock at all: every PROPFIND row asks.
     if (!this.byAccount.has(accountId)) return [];
+    this.recheck();
     const out: DavLock[] = [];
     for (const k of selfAndAncestors(key)) for (const l of this.at(accountId, k)) if (k === key || l.depth === 'infinity') out.push(l);
     return out;

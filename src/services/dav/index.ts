@@ -35,7 +35,15 @@ type DavDeps = { audit: AuditService; tree: Tree; settings: SettingsService; thu
 /** WebDAV over the file tree; its locks are shared with accounts, which release them when access ends. */
 export function createDavServices(infra: Infrastructure, d: DavDeps) {
   const { repos } = infra;
-  const davLocks = new DavLockService(infra.clock);
+  const peopleSharing = () => d.settings.get('peopleSharing');
+  const davLocks = new DavLockService(infra.clock, {
+    version: () => `${repos.database.accessVersion()} ${repos.database.authVersion()} ${peopleSharing()}`,
+    stillHeld: (lock) => {
+      const login = repos.users.authUser(lock.loginId);
+      if (!login || login.disabledAt !== null) return false;
+      return !lock.share || d.tree.editsShared(lock.share.memberAccountId, lock.share.rootId);
+    },
+  });
   d.members.onEditorEnd(({ ownerId, itemId, accountId }) => davLocks.forgetShare(ownerId, itemId, accountId));
   d.diskSpace.addPromised(() => repos.chunkedUploads.promised(infra.clock.now()));
   const chunkedUploads = new ChunkedUploadService({

@@ -17,7 +17,7 @@ import type { LibraryFiles } from './library-files.ts';
 import type { LibraryContent } from './library-content.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 import type { Principal } from '../identity/principal.ts';
-import { startedBy } from './file-jobs.ts';
+import { type JobStarters, startedBy } from './file-jobs.ts';
 import { type QuotaService, roomRuleOf } from './quota.ts';
 import type { Tree } from './tree.ts';
 import type { UploadIntentService } from './upload-intents.ts';
@@ -38,6 +38,7 @@ export interface CopyDeps {
   libraryContent: Pick<LibraryContent, 'stage' | 'drop'>;
   changes: ChangeLog;
   trash: Pick<TrashService, 'trashTrees' | 'deleteRoots'>;
+  starters: Pick<JobStarters, 'assertStillMay'>;
 }
 
 const CHILD_PAGE = 500;
@@ -194,6 +195,7 @@ export class CopyService {
   async run(jobId: string, p: Payload<'filesCopy'>, signal?: AbortSignal): Promise<{ count: number; ids: string[] }> {
     const repo = this.d.items;
     const from = p.sourceAccountId ?? p.accountId;
+    this.d.starters.assertStillMay(p, 'copy.start');
     this.assertStillShared(p);
     if (p.parentId !== null) {
       const target = repo.getLive(p.accountId, p.parentId);

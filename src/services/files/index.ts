@@ -11,7 +11,7 @@ import { CopyService } from './copy.ts';
 import { DiskSpaceService } from './disk-space.ts';
 import { DownloadService } from './downloads.ts';
 import { FileEvents } from './file-events.ts';
-import { FileJobService } from './file-jobs.ts';
+import { FileJobService, JobStarters } from './file-jobs.ts';
 import { type HasThumbnail, ItemViews } from './item-views.ts';
 import { LibraryContent, type LibraryStaging } from './library-content.ts';
 import { LibraryFiles } from './library-files.ts';
@@ -128,6 +128,7 @@ export function createFilesServices<V extends ReplacedVersions>(
     intents: uploadIntents,
     disk: diskSpace,
     versions: repos.versions,
+    starters: new JobStarters(repos.users, repos.teamFolders),
   };
   const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings, libraryContent });
   const downloads = new DownloadService({

@@ -9,6 +9,7 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import { PermanentJobError } from '../../jobs/registry.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
+import type { JobStarters } from './file-jobs.ts';
 import type { ItemService, Page } from './items.ts';
 import type { Principal } from '../identity/principal.ts';
 import { startedBy } from './file-jobs.ts';
@@ -36,6 +37,10 @@ function progressBatch(total: number): number {
   return Math.max(25, Math.ceil(total / 20));
 }
 
+/** Whom a queued file job is for (its payload's starter), and the ids it names. */
+type JobStarter = { accountId: string; loginId: string; memberAccountId?: string };
+type JobTrees = JobStarter & { ids: string[] };
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export interface TrashDeps {
@@ -50,6 +55,7 @@ export interface TrashDeps {
   changes: ChangeLog;
   versions: VersionsRepo;
   libraries: Pick<LibrariesRepo, 'ofItem'>;
+  starters: Pick<JobStarters, 'assertStillMay'>;
 }
 
 /**
@@ -113,7 +119,8 @@ export class TrashService {
    * Job body of `files.trash`. One a member started inside a share runs only while it is still an editor there:
    * queued, it may run after the member was removed or made a viewer, and then trashes nothing.
    */
-  trashJob(p: { accountId: string; loginId: string; memberAccountId?: string; ids: string[] }, run: BatchRun = {}): number {
+  trashJob(p: JobTrees, run: BatchRun = {}): number {
+    this.d.starters.assertStillMay(p, 'trash.trash');
     const member = p.memberAccountId;
     if (member !== undefined && !p.ids.every((id) => this.d.tree.editsShared(member, id)))
       throw new PermanentJobError('access to the shared folder ended before the trash ran');
@@ -202,6 +209,12 @@ export class TrashService {
   }
 
   /** Job body of `files.restore`: members first in batches, the root last; safe to run again. */
+  /** Job body of `files.restore`, while its starter may still restore. */
+  restoreJob(p: JobTrees, run: BatchRun = {}): number {
+    this.d.starters.assertStillMay(p, 'trash.restore');
+    return this.restoreTrees(p.accountId, p.loginId, p.ids, run);
+  }
+
   restoreTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
     let count = 0;
     for (const id of ids) {
@@ -294,7 +307,13 @@ export class TrashService {
     if (row) this.d.changes.record(by, ChangeKinds.purged, row, { gone: true });
   }
 
-  /** Job body of `trash.delete`. */
+  /** Job body of `trash.delete`, while its starter may still delete for good. */
+  deleteJob(p: JobTrees, run: BatchRun = {}): number {
+    this.d.starters.assertStillMay(p, 'trash.delete');
+    return this.deleteRoots(p.accountId, p.loginId, p.ids, run);
+  }
+
+  /** Removes each trash root for good. */
   deleteRoots(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
     let count = 0;
     for (const id of ids) {
@@ -306,7 +325,13 @@ export class TrashService {
     return count;
   }
 
-  /** Job body of `trash.empty`: every trash root of the account trashed up to `trashedUpTo` (when emptying was asked for). */
+  /** Job body of `trash.empty`, while its starter may still empty the trash. */
+  emptyJob(p: JobStarter, trashedUpTo: number, run: BatchRun = {}): number {
+    this.d.starters.assertStillMay(p, 'trash.empty');
+    return this.emptyTrash(p, trashedUpTo, run);
+  }
+
+  /** Every trash root of the account trashed up to `trashedUpTo` (when emptying was asked for). */
   emptyTrash(by: { accountId: string; loginId: string }, trashedUpTo: number, run: BatchRun = {}): number {
     let count = 0;
     for (;;) {

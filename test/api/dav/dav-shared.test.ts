@@ -1,4 +1,7 @@
 import { describe, expect, test } from 'bun:test';
+import { runCli } from '../../helpers/cli.ts';
+import { json } from '../../helpers/client.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { rawRequest } from '../../helpers/raw-http.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
@@ -139,6 +142,52 @@ describe('WebDAV: Shared with me', () => {
     }
     expect((await listAll(o.client, `/api/files?parentId=${trips.id}`)).map((i) => i.name).sort()).toEqual(['0.txt', '1.txt', '2.txt']);
   });
+
+  // Three runs of the command line, each a process of its own: longer than the default timeout on a loaded machine.
+  test('a lock an editor took inside no longer holds the owner out once its access ended elsewhere: sharing turned off, or the member disabled or removed by the command line', async () => {
+    const member = await seed.owner(t);
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'Cabin');
+    await folder(o.client, 'Notes', root.id);
+    await share(o, root.id, member.email, 'editor');
+    const dav = await davLogin(t, member);
+    const owner = await davLogin(t, o);
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    const lockNotes = async () => {
+      const res = await dav.request('LOCK', `${SHARED}/Cabin/Notes/`, {
+        body: lockBody,
+        headers: { depth: 'infinity', timeout: 'Second-604800' },
+      });
+      expect(res.status).toBe(200);
+    };
+    const cli = async (...args: string[]) => expect((await runCli([...args, '--data-dir', t.dataDir])).code).toBe(0);
+    const ends: Array<[() => Promise<unknown>, () => Promise<unknown>]> = [
+      [
+        () => admin.client.put('/api/user/people-sharing-config', { enabled: false }),
+        () => admin.client.put('/api/user/people-sharing-config', { enabled: true }),
+      ],
+      [() => cli('users', 'disable', member.email), () => cli('users', 'enable', member.email)],
+      [
+        async () => {
+          await o.client.delete(`/api/files/${root.id}/members/${member.id}`);
+          const group = await newGroup(admin, 'Cabin group', member);
+          expect((await o.client.post(`/api/files/${root.id}/members`, { groupId: group, role: 'editor' })).status).toBe(201);
+          await lockNotes();
+          expect((await owner.put('Cabin/Notes/group.txt', 'x')).status).toBe(423);
+          const { name } = await json(await admin.client.get(`/api/admin/groups/${group}`));
+          await cli('groups', 'remove', name, member.email);
+        },
+        async () => {},
+      ],
+    ];
+    for (const [i, [end, undo]] of ends.entries()) {
+      await lockNotes();
+      expect((await owner.put(`Cabin/Notes/${i}.txt`, 'x')).status).toBe(423);
+      await end();
+      expect((await owner.put(`Cabin/Notes/${i}.txt`, 'x')).status, `end ${i}`).toBe(201);
+      await undo();
+    }
+  }, 60_000);
 
   test("a member's sub-user without the permission is 403; the sharing owner disabled or deleted ends the share", async () => {
     const member = await seed.owner(t);

@@ -237,3 +237,39 @@ describe('album links', () => {
     expect(await page(folderUrl)).not.toContain('data-full');
   });
 });
+
+describe('an editor’s photos in another account’s album', () => {
+  test('its account disabled: its photos leave the album’s link and the owner’s view until it is enabled again', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const mine = await photo(o, 'mine.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Together', ids: [mine.id] }));
+    expect((await o.client.post(`/api/albums/${album.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const theirs = await photo(member, 'theirs.jpg');
+    expect((await json(await member.client.post(`/api/albums/${album.id}/items`, { ids: [theirs.id] }))).added).toBe(1);
+    const token = tokenOf((await json(await o.client.post(`/api/albums/${album.id}/link`, { expiry: 'never' }))).link.url);
+    const shown = async () => ({
+      link: (await json(await fetch(`${t.url}/s/album/${token}`, JSON_ACCEPT))).items.map((i: { id: string }) => i.id).sort(),
+      owner: (await json(await o.client.get(`/api/albums/${album.id}`))).items.map((i: { id: string }) => i.id).sort(),
+      file: (await fetch(`${t.url}/s/album/${token}/file/${theirs.id}`)).status,
+      thumbnail: (await fetch(`${t.url}/s/album/${token}/thumbnail/${theirs.id}`)).status,
+      download: (await o.client.get(`/api/albums/${album.id}/items/${theirs.id}/download`)).status,
+      zip: readZip(Buffer.from(await (await fetch(`${t.url}/s/album/${token}/zip`)).arrayBuffer()))
+        .map((e) => e.name)
+        .sort(),
+    });
+    expect(await shown()).toEqual({
+      link: [mine.id, theirs.id].sort(),
+      owner: [mine.id, theirs.id].sort(),
+      file: 200,
+      thumbnail: 200,
+      download: 200,
+      zip: ['mine.jpg', 'theirs.jpg'],
+    });
+    const users = t.server.ctx.services.users;
+    users.setDisabled(member.id, true, 'cli');
+    expect(await shown()).toEqual({ link: [mine.id], owner: [mine.id], file: 404, thumbnail: 404, download: 404, zip: ['mine.jpg'] });
+    users.setDisabled(member.id, false, 'cli');
+    expect((await shown()).link).toEqual([mine.id, theirs.id].sort());
+  });
+});
