@@ -54,6 +54,8 @@ interface CopyTarget {
   loginId: string;
   /** What a copy answers when a folder it writes into went (trashed, deleted) while its bytes were copied. */
   folderGone: () => Error;
+  /** The ids of the copies made (or found again) so far: a walk of the sources never enters them, as another request may have moved one inside a source. */
+  made: Set<string>;
 }
 
 const JOB_TARGET_GONE = 'the target folder no longer exists';
@@ -108,7 +110,14 @@ export class CopyService {
     const room = roomRuleOf(principal);
     this.d.quota.assertCouldFit(principal.accountId, bytes, room);
     this.d.disk.assertRoom(bytes);
-    const into = { jobId: newId(), accountId: principal.accountId, room, loginId: principal.loginId, folderGone: inRequestFolderGone };
+    const into = {
+      jobId: newId(),
+      accountId: principal.accountId,
+      room,
+      loginId: principal.loginId,
+      folderGone: inRequestFolderGone,
+      made: new Set<string>(),
+    };
     const root = await this.copyItem(into, source, parentId, true, name);
     if (source.type === 'folder' && !shallow) await this.copyChildren(into, source.accountId, source.id, root.id);
     this.d.events.item(principal, FileEventType.copied, root);
@@ -181,7 +190,7 @@ export class CopyService {
     const { accountId, loginId } = principal;
     const moved: Item[] = [];
     for (const row of rows) {
-      const into = { jobId: newId(), accountId, room, loginId, folderGone: inRequestFolderGone };
+      const into = { jobId: newId(), accountId, room, loginId, folderGone: inRequestFolderGone, made: new Set<string>() };
       let copy: Item | null = null;
       try {
         copy = await this.copyItem(into, row, targetId, true, name);
@@ -216,6 +225,7 @@ export class CopyService {
       room: roomRuleOf(p),
       loginId: p.loginId,
       folderGone: () => new PermanentJobError(JOB_TARGET_GONE),
+      made: new Set(p.ids.map((id) => derived(jobId, id, 'id'))),
     };
     const ids: string[] = [];
     const created: Item[] = [];
@@ -261,8 +271,11 @@ export class CopyService {
       signal?.throwIfAborted();
       const children = this.d.items.liveChildren(sourceAccountId, sourceFolder, after, CHILD_PAGE);
       for (const child of children) {
+        if (target.made.has(child.id)) continue;
         const copyId = derived(target.jobId, child.id, 'id');
-        const copy = this.d.items.get(target.accountId, copyId) ?? (await this.copyItem(target, child, copyFolder, false));
+        const found = this.d.items.get(target.accountId, copyId);
+        if (found) target.made.add(found.id);
+        const copy = found ?? (await this.copyItem(target, child, copyFolder, false));
         if (child.type === 'folder') await this.copyChildren(target, sourceAccountId, child.id, copy.id, signal);
       }
       if (children.length < CHILD_PAGE) return;
@@ -350,6 +363,7 @@ export class CopyService {
       if (storageKey) this.d.intents.committed(storageKey);
       if (staged && storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [storageKey] });
       if (isRoot) this.d.changes.record(target, ChangeKinds.copied, row, { details: { sourceId: source.id } });
+      target.made.add(row.id);
       return row;
     });
   }

@@ -153,6 +153,34 @@ describe('a copy racing other changes', () => {
     expect(treeProblems(o.id)).toEqual([]);
   });
 
+  test('a folder copy whose new folder is moved inside its source meanwhile copies what the source holds, not its own copy', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const source = await folder(o.client, 'src');
+    // The walk lists a folder's children in id order: the file goes in the first one, the copy is moved into the second.
+    const [first, second] = [await folder(o.client, 'one', source.id), await folder(o.client, 'two', source.id)].sort((a, b) =>
+      a.id < b.id ? -1 : 1,
+    );
+    await upload(o.client, 'x.bin', new Uint8Array(1000), { parentId: first.id });
+    // A copy that kept copying itself would stop at the quota (413) instead of filling the disk.
+    t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(64 * 1024, o.id);
+    const hold = holdCopies();
+    const answer = dav.request('COPY', 'src', { headers: { destination: `${t.url}/dav/dst` } });
+    await hold.held;
+    const copy = t.server.ctx.db.$client
+      .query<{ id: string }, [string]>(`SELECT id FROM items WHERE account_id = ? AND name = 'dst'`)
+      .get(o.id)!;
+    expect((await o.client.post('/api/files/move', { ids: [copy.id], parentId: second.id })).status).toBe(200);
+    hold.release();
+    expect((await answer).status).toBe(201);
+    const names = t.server.ctx.db.$client
+      .query<{ name: string }, [string]>('SELECT name FROM items WHERE account_id = ? AND deleted_at IS NULL ORDER BY name')
+      .all(o.id)
+      .map((r) => r.name);
+    expect(names).toEqual(['dst', 'one', 'one', 'src', 'two', 'two', 'x.bin', 'x.bin']);
+    expect(treeProblems(o.id)).toEqual([]);
+  });
+
   test('WebDAV COPY of a file deleted for good while its bytes are copied is 404, not a storage fault', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
