@@ -868,7 +868,7 @@ export class DavService {
     const parts = partsOf(fields, name, input);
     const { row } = await this.d.uploads.uploadRow(
       principal,
-      { parts, signal: input.signal, sizeHint: input.sizeHint, foundFolder: parentId ?? undefined },
+      { parts, signal: input.signal, sizeHint: input.sizeHint, foundFolder: parentId ?? undefined, exactName: true },
       'webdav',
     );
     return { created: true, item: davItem(row) };
@@ -927,6 +927,7 @@ export class DavService {
           relativePath: null,
           modified: input.modifiedMs,
           replaceId: replaced?.id ?? null,
+          exactName: true,
         },
         () => object.within(),
       );

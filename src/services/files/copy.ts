@@ -4,12 +4,13 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import { badRequest, Messages } from '../../errors.ts';
+import { badRequest, conflict, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { Jobs, type Payload } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { PermanentJobError } from '../../jobs/registry.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
+import { StorageNotFoundError } from '../../storage/driver.ts';
 import type { DiskSpaceService } from './disk-space.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
@@ -52,7 +53,14 @@ interface CopyTarget {
   room: 'evict' | 'free';
   /** The login the change log names for the copy. */
   loginId: string;
+  /** What a copy answers when a folder it writes into went (trashed, deleted) while its bytes were copied. */
+  folderGone: () => Error;
+  /** The ids of the copies made (or found again) so far: a walk of the sources never enters them, as another request may have moved one inside a source. */
+  made: Set<string>;
 }
+
+const JOB_TARGET_GONE = 'the target folder no longer exists';
+const inRequestFolderGone = () => notFound(Messages.folderNotFound);
 
 /**
  * Ids and storage keys of a copy are derived from the job id and the source id, so a job that runs
@@ -103,7 +111,14 @@ export class CopyService {
     const room = roomRuleOf(principal);
     this.d.quota.assertCouldFit(principal.accountId, bytes, room);
     this.d.disk.assertRoom(bytes);
-    const into = { jobId: newId(), accountId: principal.accountId, room, loginId: principal.loginId };
+    const into = {
+      jobId: newId(),
+      accountId: principal.accountId,
+      room,
+      loginId: principal.loginId,
+      folderGone: inRequestFolderGone,
+      made: new Set<string>(),
+    };
     const root = await this.copyItem(into, source, parentId, true, name);
     if (source.type === 'folder' && !shallow) await this.copyChildren(into, source.accountId, source.id, root.id);
     this.d.events.item(principal, FileEventType.copied, root);
@@ -145,7 +160,12 @@ export class CopyService {
   private async copyContent(source: Item, storageKey: string): Promise<{ wrappedKey: string; keyId: string }> {
     const location = source.storageKey ? null : this.d.libraryFiles.locate(source);
     if (location) return this.d.storage.put(storageKey, this.d.libraryFiles.open(location, source.size));
-    await this.d.storage.copy(source.storageKey!, storageKey);
+    await this.d.storage.copy(source.storageKey!, storageKey).catch((err: unknown) => {
+      // Deleted for good (or its content replaced) since it was read: the item is gone, the store is not at fault.
+      const gone =
+        err instanceof StorageNotFoundError && this.d.items.getLive(source.accountId, source.id)?.storageKey !== source.storageKey;
+      throw gone ? notFound(Messages.itemNotFound) : err;
+    });
     return { wrappedKey: source.wrappedKey!, keyId: source.keyId! };
   }
 
@@ -171,7 +191,7 @@ export class CopyService {
     const { accountId, loginId } = principal;
     const moved: Item[] = [];
     for (const row of rows) {
-      const into = { jobId: newId(), accountId, room, loginId };
+      const into = { jobId: newId(), accountId, room, loginId, folderGone: inRequestFolderGone, made: new Set<string>() };
       let copy: Item | null = null;
       try {
         copy = await this.copyItem(into, row, targetId, true, name);
@@ -199,9 +219,16 @@ export class CopyService {
     this.assertStillShared(p);
     if (p.parentId !== null) {
       const target = repo.getLive(p.accountId, p.parentId);
-      if (!target || target.type !== 'folder') throw new PermanentJobError('the target folder no longer exists');
+      if (!target || target.type !== 'folder') throw new PermanentJobError(JOB_TARGET_GONE);
     }
-    const into = { jobId, accountId: p.accountId, room: roomRuleOf(p), loginId: p.loginId };
+    const into = {
+      jobId,
+      accountId: p.accountId,
+      room: roomRuleOf(p),
+      loginId: p.loginId,
+      folderGone: () => new PermanentJobError(JOB_TARGET_GONE),
+      made: new Set(p.ids.map((id) => derived(jobId, id, 'id'))),
+    };
     const ids: string[] = [];
     const created: Item[] = [];
     for (const sourceId of p.ids) {
@@ -246,8 +273,11 @@ export class CopyService {
       signal?.throwIfAborted();
       const children = this.d.items.liveChildren(sourceAccountId, sourceFolder, after, CHILD_PAGE);
       for (const child of children) {
+        if (target.made.has(child.id)) continue;
         const copyId = derived(target.jobId, child.id, 'id');
-        const copy = this.d.items.get(target.accountId, copyId) ?? (await this.copyItem(target, child, copyFolder, false));
+        const found = this.d.items.get(target.accountId, copyId);
+        if (found) target.made.add(found.id);
+        const copy = found ?? (await this.copyItem(target, child, copyFolder, false));
         if (child.type === 'folder') await this.copyChildren(target, sourceAccountId, child.id, copy.id, signal);
       }
       if (children.length < CHILD_PAGE) return;
@@ -306,6 +336,10 @@ export class CopyService {
     const now = this.d.clock.now();
     const storageKey = source.type === 'file' ? content.storageKey : null;
     return this.d.transactions.immediate(() => {
+      // The folder was checked before the bytes were copied: it may have gone to the trash (or for good) since.
+      if (parentId !== null && this.d.items.getLive(accountId, parentId)?.type !== 'folder') throw target.folderGone();
+      // An exact name (a WebDAV COPY's destination) may have been taken since: refused as a rename onto it is.
+      if (name !== undefined && this.d.items.liveByName(accountId, parentId, name)) throw conflict(Messages.nameTaken);
       // A copy into a library takes no room in the store.
       const counted = source.type === 'file' && !staged;
       if (counted) this.d.quota.assertRoomFor(accountId, source.size, target.room);
@@ -315,8 +349,8 @@ export class CopyService {
           accountId,
           parentId,
           type: source.type,
-          // Inside a new folder the names are already unique; only the top-level copy can collide.
-          name: name ?? (isRoot ? this.d.tree.uniqueName(accountId, parentId, source.name) : source.name),
+          // Inside the new folder too: another request may have put an item there while the copy ran.
+          name: name ?? this.d.tree.uniqueName(accountId, parentId, source.name),
           size: source.size,
           mimeType: source.mimeType,
           ...(staged || source.type === 'folder' ? HOST_CONTENT : { storageKey, wrappedKey: content.wrappedKey, keyId: content.keyId }),
@@ -331,6 +365,7 @@ export class CopyService {
       if (storageKey) this.d.intents.committed(storageKey);
       if (staged && storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [storageKey] });
       if (isRoot) this.d.changes.record(target, ChangeKinds.copied, row, { details: { sourceId: source.id } });
+      target.made.add(row.id);
       return row;
     });
   }

@@ -4,6 +4,7 @@ import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import {
   AppError,
   badRequest,
+  conflict,
   fileTooLarge,
   forbidden,
   Messages,
@@ -72,6 +73,8 @@ export interface UploadRequest {
   sizeHint?: number;
   /** The folder parentId names, found live by the caller in this request before the body (a WebDAV PUT's walk). */
   foundFolder?: string;
+  /** The file goes in under its very name (a WebDAV PUT's path): a name taken meanwhile is 409, not a `(n)` name. */
+  exactName?: boolean;
 }
 
 export interface BulkUploadResult {
@@ -101,6 +104,8 @@ export interface ResumedFile {
   evicts: boolean;
   /** The upload link a visitor sent it through: the change is then a drop by that link. */
   droppedVia?: string | null;
+  /** A new file goes in under its very name (a WebDAV path): a name taken meanwhile is 409, not a `(n)` name. */
+  exactName?: boolean;
 }
 
 interface Budget {
@@ -298,6 +303,7 @@ export class UploadService {
         const row = this.insertFile(principal, parent?.id ?? null, name, object, modified, {
           source,
           room: roomRuleOf(principal),
+          exactName: req.exactName,
         });
         this.recordUpload(principal, row);
         return row;
@@ -805,7 +811,7 @@ export class UploadService {
       const created: Item[] = [];
       const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
       const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
-      const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room: 'reserved' });
+      const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room: 'reserved', exactName: file.exactName });
       if (file.droppedVia) {
         this.d.changes.record(by, ChangeKinds.dropped, row, {
           details: { size: row.size, mimeType: row.mimeType, linkId: file.droppedVia },
@@ -971,8 +977,10 @@ export class UploadService {
     name: string,
     object: StoredObject,
     modified: number | null,
-    opts: { room: RoomRule; source?: VersionSource },
+    opts: { room: RoomRule; source?: VersionSource; exactName?: boolean },
   ): Item {
+    // The name was free when the request began; another door may have taken it while the bytes arrived.
+    if (opts.exactName && this.d.items.liveByName(principal.accountId, parentId, name)) throw conflict(Messages.nameTaken);
     const host = object.host;
     // A library file takes no room in the store: its object goes once the host file is in place.
     if (!host) this.quota.assertRoomFor(principal.accountId, object.size, opts.room);
@@ -983,7 +991,7 @@ export class UploadService {
         accountId: principal.accountId,
         parentId,
         type: 'file',
-        name: this.d.tree.uniqueName(principal.accountId, parentId, name),
+        name: opts.exactName ? name : this.d.tree.uniqueName(principal.accountId, parentId, name),
         size: object.size,
         mimeType: object.mimeType,
         ...(host ? HOST_CONTENT : { storageKey: object.storageKey, wrappedKey: object.wrappedKey, keyId: object.keyId }),
