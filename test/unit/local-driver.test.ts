@@ -22,6 +22,33 @@ async function* from(...parts: string[]) {
 const text = async (s: ReadableStream<Uint8Array>) => await new Response(s).text();
 const tempFiles = (d: LocalDriver) => fs.readdirSync(path.join(d.root, '.tmp'));
 
+/**
+ * Watches the driver's opens: `closed` settles once `files` new objects (opened `wx`) are written and closed, and
+ * every other handle's sync (a folder's) runs through `onSync` with the folder's path below `root` ('.' for it).
+ */
+function watchOpens(root: string, files: number, onSync: (dir: string, sync: () => Promise<void>) => Promise<void>) {
+  let closedCount = 0;
+  let allClosed!: () => void;
+  const closed = new Promise<void>((r) => (allClosed = r));
+  const realOpen = fsp.open;
+  const spy = spyOn(fsp, 'open').mockImplementation(async (file, flags, mode) => {
+    const handle = await realOpen(file, flags, mode);
+    if (flags === 'wx') {
+      const close = handle.close.bind(handle);
+      handle.close = async () => {
+        await close();
+        if (++closedCount === files) allClosed();
+      };
+      return handle;
+    }
+    const sync = handle.sync.bind(handle);
+    const dir = path.relative(root, String(file)) || '.';
+    handle.sync = () => onSync(dir, sync);
+    return handle;
+  });
+  return { closed, restore: () => spy.mockRestore() };
+}
+
 describe('local driver', () => {
   test('put, get, ranged get, head, copy, delete', async () => {
     const d = driver();
@@ -168,29 +195,11 @@ describe('local driver', () => {
   test('writes into a shard folder another write is making end only once the folder is synced into its parents', async () => {
     const d = driver();
     const events: string[] = [];
-    let closed = 0;
-    let bothClosed!: () => void;
-    const closing = new Promise<void>((r) => (bothClosed = r));
-    const realOpen = fsp.open;
-    const spy = spyOn(fsp, 'open').mockImplementation(async (file, flags, mode) => {
-      const handle = await realOpen(file, flags, mode);
-      if (flags === 'wx') {
-        const close = handle.close.bind(handle);
-        handle.close = async () => {
-          await close();
-          if (++closed === 2) bothClosed();
-        };
-        return handle;
-      }
-      const name = path.relative(d.root, String(file)) || '.';
-      const sync = handle.sync.bind(handle);
-      handle.sync = async () => {
-        // The root's sync (the new folder's entry) holds until both objects are written, or a second at most.
-        if (name === '.') await Promise.race([closing, Bun.sleep(1000)]);
-        await sync();
-        events.push(`${name} synced`);
-      };
-      return handle;
+    const watch = watchOpens(d.root, 2, async (dir, sync) => {
+      // The root's sync (the new folder's entry) holds until both objects are written, or a second at most.
+      if (dir === '.') await Promise.race([watch.closed, Bun.sleep(1000)]);
+      await sync();
+      events.push(`${dir} synced`);
     });
     try {
       const keys = ['CCcc', 'CCcc'].map((shard) => shard + newStorageKey().slice(4));
@@ -201,7 +210,7 @@ describe('local driver', () => {
       expect(events.indexOf('put 1')).toBeGreaterThan(rootSynced);
       expect(events.filter((e) => e === 'CC synced')).toHaveLength(1);
     } finally {
-      spy.mockRestore();
+      watch.restore();
     }
   });
 
@@ -212,32 +221,16 @@ describe('local driver', () => {
     await d.put(first, from('x'), { fresh: true });
     const keys = Array.from({ length: 8 }, () => `${first.slice(0, 4)}${newStorageKey().slice(4)}`);
     const folder = path.dirname(d.pathOf(first));
-    let closed = 0;
-    let allClosed!: () => void;
-    // Every file written and closed, and a turn for each put to ask for its folder's sync.
-    const asked = new Promise<void>((r) => (allClosed = r)).then(() => new Promise((r) => setImmediate(r)));
     const syncedWith: Set<string>[] = [];
-    const realOpen = fsp.open;
-    const spy = spyOn(fsp, 'open').mockImplementation(async (file, flags, mode) => {
-      const handle = await realOpen(file, flags, mode);
-      if (flags === 'wx') {
-        const close = handle.close.bind(handle);
-        handle.close = async () => {
-          await close();
-          if (++closed === keys.length) allClosed();
-        };
-        return handle;
-      }
-      const sync = handle.sync.bind(handle);
-      handle.sync = async () => {
-        // The first sync holds until every put has asked for one: the others ask while it runs.
-        if (syncedWith.length === 0) await asked;
-        const entries = new Set(fs.readdirSync(folder));
-        await sync();
-        syncedWith.push(entries);
-      };
-      return handle;
+    const watch = watchOpens(d.root, keys.length, async (_dir, sync) => {
+      // The first sync holds until every put has asked for one: the others ask while it runs.
+      if (syncedWith.length === 0) await asked;
+      const entries = new Set(fs.readdirSync(folder));
+      await sync();
+      syncedWith.push(entries);
     });
+    // Every file written and closed, and a turn for each put to ask for its folder's sync.
+    const asked = watch.closed.then(() => new Promise((r) => setImmediate(r)));
     try {
       const covered = await Promise.all(
         keys.map(async (key) => {
@@ -249,7 +242,7 @@ describe('local driver', () => {
       expect(syncedWith.length).toBe(2);
       for (const key of keys) expect(await text(await d.get(key))).toBe(key);
     } finally {
-      spy.mockRestore();
+      watch.restore();
     }
   });
 
