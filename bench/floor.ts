@@ -160,19 +160,22 @@ async function measure(target: Target, shape: Shape, round: number, files: numbe
 }
 
 /**
- * `npm run bench -- floor [--rounds 3] [--files 2000] [--stored 0] [--warmup 100]`: Coffer's 4 KiB uploads (API multipart, WebDAV PUT,
+ * `npm run bench -- floor [--rounds 3] [--files 2000] [--stored 0] [--warmup 100] [--rewarm 0]`: Coffer's 4 KiB uploads (API multipart, WebDAV PUT,
  * the API's bulk route) beside the floor with Coffer's guarantees added one at a time (bench/bare-floor.ts, compiled),
  * every target measured in each round, the order reversed every other round; each Coffer figure printed as a multiple
  * of each step's from the same rounds. `--stored N`: every target first holds N files (by bulk), so the rounds measure
  * a server that already holds files rather than an empty data directory. `--warmup N`: N single POSTs and PUTs to each
  * target before the rounds (bulk: N files in requests of 1,000), so Coffer's larger program is measured after its JIT
- * has compiled it rather than while it does.
+ * has compiled it rather than while it does. `--rewarm N`: N uploads of the shape (bulk: at least 1,000) sent to a
+ * target just before each of its measured batches: the runtime lets optimized code go once a process has had no active
+ * collection for `optimizedCodeAgingQuietSeconds` (30 s), and each target waits minutes while the others are measured.
  */
 export async function runFloorBench(): Promise<void> {
   const rounds = flag('rounds', 3);
   const files = flag('files', 2000);
   const stored = flag('stored', 0);
   const warmup = flag('warmup', 100);
+  const rewarm = flag('rewarm', 0);
   const dir = spreadTempDir('coffer-bench-floor-');
   const exe = compileBench('bare-floor.ts', dir);
   const targets: Target[] = [];
@@ -189,6 +192,7 @@ export async function runFloorBench(): Promise<void> {
       const loadBefore = load();
       for (const target of order)
         for (const shape of SHAPES) {
+          if (rewarm > 0) await measure(target, shape, -3 - round, shape === 'bulk' ? Math.max(1000, rewarm) : rewarm, content);
           const f = await measure(target, shape, round, files, content);
           const key = `${target.name} ${shape}`;
           figures.set(key, [...(figures.get(key) ?? []), f]);
@@ -215,7 +219,7 @@ export async function runFloorBench(): Promise<void> {
       }
     }
     console.log(
-      `\nfloor: ${rounds} rounds of ${files} × 4 KiB per shape (post, put: ${CLIENTS} clients; bulk: requests of 1,000), the order reversed every other round, ${stored} files stored in each server first, ${warmup} of each shape to warm up; load average ${load()} at the end`,
+      `\nfloor: ${rounds} rounds of ${files} × 4 KiB per shape (post, put: ${CLIENTS} clients; bulk: requests of 1,000), the order reversed every other round, ${stored} files stored in each server first, ${warmup} of each shape to warm up, ${rewarm} before each measured batch; load average ${load()} at the end`,
     );
   } finally {
     for (const target of targets) await target.stop();
