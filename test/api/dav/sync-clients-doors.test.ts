@@ -6,11 +6,16 @@ import { davLogin } from '../../helpers/dav.ts';
 import { folder, listAll, upload } from '../../helpers/files.ts';
 import { newGroup } from '../../helpers/groups.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
-import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, succeeded } from '../../helpers/nextcloudcmd.ts';
+import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, runClient, succeeded } from '../../helpers/nextcloudcmd.ts';
+import { skipWithout } from '../../helpers/prerequisites.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer, tempDir } from '../../helpers/server.ts';
 import { createUpload, patchUpload } from '../../helpers/tus.ts';
 import { addLibrary, cleanHostDirs, hostDir, rescan, write } from '../libraries/helpers.ts';
+
+// rclone from Debian: `apt-get install rclone`.
+const RCLONE = Bun.which('rclone');
+const NO_RCLONE = skipWithout(RCLONE ? null : 'the `rclone` command is not installed (apt-get install rclone)', 'the rclone sync tests');
 
 const logger = memoryLogger();
 let t: TestServer;
@@ -18,13 +23,13 @@ let admin: seed.SeededLogin;
 let dir: string;
 
 beforeAll(async () => {
-  if (NO_NEXTCLOUDCMD) return;
+  if (NO_NEXTCLOUDCMD && NO_RCLONE) return;
   t = await startTestServer({ logger, env: { LIBRARY_WATCH: '0', LIBRARY_RESCAN_MINUTES: '0' } });
   admin = await seed.admin(t);
-  dir = tempDir('coffer-nextcloudcmd-doors-');
+  dir = tempDir('coffer-sync-clients-doors-');
 });
 afterAll(async () => {
-  if (NO_NEXTCLOUDCMD) return;
+  if (NO_NEXTCLOUDCMD && NO_RCLONE) return;
   await t.stop();
   fs.rmSync(dir, { recursive: true, force: true });
   cleanHostDirs();
@@ -170,5 +175,63 @@ describe.skipIf(NO_NEXTCLOUDCMD)('nextcloudcmd after changes made through the ot
     expect(await downloads(m, dav.password, local)).toEqual(['Shared with me/Crew/roster.txt']);
     expect(text(local, 'Shared with me/Crew/roster.txt')).toBe('roster, edited');
     expect(await downloads(m, dav.password, local)).toEqual([]);
+  }, 120_000);
+});
+
+describe.skipIf(NO_RCLONE)('rclone sync after changes made through the other doors', () => {
+  test('down: each change comes down on the next sync and nothing else is fetched; up: a local edit of the same size goes up', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'rclone');
+    const host = hostDir();
+    write(host, 'notes.txt', 'aaaa');
+    const library = await addLibrary(admin, host, o);
+    const docs = await folder(o.client, 'Docs');
+    const x = await upload(o.client, 'x.txt', 'version one', { parentId: docs.id });
+    await upload(o.client, 'y.txt', 'why', { parentId: docs.id });
+    const local = path.join(dir, 'rclone');
+    fs.mkdirSync(local);
+    const pass = (await succeeded(runClient([RCLONE!, 'obscure', dav.password], logger))).stdout.trim();
+    const flags = ['--config', '/dev/null', '--low-level-retries', '1', '--retries', '1'];
+    for (const [vendor, base] of [
+      ['nextcloud', `/remote.php/dav/files/${o.id}/`],
+      ['owncloud', '/dav/'],
+    ] as const) {
+      const remote = `:webdav,url='${t.url}${base}',vendor=${vendor},user='${o.email}',pass='${pass}':`;
+      const into = path.join(local, vendor);
+      /** rclone sync of the account into `into`: the files it fetched, by path below `base`. */
+      const down = async () => {
+        const run = await succeeded(runClient([RCLONE!, ...flags, 'sync', remote, into], logger));
+        return run.requests.filter((r) => r.startsWith(`GET ${base}`)).map((r) => r.slice(`GET ${base}`.length));
+      };
+      const lib = library.name;
+      expect((await down()).sort()).toEqual(['Docs/x.txt', 'Docs/y.txt', `${lib}/notes.txt`]);
+      expect(await down()).toEqual([]);
+
+      await Bun.sleep(5);
+      write(host, 'notes.txt', vendor === 'nextcloud' ? 'bbbb' : 'cccc');
+      await rescan(admin, library.id);
+      expect(await down()).toEqual([`${lib}/notes.txt`]);
+      expect(text(into, `${lib}/notes.txt`)).toBe(vendor === 'nextcloud' ? 'bbbb' : 'cccc');
+
+      expect(
+        (await o.client.request(`/api/files/${x.id}/replace`, { method: 'POST', body: replaceForm(`${vendor} edit`, 'x.txt') })).status,
+      ).toBe(200);
+      expect(await down()).toEqual(['Docs/x.txt']);
+      expect(text(into, 'Docs/x.txt')).toBe(`${vendor} edit`);
+      const versions = (await json(await o.client.get(`/api/files/${x.id}/versions`))).versions;
+      const first = versions.find((v: { size: number }) => v.size === 'version one'.length);
+      expect((await o.client.post(`/api/files/${x.id}/versions/${first.id}/restore`, {})).status).toBe(200);
+      expect(await down()).toEqual(['Docs/x.txt']);
+      expect(text(into, 'Docs/x.txt')).toBe('version one');
+      expect(await down()).toEqual([]);
+    }
+
+    // Up: an edit of the same size, made locally, replaces the server's content (the owncloud vendor sends its time).
+    const remote = `:webdav,url='${t.url}/dav/',vendor=owncloud,user='${o.email}',pass='${pass}':`;
+    await Bun.sleep(1100);
+    fs.writeFileSync(path.join(local, 'owncloud', library.name, 'notes.txt'), 'dddd');
+    await succeeded(runClient([RCLONE!, ...flags, 'sync', path.join(local, 'owncloud'), remote], logger));
+    expect(fs.readFileSync(path.join(host, 'notes.txt'), 'utf8')).toBe('dddd');
+    expect(text(path.join(local, 'owncloud'), 'Docs/x.txt')).toBe(await (await o.client.get(`/api/files/${x.id}/download`)).text());
   }, 120_000);
 });
