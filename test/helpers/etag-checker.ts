@@ -103,10 +103,14 @@ function broken(op: string, viewer: SyncViewer, before: Snapshot, after: Snapsho
   return out;
 }
 
-/** A page of a sync-collection REPORT (RFC 6578) from `token` (empty: the first): its next token and how many members it reported. */
-async function syncReport(viewer: SyncViewer, rel: string, token: string): Promise<{ token: string; count: number }> {
+/**
+ * A page of a sync-collection REPORT (RFC 6578) from `token` (empty: the first): its next token and how many members
+ * it reported; null while the folder is not in the viewer's tree (a share ended, sharing turned off).
+ */
+async function syncReport(viewer: SyncViewer, rel: string, token: string): Promise<{ token: string; count: number } | null> {
   const body = `<?xml version="1.0"?><D:sync-collection xmlns:D="DAV:"><D:sync-token>${token}</D:sync-token><D:sync-level>infinite</D:sync-level><D:prop><D:getetag/></D:prop></D:sync-collection>`;
   const res = await viewer.send('REPORT', rel, { 'content-type': 'application/xml' }, body);
+  if (res.status === 404) return null;
   expect(res.status).toBe(207);
   const xml = await res.text();
   return { token: /<D:sync-token>([^<]*)<\/D:sync-token>/.exec(xml)![1]!, count: [...xml.matchAll(/<D:response>/g)].length };
@@ -135,7 +139,7 @@ export class EtagChecker {
   ) {}
 
   async start(): Promise<void> {
-    for (const f of this.opts.feeds) this.tokens.push((await syncReport(f.viewer, f.rel, '')).token);
+    for (const f of this.opts.feeds) this.tokens.push((await syncReport(f.viewer, f.rel, ''))!.token);
     this.snaps = await Promise.all(this.viewers.map((v) => v.snapshot()));
   }
 
@@ -153,8 +157,11 @@ export class EtagChecker {
     }
     for (const [i, f] of this.opts.feeds.entries()) {
       const at = this.viewers.indexOf(f.viewer);
-      const moved = signature(this.snaps[at]!, decodeURIComponent(rels[i]!)) !== signature(next[at]!, decodeURIComponent(f.rel));
+      const [was, is] = [decodeURIComponent(rels[i]!), decodeURIComponent(f.rel)];
+      // A folder that came back into the tree (sharing turned on again) is as its feed left it.
+      const moved = this.snaps[at]!.has(was) && signature(this.snaps[at]!, was) !== signature(next[at]!, is);
       const report = await syncReport(f.viewer, f.rel, this.tokens[i]!);
+      if (!report) continue;
       if (moved && report.count === 0) this.problems.push(`${op}: the change feed of ${f.viewer.name} at '${f.rel}' reports nothing`);
       this.tokens[i] = report.token;
     }
