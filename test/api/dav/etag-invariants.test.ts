@@ -178,6 +178,12 @@ describe('ETags, sizes and the change feed after every change, through every doo
     await step('WebDAV COPY inside a share (share editor)', () =>
       ok('copy', e.send('COPY', 'Shared%20with%20me/A/member2.txt', { destination: e.url('Shared%20with%20me/A/B/copy.txt') })),
     );
+    await step('WebDAV COPY onto an existing file, content (owner)', () =>
+      ok('copy', o.send('COPY', 'Other/o.txt', { destination: o.url('A/B/api.txt'), overwrite: 'T' })),
+    );
+    await step('WebDAV MOVE onto an existing file, content (owner)', () =>
+      ok('move', o.send('MOVE', 'A/B/tus.txt', { destination: o.url('A/B/api.txt'), overwrite: 'T' })),
+    );
     await step('WebDAV MKCOL inside a share (share editor)', () => ok('mkcol', e.send('MKCOL', 'Shared%20with%20me/A/New')));
 
     // Trash and back.
@@ -288,6 +294,6 @@ describe('ETags, sizes and the change feed after every change, through every doo
     await step('member removed (owner)', () => ok('remove', owner.client.delete(`/api/files/${a.id}/members/${watcher.id}`)));
 
     expect(checker.problems).toEqual([]);
-    expect(checker.checked).toHaveLength(41);
+    expect(checker.checked).toHaveLength(43);
   }, 120_000);
 });

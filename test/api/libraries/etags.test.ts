@@ -74,6 +74,8 @@ describe('library files: ETags', () => {
       await rescan(admin, library.id);
     };
 
+    await step('host: a rescan with nothing changed', () => onHost(() => undefined));
+    await step('host: a folder touched', () => onHost(() => fs.utimesSync(path.join(root, 'box'), new Date(), new Date(2020, 1, 1))));
     await step('host: content of the same size', () => onHost(() => write(root, 'a.txt', 'two')));
     await step('host: a new file in a new folder', () => onHost(() => write(root, 'shelf/new.txt', 'new')));
     await step('host: a rename', () => onHost(() => fs.renameSync(path.join(root, 'old-name.txt'), path.join(root, 'new-name.txt'))));
@@ -98,6 +100,6 @@ describe('library files: ETags', () => {
     });
 
     expect(checker.problems).toEqual([]);
-    expect(checker.checked).toHaveLength(12);
+    expect(checker.checked).toHaveLength(14);
   });
 });
