@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
 import type { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
-import { davLogin } from '../../helpers/dav.ts';
+import { davLogin, propfindRows } from '../../helpers/dav.ts';
 import { EtagChecker, SyncViewer } from '../../helpers/etag-checker.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { folder, listAll, upload } from '../../helpers/files.ts';
@@ -155,6 +155,17 @@ describe('ETags, sizes and the change feed after every change, through every doo
       await ok('restore', owner.client.post(`/api/files/${fId}/versions/${versions[1].id}/restore`, {}));
     });
 
+    await step('version restored through the Nextcloud versions door, content (sub-user)', async () => {
+      const props =
+        '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:fileid/></d:prop></d:propfind>';
+      const fileid = propfindRows(await (await s.send('PROPFIND', 'A/B/f.txt', { depth: '0' }, props)).text())[0]!.props.fileid;
+      const versions = `${t.url}/remote.php/dav/versions/${sub.id}`;
+      const auth = { authorization: s.dav.authorization };
+      const list = await (await fetch(`${versions}/versions/${fileid}`, { method: 'PROPFIND', headers: { ...auth, depth: '1' } })).text();
+      const entry = [...list.matchAll(/<D:href>([^<]*)<\/D:href>/g)].map((x) => x[1]!).at(-1)!;
+      await ok('restore', fetch(`${t.url}${entry}`, { method: 'MOVE', headers: { ...auth, destination: `${versions}/restore/target` } }));
+    });
+
     // Places: renames and moves keep a file's ETag and move its folders'.
     await step('API rename (owner)', async () =>
       ok('rename', owner.client.post('/api/files/rename', { id: await idOf(owner, 'A/g.txt'), name: 'gee.txt' })),
@@ -294,6 +305,6 @@ describe('ETags, sizes and the change feed after every change, through every doo
     await step('member removed (owner)', () => ok('remove', owner.client.delete(`/api/files/${a.id}/members/${watcher.id}`)));
 
     expect(checker.problems).toEqual([]);
-    expect(checker.checked).toHaveLength(43);
+    expect(checker.checked).toHaveLength(44);
   }, 120_000);
 });
