@@ -499,10 +499,12 @@ export class ItemsRepo {
     return new Map(rows.map((r) => [r.id, r.parentId]));
   }
 
-  /** Name and parent of any item, for paths in reports. */
-  nameAndParent(id: string): Pick<Item, 'name' | 'parentId'> | null {
+  /** Name, parent and trash mark of any item, for paths in reports and on a library's host. */
+  nameAndParent(id: string): Pick<Item, 'name' | 'parentId' | 'deletedAt'> | null {
     return this.sqlite
-      .query<Pick<Item, 'name' | 'parentId'>, [string]>('SELECT name, parent_id AS parentId FROM items WHERE id = ?')
+      .query<Pick<Item, 'name' | 'parentId' | 'deletedAt'>, [string]>(
+        'SELECT name, parent_id AS parentId, deleted_at AS deletedAt FROM items WHERE id = ?',
+      )
       .get(id);
   }
 
