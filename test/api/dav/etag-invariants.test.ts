@@ -96,7 +96,7 @@ describe('ETags, sizes and the change feed after every change, through every doo
     const w = await nc('share viewer', watcher);
     const te = await nc('team editor', teamEditor);
     const tv = await nc('team viewer', teamViewer);
-    const viewers_ = [o, ownerDav, ownerWebdav, s, e, w, te, tv];
+    const syncing = [o, ownerDav, ownerWebdav, s, e, w, te, tv];
     const own = new Set([o, ownerDav, ownerWebdav, s]);
 
     const fId = await idOf(owner, 'A/B/f.txt');
@@ -105,7 +105,7 @@ describe('ETags, sizes and the change feed after every change, through every doo
       { viewer: e, rel: 'Shared%20with%20me/A/' },
       { viewer: te, rel: 'Team/' },
     ];
-    const checker = new EtagChecker(viewers_, { ownRoot: own, sameTree: [ownerDav, ownerWebdav, s], feeds });
+    const checker = new EtagChecker(syncing, { ownRoot: own, sameTree: [ownerDav, ownerWebdav, s], feeds });
     await checker.start();
     const step = (op: string, act: () => Promise<unknown>) => checker.step(op, act);
 
