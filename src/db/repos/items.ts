@@ -499,10 +499,12 @@ export class ItemsRepo {
     return new Map(rows.map((r) => [r.id, r.parentId]));
   }
 
-  /** Name and parent of any item, for paths in reports. */
-  nameAndParent(id: string): Pick<Item, 'name' | 'parentId'> | null {
+  /** Name, parent and trash mark of any item, for paths in reports and on a library's host. */
+  nameAndParent(id: string): Pick<Item, 'name' | 'parentId' | 'deletedAt'> | null {
     return this.sqlite
-      .query<Pick<Item, 'name' | 'parentId'>, [string]>('SELECT name, parent_id AS parentId FROM items WHERE id = ?')
+      .query<Pick<Item, 'name' | 'parentId' | 'deletedAt'>, [string]>(
+        'SELECT name, parent_id AS parentId, deleted_at AS deletedAt FROM items WHERE id = ?',
+      )
       .get(id);
   }
 
@@ -616,9 +618,24 @@ export class ItemsRepo {
       const before = this.sqlite.query<{ size: number }, [string]>('SELECT size FROM items WHERE id = ?').get(id)?.size ?? 0;
       const row = this.writeContent(id, content);
       if (row.deletedAt === null) this.touchAncestors(row.accountId, row.parentId, row.size - before);
+      else if (row.deletedRootId !== row.id) this.touchTrashedFolders(row.parentId!, row.deletedRootId!, row.size - before);
       after?.();
       return row;
     });
+  }
+
+  /**
+   * Marks new content of a file trashed inside a folder (a document saved, an upload finished meanwhile): the
+   * folders trashed with it, up to the trash root, get its bytes and a new tree version, so a restore brings back
+   * the right sizes and ETags that moved; the live folders above the root no longer count it.
+   */
+  private touchTrashedFolders(parentId: string, rootId: string, bytes: number): void {
+    this.sqlite
+      .query(
+        `WITH RECURSIVE up(id) AS (SELECT ?1 UNION SELECT i.parent_id FROM items i JOIN up ON i.id = up.id WHERE i.id != ?2)
+         UPDATE items SET tree_version = tree_version + 1, tree_size = tree_size + ?3 WHERE id IN (SELECT id FROM up) AND deleted_root_id = ?2`,
+      )
+      .run(parentId, rootId, bytes);
   }
 
   private writeContent(id: string, content: Parameters<ItemsRepo['replaceContent']>[1]): Item {

@@ -46,18 +46,21 @@ export type DavItem = HeldItem & { etag: string };
 /** A listed child as PROPFIND and the HTML listing show it: its ETag, as XML text, in place of its storage key. */
 export type DavEntry = Omit<ChildEntry, 'storageKey' | 'hasProperties'> & { etagXml: string; hasProperties: boolean };
 
-type EtagParts = Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'treeVersion'>;
+type EtagParts = Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'modifiedAt' | 'treeVersion'>;
+
+/** What names a file's content in its ETag: its object key, or for a library file (no object) its modified time, which every new content sets. */
+const contentPart = (row: EtagParts) => (row.storageKey === null ? `h${row.modifiedAt}` : row.storageKey.slice(0, 12));
 
 export const etagOf = (row: EtagParts) =>
-  row.type === 'file' ? `"${row.id}-${row.storageKey?.slice(0, 12) ?? ''}-${row.size}"` : `"${row.id}-t${row.treeVersion}"`;
+  row.type === 'file' ? `"${row.id}-${contentPart(row)}-${row.size}"` : `"${row.id}-t${row.treeVersion}"`;
 
 /** escapeXml(etagOf(row)) written from its parts (escaping goes character by character): a PROPFIND writes every row's. */
 export const etagXmlOf = (row: EtagParts) =>
   row.type === 'file'
-    ? `&quot;${escapeXml(row.id)}-${escapeXml(row.storageKey?.slice(0, 12) ?? '')}-${row.size}&quot;`
+    ? `&quot;${escapeXml(row.id)}-${escapeXml(contentPart(row))}-${row.size}&quot;`
     : `&quot;${escapeXml(row.id)}-t${row.treeVersion}&quot;`;
 
-/** ETag of a file: changes with every new content (each gets a new storage key); of a folder, with any change below it. */
+/** ETag of a file: changes with every new content (a new storage key, or a library file's new time); of a folder, with any change below it. */
 export function davItem(row: Item): DavItem {
   const etag = etagOf(row);
   // Written out rather than a rest spread, which copied each row property by property (6% of a 10,000-item PROPFIND).

@@ -8,6 +8,7 @@ import { folderInside, HostPathError, hostNameProblem, hostPath, STAGING_PREFIX 
 import { LIBRARY_TRASH } from './scanner.ts';
 
 const MAX_DEPTH = 10_000;
+const IN_TRASH = 'The file is in the trash: restore it, then save it again.';
 
 /** A rename or move on the host, planned before the index changes (the old path is read from it). */
 export interface HostMove {
@@ -108,6 +109,8 @@ export class LibraryHostWrites {
     const name = names.at(-1)!;
     try {
       if (staged.libraryId !== library.id) throw conflict('The file was uploaded for another library: upload it again.');
+      // A trashed file's host entry is in the library's trash folder, not under its names: new content would land beside it.
+      if (replace && this.d.items.nameAndParent(itemId)?.deletedAt !== null) throw conflict(IN_TRASH);
       const problem = hostNameProblem(name);
       if (problem) throw badRequest(problem);
       const folder = folderInside(library.path, names.slice(0, -1));

@@ -56,4 +56,26 @@ describe('document server save into a library', () => {
     expect(Buffer.from(first).equals(fs.readFileSync(path.join(root, 'fixed.docx')))).toBe(true);
     expect(fs.readdirSync(root)).toEqual(['fixed.docx']);
   });
+
+  test('a document trashed while open: its save is refused (the editor keeps it), nothing lands at its old place, and the restore brings it back as it was', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const first = await documents.docx('before the trash');
+    write(root, 'Reports/q2.docx', first);
+    const library = await addLibrary(admin, root, owner);
+    const reports = await childNamed(owner, library.folderId, 'Reports');
+    const q2 = await childNamed(owner, reports.id, 'q2.docx');
+    const key = await openIn(owner, q2.id);
+    expect((await owner.client.post('/api/files/delete', { ids: [q2.id] })).status).toBe(200);
+    double.edit(key, await documents.docx('saved while the file was in the trash'));
+    const answer = await json(await double.callback(key, 6, { forcesavetype: 1 }));
+    expect(answer).toMatchObject({ error: 1, message: expect.stringContaining('The file is in the trash') });
+    // Nothing was written beside the trashed file's place: no new file, no temporary one.
+    expect(fs.readdirSync(path.join(root, 'Reports'))).toEqual([]);
+    expect((await owner.client.post('/api/files/trash/restore', { ids: [q2.id] })).status).toBe(200);
+    expect(fs.readdirSync(path.join(root, 'Reports'))).toEqual(['q2.docx']);
+    expect(Buffer.from(first).equals(fs.readFileSync(path.join(root, 'Reports/q2.docx')))).toBe(true);
+    expect(await childNamed(owner, reports.id, 'q2.docx')).toMatchObject({ id: q2.id, size: first.length });
+    expect(Buffer.from(await (await owner.client.get(`/api/files/${q2.id}/download`)).arrayBuffer()).equals(Buffer.from(first))).toBe(true);
+  });
 });
