@@ -37,8 +37,8 @@ test('a full disk SQLite reports first is named as a full disk, as ENOSPC is', a
     autoCheckpoint: () => {},
   });
   const life = replication.lifecycle();
-  life.start();
-  await life.stop(0);
+  await life.start?.();
+  await life.stop?.(0);
   expect(replication.status().warning).toBe(
     'Replication stopped: the disk is full; it starts again with a new generation once there is space',
   );
