@@ -954,7 +954,8 @@ export class DavService {
   /**
    * COPY and MOVE: `source` to `dest`. With `overwrite` (else 412) an existing destination file given a
    * file keeps its id and gets the source's content, its own becoming a version; any other existing
-   * destination is trashed first. The result says whether the destination is new (201) or replaced (204).
+   * destination is trashed first, and restored when the copy or move then fails. The result says whether the
+   * destination is new (201) or replaced (204).
    */
   async transfer(
     principal: Principal,
@@ -1002,18 +1003,24 @@ export class DavService {
     if (replaced) {
       this.allow(principal, 'trash.trash');
       this.d.trash.trashTrees(principal.accountId, principal.loginId, [replaced.id]);
-      this.d.locks.forget(principal.accountId, dest.key);
     }
-    if (op === 'move' && this.d.copy.crossesLibraries([source.item.id], parentId)) {
-      await this.d.copy.moveAcross(principal, [source.item.id], parentId, name);
-      this.d.locks.forget(principal.accountId, source.path.key);
-    } else if (op === 'move') {
-      this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
-      this.d.locks.forget(principal.accountId, source.path.key);
-    } else {
-      const copy = await this.d.copy.copyNow(principal, this.stored(principal, source.item.id), parentId, name, opts.shallow);
-      this.d.properties.copy(source.item.id, copy.id);
+    try {
+      if (op === 'move' && this.d.copy.crossesLibraries([source.item.id], parentId)) {
+        await this.d.copy.moveAcross(principal, [source.item.id], parentId, name);
+        this.d.locks.forget(principal.accountId, source.path.key);
+      } else if (op === 'move') {
+        this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
+        this.d.locks.forget(principal.accountId, source.path.key);
+      } else {
+        const copy = await this.d.copy.copyNow(principal, this.stored(principal, source.item.id), parentId, name, opts.shallow);
+        this.d.properties.copy(source.item.id, copy.id);
+      }
+    } catch (err) {
+      // All or nothing: a destination trashed for a COPY or MOVE that then failed comes back.
+      if (replaced) this.d.trash.restoreTrees(principal.accountId, principal.loginId, [replaced.id]);
+      throw err;
     }
+    if (replaced) this.d.locks.forget(principal.accountId, dest.key);
     return { created: !replaced };
   }
 

@@ -136,6 +136,34 @@ describe('WebDAV protocol basics', () => {
     expect(await dav.list('copy/')).toEqual(['/dav/copy/']);
   });
 
+  test('COPY or MOVE with Overwrite onto a folder that then fails (over the storage limit, the source gone) leaves the folder as it was', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const dest = (p: string) => ({ destination: `${t.url}/dav/${p}` });
+    await dav.request('MKCOL', 'big');
+    await dav.put('big/blob.bin', randomBytes(60_000));
+    await dav.request('MKCOL', 'kept');
+    await dav.put('kept/mine.txt', 'mine');
+    expect((await adminLogin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 100_000 })).status).toBe(200);
+    expect((await dav.request('COPY', 'big/', { headers: dest('kept/') })).status).toBe(507);
+    expect(await dav.list('kept/')).toEqual(['/dav/kept/', '/dav/kept/mine.txt']);
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
+    // The source deleted for good while the destination was being replaced: 404, and the destination stays.
+    const service = t.server.ctx.services.dav;
+    const transfer = service.transfer.bind(service);
+    service.transfer = async (principal, op, source, to, opts) => {
+      t.server.ctx.db.$client.query('DELETE FROM items WHERE id = ?').run(source.item.id);
+      return transfer(principal, op, source, to, opts);
+    };
+    try {
+      expect((await dav.request('MOVE', 'big/blob.bin', { headers: dest('kept/') })).status).toBe(404);
+    } finally {
+      service.transfer = transfer;
+    }
+    expect(await dav.list('kept/')).toEqual(['/dav/kept/', '/dav/kept/mine.txt']);
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
+  });
+
   test('every change publishes the API file events: a file dropped over WebDAV appears on the event stream', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
