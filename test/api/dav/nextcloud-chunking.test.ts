@@ -375,6 +375,28 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     ).toBe(0);
   });
 
+  test('the final MOVE into a folder trashed while the file is made is 404 and puts nothing anywhere; the upload stays for a MOVE elsewhere', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const inbox = await folder(o.client, 'Inbox');
+    expect((await c.uploads('MKCOL', 'late', { headers: { 'oc-total-length': '4' } })).status).toBe(201);
+    expect((await c.uploads('PUT', 'late/1', { body: 'late' })).status).toBe(201);
+    const uploads = t.server.ctx.services.uploads;
+    const commit = uploads.commitResumed.bind(uploads);
+    uploads.commitResumed = async (...args) => {
+      expect((await o.client.post('/api/files/delete', { ids: [inbox.id] })).status).toBe(200);
+      return commit(...args);
+    };
+    try {
+      expect((await c.finish('late', 'Inbox/late.txt')).status).toBe(404);
+    } finally {
+      uploads.commitResumed = commit;
+    }
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual([]);
+    expect((await c.finish('late', 'late.txt')).status).toBe(201);
+    expect(await (await c.files('GET', 'late.txt')).text()).toBe('late');
+  });
+
   test('an abandoned upload is kept from orphan review, then removed with its chunks after 24 hours', async () => {
     const o = await seed.owner(t);
     const c = await nc(o);
