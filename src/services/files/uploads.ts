@@ -982,6 +982,7 @@ export class UploadService {
     modified: number | null,
     opts: { room: RoomRule; source?: VersionSource; exactName?: boolean },
   ): Item {
+    this.assertAccountActive(principal.accountId);
     // The name was free when the request began; another door may have taken it while the bytes arrived.
     if (opts.exactName && this.d.items.liveByName(principal.accountId, parentId, name)) throw conflict(Messages.nameTaken);
     const host = object.host;
@@ -1013,6 +1014,14 @@ export class UploadService {
     return row;
   }
 
+  /**
+   * 404 once the account is disabled or deleted while the bytes arrived: its logins were signed out at once, and
+   * nothing new may land in it (after its deletion job's purge, a row would be left behind or break its key).
+   */
+  private assertAccountActive(accountId: string): void {
+    if (!this.quota.accepts(accountId)) throw notFound(Messages.folderNotFound);
+  }
+
   /** Finds or creates the folders of a relative path (`a/b/file.txt` → a, a/b) below the upload's parent. */
   private ensureFolders(
     principal: AuditPrincipal,
@@ -1033,6 +1042,7 @@ export class UploadService {
       if (existing?.type === 'folder') {
         parentId = existing.id;
       } else {
+        this.assertAccountActive(principal.accountId);
         const folder = this.d.folders.insertFolder(principal.accountId, parentId, segment);
         this.d.changes.record(principal, ChangeKinds.created, folder);
         created.push(folder);

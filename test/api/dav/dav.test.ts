@@ -164,6 +164,37 @@ describe('WebDAV protocol basics', () => {
     expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
   });
 
+  test('a PUT whose account is disabled, or deleted with its deletion job run, while the bytes arrive is 404 and stores nothing', async () => {
+    for (const how of ['disable', 'delete'] as const) {
+      const o = await seed.owner(t);
+      const sub = await seed.subUser(t, o, ['files.upload']);
+      const dav = await davLogin(t, sub);
+      let more!: () => void;
+      const body = new ReadableStream<Uint8Array>({
+        async start(c) {
+          c.enqueue(new Uint8Array(1000));
+          await new Promise<void>((r) => (more = r));
+          c.enqueue(new Uint8Array(1000));
+          c.close();
+        },
+      });
+      const put = dav.put('late.bin', body, { 'content-length': '2000' });
+      await new Promise((r) => setTimeout(r, 50));
+      if (how === 'disable') expect((await adminLogin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true })).status).toBe(200);
+      else {
+        expect((await adminLogin.client.delete(`/api/user/${o.id}`)).status).toBe(202);
+        await t.server.worker.drain();
+      }
+      more();
+      const res = await put;
+      expect(res.status, how).toBe(404);
+      const rows = t.server.ctx.db.$client
+        .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM items WHERE account_id = ?')
+        .get(o.id)!.n;
+      expect(rows, how).toBe(0);
+    }
+  });
+
   test('every change publishes the API file events: a file dropped over WebDAV appears on the event stream', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
