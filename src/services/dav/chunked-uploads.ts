@@ -281,6 +281,14 @@ export class ChunkedUploadService {
     }
   }
 
+  /** The login is gone (a sub-user deleted): its uploads go with their chunks and reservations. */
+  async endLogin(loginId: string): Promise<void> {
+    for (const upload of this.d.repo.ofLogin(loginId, MAX_UPLOADS_PER_LOGIN)) {
+      if (this.busy.has(upload.id)) continue;
+      await this.remove(upload.id);
+    }
+  }
+
   /** The maintenance job: uploads untouched for `expiryMs` go with their chunks. */
   async sweep(): Promise<number> {
     let removed = 0;
