@@ -102,6 +102,12 @@ function createServices(infra: Infrastructure) {
     ...files.services,
     ...sharing.services,
   });
+  // A deleted sub-user's unfinished uploads end with it: nobody can finish them, and they hold the owner's quota.
+  accounts.services.subUsers.onRemoved((loginId) => {
+    const ended = (err: unknown) => infra.log.warn("could not end a deleted sub-user's uploads", { err: String(err) });
+    resumable.services.tusUploads.endLogin(loginId).catch(ended);
+    dav.services.chunkedUploads.endLogin(loginId).catch(ended);
+  });
   const maintenance = createMaintenanceServices(infra, {
     audit,
     metrics: admin.services.metrics,

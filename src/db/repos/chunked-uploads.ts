@@ -94,6 +94,14 @@ export class ChunkedUploadsRepo {
       .get(accountId)!.n;
   }
 
+  /** The ids of an account's uploads whose size is reserved in another account (`roomAccountId`). */
+  reservedIn(accountId: string, roomAccountId: string): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string, string]>('SELECT id FROM chunked_uploads WHERE account_id = ? AND room_account_id = ?')
+      .all(accountId, roomAccountId)
+      .map((r) => r.id);
+  }
+
   /** Uploads of a login, oldest first. */
   ofLogin(loginId: string, limit: number): ChunkedUpload[] {
     return this.sqlite

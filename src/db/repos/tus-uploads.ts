@@ -85,6 +85,14 @@ export class TusUploadsRepo {
       .map((r) => toRow(r)!);
   }
 
+  /** A login's uploads not completed yet. */
+  unfinishedOf(loginId: string): TusUpload[] {
+    return this.sqlite
+      .query<TusUpload, [string]>(`SELECT ${UPLOAD} FROM tus_uploads WHERE login_id = ? AND state != 'completed'`)
+      .all(loginId)
+      .map((r) => toRow(r)!);
+  }
+
   /** Uploads past their expiry, oldest first; `unfinished` leaves out completed ones. */
   expired(now: number, limit: number, opts: { unfinished?: boolean } = {}): TusUpload[] {
     const which = opts.unfinished ? " AND state != 'completed'" : '';

@@ -30,7 +30,7 @@ export type ProfileUser = Pick<User, 'id' | 'email' | 'name' | 'createdAt' | 'mf
 };
 
 const PROFILE = selectList(users, ['id', 'email', 'name', 'createdAt', 'mfaEnabled']);
-const STORAGE = selectList(users, ['storageUsed', 'storageLimit']);
+const STORAGE = selectList(users, ['storageUsed', 'storageLimit', 'disabledAt']);
 const AUTH = selectList(users, ['id', 'email', 'name', 'isAdmin', 'parentUserId', 'permissions', 'tokenVersion', 'disabledAt']);
 const PROFILE_SQL = `SELECT ${PROFILE},
     coalesce(password_hash, '') <> '' AS hasPassword,
@@ -165,10 +165,11 @@ export class UsersRepo {
 
   // ---- storage counters (owners) ----
 
-  storage(accountId: string): Pick<User, 'storageUsed' | 'storageLimit'> | null {
+  /** The usage row, with whether the account is disabled (or being deleted): a write into it is refused. */
+  storage(accountId: string): Pick<User, 'storageUsed' | 'storageLimit' | 'disabledAt'> | null {
     return (
       this.db.$client
-        .query<Pick<User, 'storageUsed' | 'storageLimit'>, [string]>(`SELECT ${STORAGE} FROM users WHERE id = ?`)
+        .query<Pick<User, 'storageUsed' | 'storageLimit' | 'disabledAt'>, [string]>(`SELECT ${STORAGE} FROM users WHERE id = ?`)
         .get(accountId) ?? null
     );
   }

@@ -105,7 +105,7 @@ export class AccountService {
   private readonly signInListeners: Array<(signIn: { login: User; method: SignInMethod }) => void> = [];
   constructor(private readonly d: AccountDeps) {}
 
-  /** `listener` runs after each sign-in, whichever way it was made. */
+  /** `listener` runs at each sign-in, whichever way it was made, in the session's transaction (what it writes goes with the session). */
   onSignIn(listener: (signIn: { login: User; method: SignInMethod }) => void): void {
     this.signInListeners.push(listener);
   }
@@ -251,7 +251,9 @@ export class AccountService {
 
   /** A signed-in login's session and its `auth.sign_in` event, the same whichever way it signed in. */
   async startSession(row: User, info: RequestInfo, method: SignInMethod): Promise<string> {
-    const { token, sessionId } = await this.d.sessions.start(row.id, info);
+    const { token, sessionId } = await this.d.sessions.start(row.id, info, () => {
+      for (const listener of this.signInListeners) listener({ login: row, method });
+    });
     this.d.audit.record({
       action: AuditActions.signIn,
       ...loginFields(row),
@@ -262,7 +264,6 @@ export class AccountService {
       targetId: sessionId,
       details: { method, mfa: row.mfaEnabled },
     });
-    for (const listener of this.signInListeners) listener({ login: row, method });
     return token;
   }
 

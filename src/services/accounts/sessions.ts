@@ -64,23 +64,29 @@ export class SessionService {
     this.signer = new TokenSigner(d.jwtSecret);
   }
 
-  /** Creates a session row for a login and returns its token. */
-  async start(loginId: string, info: RequestInfo): Promise<{ token: string; sessionId: string }> {
+  /**
+   * Creates a session row for a login and returns its token. `alongside` writes in the row's transaction, so a
+   * sign-in whose other writes fail (a busy database's 503) leaves no session behind.
+   */
+  async start(loginId: string, info: RequestInfo, alongside?: () => void): Promise<{ token: string; sessionId: string }> {
     const now = this.d.clock.now();
     const tokenVersion = this.d.users.tokenVersion(loginId);
     if (tokenVersion === null) throw unauthorized(Messages.invalidCredentials);
     const sessionId = newId();
-    this.d.sessions.insert({
-      id: sessionId,
-      userId: loginId,
-      tokenVersion,
-      userAgent: info.userAgent.slice(0, 512),
-      ipAddress: info.ip,
-      createdAt: now,
-      lastActivityAt: now,
+    const token = await this.signer.sign({ sub: loginId, sid: sessionId, tv: tokenVersion }, now);
+    this.d.transactions.immediate(() => {
+      this.d.sessions.insert({
+        id: sessionId,
+        userId: loginId,
+        tokenVersion,
+        userAgent: info.userAgent.slice(0, 512),
+        ipAddress: info.ip,
+        createdAt: now,
+        lastActivityAt: now,
+      });
+      alongside?.();
     });
     this.listCache.delete(loginId);
-    const token = await this.signer.sign({ sub: loginId, sid: sessionId, tv: tokenVersion }, now);
     return { token, sessionId };
   }
 

@@ -29,6 +29,13 @@ export class SubUserService {
     private readonly davLocks: DavLockService,
   ) {}
 
+  private readonly removedListeners: Array<(loginId: string) => void> = [];
+
+  /** `listener` runs once a sub-user is removed, with its login id (what it left in progress ends with it). */
+  onRemoved(listener: (loginId: string) => void): void {
+    this.removedListeners.push(listener);
+  }
+
   list(owner: Principal) {
     const rows = this.users.subUsersOf(owner.accountId);
     return { subUsers: rows.map(toView), availablePermissions: PERMISSION_CATALOG.map((p) => ({ ...p })) };
@@ -81,6 +88,7 @@ export class SubUserService {
     if (email === null) throw notFound(Messages.subUserNotFound);
     this.sessions.forgetLogin(id);
     this.davLocks.forgetLogin(id);
+    for (const listener of this.removedListeners) listener(id);
     this.audit.record({
       action: AuditActions.subUserDelete,
       principal: owner,

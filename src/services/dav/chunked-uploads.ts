@@ -270,6 +270,25 @@ export class ChunkedUploadService {
     }
   }
 
+  /**
+   * `accountId` may no longer write into `roomAccountId` (its last editor share there ended): its uploads reserved
+   * there go with their chunks, so the reservation ends with the right. One receiving a chunk now is refused at its MOVE.
+   */
+  async leaveRoom(accountId: string, roomAccountId: string): Promise<void> {
+    for (const id of this.d.repo.reservedIn(accountId, roomAccountId)) {
+      if (this.busy.has(id)) continue;
+      await this.remove(id);
+    }
+  }
+
+  /** The login is gone (a sub-user deleted): its uploads go with their chunks and reservations. */
+  async endLogin(loginId: string): Promise<void> {
+    for (const upload of this.d.repo.ofLogin(loginId, MAX_UPLOADS_PER_LOGIN)) {
+      if (this.busy.has(upload.id)) continue;
+      await this.remove(upload.id);
+    }
+  }
+
   /** The maintenance job: uploads untouched for `expiryMs` go with their chunks. */
   async sweep(): Promise<number> {
     let removed = 0;

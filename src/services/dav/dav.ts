@@ -312,6 +312,11 @@ function folderOf(target: DavTarget | null): DavParent {
   return { id: target.kind === 'root' ? null : target.item.id };
 }
 
+/** Whether two places are in one tree: the account's own, or the same share or team folder. */
+function sameTree(a: DavPlace, b: DavPlace): boolean {
+  return a.kind === b.kind && (a.kind !== 'mount' || (b.kind === 'mount' && b.mount.prefix.join('/') === a.mount.prefix.join('/')));
+}
+
 function mountPlace(mount: DavMount, rest: string[]): DavPlace {
   return { kind: 'mount', principal: mount.principal, path: davPath([...mount.ownerSegments, ...rest]), mount, isRoot: rest.length === 0 };
 }
@@ -606,14 +611,15 @@ export class DavService {
     req: DavWrite & { dest: DavPath | AppError; hrefAt: (place: DavPlace, path: DavPath, folder: boolean) => string },
     opts: { overwrite: boolean; shallow: boolean },
   ): Promise<{ created: boolean }> {
-    const walk = this.walk(caller, path, { write: op === 'copy' ? 'copy' : 'write' });
+    // A COPY between two trees (out of a share or team folder into your files, or into another you edit) is a
+    // copy across accounts, as the API's: the source is only read, the destination written as its tree allows.
+    const across = op === 'copy' && !(req.dest instanceof AppError) && this.crossesTrees(caller, path, req.dest);
+    const walk = this.walk(caller, path, { write: across ? undefined : op === 'copy' ? 'copy' : 'write' });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (req.dest instanceof AppError) throw req.dest;
-    const destPlace = this.place(caller, req.dest);
-    const sameTree =
-      destPlace.kind === walk.kind &&
-      (walk.kind !== 'mount' || (destPlace.kind === 'mount' && destPlace.mount.prefix.join('/') === walk.mount.prefix.join('/')));
-    if (!sameTree || (destPlace.kind === 'mount' && destPlace.isRoot)) throw forbidden(Messages.shareBoundary);
+    const destPlace = across ? this.walk(caller, req.dest, { write: 'write' }) : this.place(caller, req.dest);
+    if (!across && (!sameTree(walk, destPlace) || (destPlace.kind === 'mount' && destPlace.isRoot)))
+      throw forbidden(Messages.shareBoundary);
     const refused = req.refuse?.(walk.target);
     if (refused) throw refused;
     const target = walk.target;
@@ -621,9 +627,21 @@ export class DavService {
     if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
     const tokens = this.preconditions(walk.principal, walk.path, target, req.conditions);
     if (op === 'move') this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
-    const destHref = req.hrefAt(walk, destPlace.path, target.item.type === 'folder');
-    this.assertUnlocked(walk.principal, destPlace.path, { tokens }, destHref, true);
-    return this.transfer(walk.principal, op, { path: walk.path, item: target.item }, destPlace.path, opts);
+    const destHref = req.hrefAt(destPlace, destPlace.path, target.item.type === 'folder');
+    this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
+    return this.transfer(destPlace.principal, op, { path: walk.path, item: target.item }, destPlace.path, opts, walk.principal);
+  }
+
+  /** Whether `path` and `dest` lie in two different trees, neither of them "Shared with me" itself nor a share's own root. */
+  private crossesTrees(caller: Principal, path: DavPath, dest: DavPath): boolean {
+    try {
+      const from = this.place(caller, path);
+      const to = this.place(caller, dest);
+      return from.kind !== 'list' && to.kind !== 'list' && !(to.kind === 'mount' && to.isRoot) && !sameTree(from, to);
+    } catch {
+      // The walks below answer it as they would any other request.
+      return false;
+    }
   }
 
   private place(caller: Principal, path: DavPath): DavPlace {
@@ -957,7 +975,9 @@ export class DavService {
   /**
    * COPY and MOVE: `source` to `dest`. With `overwrite` (else 412) an existing destination file given a
    * file keeps its id and gets the source's content, its own becoming a version; any other existing
-   * destination is trashed first. The result says whether the destination is new (201) or replaced (204).
+   * destination is trashed first, and restored when the copy or move then fails. The result says whether the
+   * destination is new (201) or replaced (204). `from` reads the source when a COPY crosses trees (`principal`
+   * then writes the destination's).
    */
   async transfer(
     principal: Principal,
@@ -965,10 +985,12 @@ export class DavService {
     source: { path: DavPath; item: HeldItem },
     dest: DavPath,
     opts: { overwrite: boolean; shallow: boolean },
+    from: Principal = principal,
   ): Promise<{ created: boolean }> {
     this.allow(principal, op === 'copy' ? 'copy.start' : 'items.move');
-    if (dest.key === source.path.key) throw forbidden('The source and destination are the same');
-    if (source.item.type === 'folder' && isAncestorPath(source.path, dest))
+    const oneTree = from.accountId === principal.accountId;
+    if (oneTree && dest.key === source.path.key) throw forbidden('The source and destination are the same');
+    if (oneTree && source.item.type === 'folder' && isAncestorPath(source.path, dest))
       throw forbidden(`A folder cannot be ${op === 'copy' ? 'copied' : 'moved'} into itself`);
     const parentId = this.parentFolder(principal, dest);
     const name = this.newName(dest);
@@ -992,7 +1014,7 @@ export class DavService {
       // A read-only library refuses before any byte is copied.
       this.d.items.checkChange({ kind: 'change', itemId: replaced.id });
       if (op === 'move') this.d.items.checkChange({ kind: 'change', itemId: source.item.id });
-      await this.d.copy.copyOnto(this.stored(principal, source.item.id), (object) =>
+      await this.d.copy.copyOnto(this.stored(from, source.item.id), (object) =>
         this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt),
       );
       if (op === 'move') {
@@ -1005,18 +1027,24 @@ export class DavService {
     if (replaced) {
       this.allow(principal, 'trash.trash');
       this.d.trash.trashTrees(principal.accountId, principal.loginId, [replaced.id]);
-      this.d.locks.forget(principal.accountId, dest.key);
     }
-    if (op === 'move' && this.d.copy.crossesLibraries([source.item.id], parentId)) {
-      await this.d.copy.moveAcross(principal, [source.item.id], parentId, name);
-      this.d.locks.forget(principal.accountId, source.path.key);
-    } else if (op === 'move') {
-      this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
-      this.d.locks.forget(principal.accountId, source.path.key);
-    } else {
-      const copy = await this.d.copy.copyNow(principal, this.stored(principal, source.item.id), parentId, name, opts.shallow);
-      this.d.properties.copy(source.item.id, copy.id);
+    try {
+      if (op === 'move' && this.d.copy.crossesLibraries([source.item.id], parentId)) {
+        await this.d.copy.moveAcross(principal, [source.item.id], parentId, name);
+        this.d.locks.forget(principal.accountId, source.path.key);
+      } else if (op === 'move') {
+        this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
+        this.d.locks.forget(principal.accountId, source.path.key);
+      } else {
+        const copy = await this.d.copy.copyNow(principal, this.stored(from, source.item.id), parentId, name, opts.shallow);
+        this.d.properties.copy(source.item.id, copy.id);
+      }
+    } catch (err) {
+      // All or nothing: a destination trashed for a COPY or MOVE that then failed comes back.
+      if (replaced) this.d.trash.restoreTrees(principal.accountId, principal.loginId, [replaced.id]);
+      throw err;
     }
+    if (replaced) this.d.locks.forget(principal.accountId, dest.key);
     return { created: !replaced };
   }
 

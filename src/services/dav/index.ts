@@ -58,6 +58,12 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
     disk: d.diskSpace,
     expiryMs: CHUNKED_UPLOAD_EXPIRY_MS,
   });
+  d.members.onEditorEnd(({ ownerId, accountId }) => {
+    if (!repos.members.editorOwnersOf(accountId).includes(ownerId))
+      chunkedUploads
+        .leaveRoom(accountId, ownerId)
+        .catch((err) => infra.log.warn('could not end the chunked uploads of a member whose right ended', { err: String(err) }));
+  });
   const dav = new DavService({
     transactions: repos.transactions,
     items: repos.items,

@@ -35,6 +35,7 @@ export class JobStarters {
     const may =
       login !== null &&
       account !== undefined &&
+      login.disabledAt === null &&
       (login.parentUserId === null || parsePermissions(login.permissions).has(permissionFor(operation))) &&
       (account === (p.memberAccountId ?? p.accountId) ||
         (p.memberAccountId === undefined && this.teamFolders.administers(account, p.accountId)));

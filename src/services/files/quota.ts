@@ -139,6 +139,12 @@ export class QuotaService {
     return left === null ? null : Math.max(0, left + this.versions.accountBytes(accountId));
   }
 
+  /** Whether new files may land in the account: it is there and neither disabled nor being deleted (read with its usage row). */
+  accepts(accountId: string): boolean {
+    const row = this.storageRow(accountId);
+    return row !== null && row.disabledAt === null;
+  }
+
   /** 413 when `bytes` more would not fit in the free space (versions stay); changes nothing. */
   assertFree(accountId: string, bytes: number): void {
     const { free } = this.usage(accountId);

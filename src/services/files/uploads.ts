@@ -104,7 +104,7 @@ export interface ResumedFile {
   evicts: boolean;
   /** The upload link a visitor sent it through: the change is then a drop by that link. */
   droppedVia?: string | null;
-  /** A new file goes in under its very name (a WebDAV path): a name taken meanwhile is 409, not a `(n)` name. */
+  /** A new file goes in under its very name (a WebDAV path): a name taken meanwhile is 409, not a `(n)` name, and a folder gone 404. */
   exactName?: boolean;
 }
 
@@ -762,7 +762,8 @@ export class UploadService {
    * usage counter, events and audit exactly as POST /upload makes them. Its quota was reserved when the
    * upload began, so it is not checked again; `within` runs in the same transaction (the upload ends), and
    * then an upload of the account's own logins removes the oldest versions its reservation counted on.
-   * A target folder trashed meanwhile puts the file in the root, as restore does, rather than lose it.
+   * A target folder trashed meanwhile puts the file in the root, as restore does, rather than lose it; with
+   * `exactName` (a WebDAV path) it is 404 instead, and `within` does not run.
    */
   async commitResumed(uploader: AuditPrincipal, file: ResumedFile, within: (row: Item) => void): Promise<ItemView> {
     const type = await detectType(file.head, file.clientType);
@@ -808,6 +809,8 @@ export class UploadService {
     }
     const result = this.transactions.immediate(() => {
       const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
+      // A WebDAV path names its folder: the file never lands elsewhere (the upload stays, for a MOVE to another path).
+      if (file.exactName && file.parentId && parent?.type !== 'folder') throw notFound(Messages.folderNotFound);
       const created: Item[] = [];
       const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
       const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
@@ -979,6 +982,7 @@ export class UploadService {
     modified: number | null,
     opts: { room: RoomRule; source?: VersionSource; exactName?: boolean },
   ): Item {
+    this.assertAccountActive(principal.accountId);
     // The name was free when the request began; another door may have taken it while the bytes arrived.
     if (opts.exactName && this.d.items.liveByName(principal.accountId, parentId, name)) throw conflict(Messages.nameTaken);
     const host = object.host;
@@ -1010,6 +1014,14 @@ export class UploadService {
     return row;
   }
 
+  /**
+   * 404 once the account is disabled or deleted while the bytes arrived: its logins were signed out at once, and
+   * nothing new may land in it (after its deletion job's purge, a row would be left behind or break its key).
+   */
+  private assertAccountActive(accountId: string): void {
+    if (!this.quota.accepts(accountId)) throw notFound(Messages.folderNotFound);
+  }
+
   /** Finds or creates the folders of a relative path (`a/b/file.txt` → a, a/b) below the upload's parent. */
   private ensureFolders(
     principal: AuditPrincipal,
@@ -1030,6 +1042,7 @@ export class UploadService {
       if (existing?.type === 'folder') {
         parentId = existing.id;
       } else {
+        this.assertAccountActive(principal.accountId);
         const folder = this.d.folders.insertFolder(principal.accountId, parentId, segment);
         this.d.changes.record(principal, ChangeKinds.created, folder);
         created.push(folder);

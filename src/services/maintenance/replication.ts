@@ -10,6 +10,7 @@ import { Counter, Gauge } from '../../lib/metrics.ts';
 import { positionIn, readWalHeader, scanCommitted, type WalPosition } from '../../lib/sqlite-wal.ts';
 import type { Logger } from '../../log.ts';
 import type { MetricsService } from '../admin/metrics.ts';
+import { isDiskFullError } from '../files/disk-space.ts';
 import type { ReplicationStatus } from '../../contract/admin.ts';
 import {
   FENCE_NAME,
@@ -259,11 +260,9 @@ export class ReplicationService {
 
   /** A failure writing locally (a full disk): the hold goes, so the database checkpoints as usual and the server keeps serving. */
   private stopShipping(err: unknown): void {
-    const code = (err as NodeJS.ErrnoException).code;
-    this.problem =
-      code === 'ENOSPC'
-        ? 'Replication stopped: the disk is full; it starts again with a new generation once there is space'
-        : `Replication stopped: ${err instanceof Error ? err.message : String(err)}`;
+    this.problem = isDiskFullError(err)
+      ? 'Replication stopped: the disk is full; it starts again with a new generation once there is space'
+      : `Replication stopped: ${err instanceof Error ? err.message : String(err)}`;
     this.deps.log.error('replication stopped', { error: String(err) });
     this.failures.inc();
     this.broken = true;

@@ -279,6 +279,19 @@ export class TusUploadService {
     }
   }
 
+  /** The login is gone (a sub-user deleted): its unfinished uploads end with their reservations and bytes; one receiving a PATCH now ends at the next sweep. */
+  async endLogin(loginId: string): Promise<void> {
+    for (const row of this.d.repo.unfinishedOf(loginId)) {
+      if (!this.tryLock(row.id)) continue;
+      try {
+        const fresh = this.d.repo.get(row.id);
+        if (fresh && fresh.state !== 'completed') await this.remove(fresh);
+      } finally {
+        this.unlock(row.id);
+      }
+    }
+  }
+
   /** GET: the file a completed upload created, for a client that missed the PATCH's answer. */
   result(principal: TusSender, id: string): { item: ItemView; clientId: string | null } {
     const row = this.owned(principal, id);

@@ -174,10 +174,16 @@ export class AlbumService {
     return { album: this.view(caller, id), added };
   }
 
-  /** Takes files out of the album (they stay in the files); ids not in it change nothing. */
+  /**
+   * Takes files out of the album (they stay in the files); ids not in it change nothing. A viewer may take out
+   * only its own files (added while it was an editor): they stay its to withdraw.
+   */
   removeItems(caller: Principal, id: string, ids: string[]): { album: Album; removed: number } {
     const removed = this.d.transactions.immediate(() => {
-      this.editable(caller, id);
+      if (this.reach(caller, id).role === 'viewer') {
+        const own = new Set(this.d.albums.itemsOf(id, caller.accountId));
+        if (ids.length === 0 || !ids.every((i) => own.has(i))) throw forbidden(VIEWER_ONLY);
+      }
       return this.d.albums.removeItems(id, [...new Set(ids)], this.d.clock.now());
     });
     return { album: this.view(caller, id), removed };

@@ -89,13 +89,27 @@ describe('WebDAV: Shared with me', () => {
       expect(res.body.toString()).not.toContain('secret');
     }
 
+    // A viewer copies out into its own files (the copy is its own, as the API's copy out is), but not in.
+    expect((await dav.request('COPY', `${inF}/photo.txt`, { headers: { destination: `${t.url}/dav/viewed.txt` } })).status).toBe(201);
+    expect(await (await dav.request('GET', 'viewed.txt')).text()).toBe('photo');
+    expect((await dav.request('COPY', 'mine.txt', { headers: { destination: `${t.url}/dav/${inF}/mine.txt` } })).status).toBe(403);
+
     await o.client.send('PATCH', `/api/files/${root.id}/members/${member.id}`, { role: 'editor' });
     // Destination in the member's own tree (either way) or on the shared item itself: refused.
     let res = await dav.request('MOVE', `${inF}/photo.txt`, { headers: { destination: `${t.url}/dav/photo.txt` } });
     expect(res.status).toBe(403);
     res = await dav.request('MOVE', 'mine.txt', { headers: { destination: `${t.url}/dav/${inF}/mine.txt` } });
     expect(res.status).toBe(403);
+    // A COPY either way is a copy across accounts, as the API's: out it becomes the member's, in the owner's.
     res = await dav.request('COPY', `${inF}/photo.txt`, { headers: { destination: `${t.url}/dav/copied.txt` } });
+    expect(res.status).toBe(201);
+    res = await dav.request('COPY', 'mine.txt', { headers: { destination: `${t.url}/dav/${inF}/mine.txt` } });
+    expect(res.status).toBe(201);
+    expect((await listAll(member.client, '/api/files')).map((i) => i.name).sort()).toEqual(['copied.txt', 'mine.txt', 'viewed.txt']);
+    expect((await listAll(o.client, `/api/files?parentId=${root.id}`)).map((i) => i.name).sort()).toEqual(['mine.txt', 'photo.txt']);
+    expect((await json(await member.client.get('/api/user/storage'))).used).toBe('mine'.length + 2 * 'photo'.length);
+    // Onto the shared item itself it stays refused.
+    res = await dav.request('COPY', 'mine.txt', { headers: { destination: `${t.url}/dav/${inF}` } });
     expect(res.status).toBe(403);
     expect((await dav.request('DELETE', inF)).status).toBe(403);
     expect((await dav.request('MOVE', inF, { headers: { destination: `${t.url}/dav/${SHARED}/Other` } })).status).toBe(403);

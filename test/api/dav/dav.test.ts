@@ -136,6 +136,65 @@ describe('WebDAV protocol basics', () => {
     expect(await dav.list('copy/')).toEqual(['/dav/copy/']);
   });
 
+  test('COPY or MOVE with Overwrite onto a folder that then fails (over the storage limit, the source gone) leaves the folder as it was', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const dest = (p: string) => ({ destination: `${t.url}/dav/${p}` });
+    await dav.request('MKCOL', 'big');
+    await dav.put('big/blob.bin', randomBytes(60_000));
+    await dav.request('MKCOL', 'kept');
+    await dav.put('kept/mine.txt', 'mine');
+    expect((await adminLogin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 100_000 })).status).toBe(200);
+    expect((await dav.request('COPY', 'big/', { headers: dest('kept/') })).status).toBe(507);
+    expect(await dav.list('kept/')).toEqual(['/dav/kept/', '/dav/kept/mine.txt']);
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
+    // The source deleted for good while the destination was being replaced: 404, and the destination stays.
+    const service = t.server.ctx.services.dav;
+    const transfer = service.transfer.bind(service);
+    service.transfer = async (principal, op, source, to, opts) => {
+      t.server.ctx.db.$client.query('DELETE FROM items WHERE id = ?').run(source.item.id);
+      return transfer(principal, op, source, to, opts);
+    };
+    try {
+      expect((await dav.request('MOVE', 'big/blob.bin', { headers: dest('kept/') })).status).toBe(404);
+    } finally {
+      service.transfer = transfer;
+    }
+    expect(await dav.list('kept/')).toEqual(['/dav/kept/', '/dav/kept/mine.txt']);
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
+  });
+
+  test('a PUT whose account is disabled, or deleted with its deletion job run, while the bytes arrive is 404 and stores nothing', async () => {
+    for (const how of ['disable', 'delete'] as const) {
+      const o = await seed.owner(t);
+      const sub = await seed.subUser(t, o, ['files.upload']);
+      const dav = await davLogin(t, sub);
+      let more!: () => void;
+      const body = new ReadableStream<Uint8Array>({
+        async start(c) {
+          c.enqueue(new Uint8Array(1000));
+          await new Promise<void>((r) => (more = r));
+          c.enqueue(new Uint8Array(1000));
+          c.close();
+        },
+      });
+      const put = dav.put('late.bin', body, { 'content-length': '2000' });
+      await new Promise((r) => setTimeout(r, 50));
+      if (how === 'disable') expect((await adminLogin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true })).status).toBe(200);
+      else {
+        expect((await adminLogin.client.delete(`/api/user/${o.id}`)).status).toBe(202);
+        await t.server.worker.drain();
+      }
+      more();
+      const res = await put;
+      expect(res.status, how).toBe(404);
+      const rows = t.server.ctx.db.$client
+        .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM items WHERE account_id = ?')
+        .get(o.id)!.n;
+      expect(rows, how).toBe(0);
+    }
+  });
+
   test('every change publishes the API file events: a file dropped over WebDAV appears on the event stream', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);

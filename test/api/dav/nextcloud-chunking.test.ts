@@ -346,6 +346,57 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect(await listAll(o.client, `/api/files?parentId=${family.id}`)).toEqual([]);
   });
 
+  test("a member's upload reserved in the owner's account ends when its last editor share there ends (removed or made a viewer)", async () => {
+    const o = await seed.owner(t);
+    expect((await admin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit: 1_000_000 })).status).toBe(200);
+    const member = await seed.owner(t);
+    const m = await nc(member);
+    const team = await folder(o.client, 'Team');
+    const other = await folder(o.client, 'Other');
+    const share = (id: string, role: string) => o.client.post(`/api/files/${id}/members`, { email: member.email, role });
+    expect((await share(team.id, 'editor')).status).toBe(201);
+    expect((await share(other.id, 'editor')).status).toBe(201);
+    const ownerFree = async () => (await json(await o.client.get('/api/user/storage'))).free;
+    const freeBefore = await ownerFree();
+    const into = { 'oc-total-length': '7', destination: m.filesUrl('Shared%20with%20me/Team/y.txt') };
+    expect((await m.uploads('MKCOL', 'team-y', { headers: into })).status).toBe(201);
+    expect((await m.uploads('PUT', 'team-y/1', { body: 'team y!' })).status).toBe(201);
+    expect(await ownerFree()).toBe(freeBefore - 7);
+    // Still an editor of another of the owner's folders: the upload may go there, and keeps its reservation.
+    expect((await o.client.delete(`/api/files/${team.id}/members/${member.id}`)).status).toBe(200);
+    expect(await ownerFree()).toBe(freeBefore - 7);
+    expect((await o.client.send('PATCH', `/api/files/${other.id}/members/${member.id}`, { role: 'viewer' })).status).toBe(200);
+    await eventually(async () => expect(await ownerFree()).toBe(freeBefore));
+    expect((await m.uploads('PROPFIND', 'team-y', { headers: { depth: '1' } })).status).toBe(404);
+    expect(
+      t.server.ctx.db.$client
+        .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM chunked_uploads WHERE account_id = ?')
+        .get(member.id)!.n,
+    ).toBe(0);
+  });
+
+  test('the final MOVE into a folder trashed while the file is made is 404 and puts nothing anywhere; the upload stays for a MOVE elsewhere', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const inbox = await folder(o.client, 'Inbox');
+    expect((await c.uploads('MKCOL', 'late', { headers: { 'oc-total-length': '4' } })).status).toBe(201);
+    expect((await c.uploads('PUT', 'late/1', { body: 'late' })).status).toBe(201);
+    const uploads = t.server.ctx.services.uploads;
+    const commit = uploads.commitResumed.bind(uploads);
+    uploads.commitResumed = async (...args) => {
+      expect((await o.client.post('/api/files/delete', { ids: [inbox.id] })).status).toBe(200);
+      return commit(...args);
+    };
+    try {
+      expect((await c.finish('late', 'Inbox/late.txt')).status).toBe(404);
+    } finally {
+      uploads.commitResumed = commit;
+    }
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual([]);
+    expect((await c.finish('late', 'late.txt')).status).toBe(201);
+    expect(await (await c.files('GET', 'late.txt')).text()).toBe('late');
+  });
+
   test('an abandoned upload is kept from orphan review, then removed with its chunks after 24 hours', async () => {
     const o = await seed.owner(t);
     const c = await nc(o);

@@ -77,6 +77,27 @@ describe('a queued job a sub-user started runs only while the sub-user still hol
     expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
   });
 
+  test("an account disabled before its own queued jobs run (the owner's and its sub-user's): they do nothing and fail", async () => {
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, o, ['files.upload', 'files.trash']);
+    const gone = await upload(o.client, 'gone.txt', 'trashed bytes');
+    expect((await o.client.post('/api/files/delete', { ids: [gone.id] })).status).toBe(200);
+    const small = await folder(o.client, 'Small');
+    seedRows(t, o.id, small.id, 1001);
+    const emptying = await jobOf(await o.client.post('/api/files/trash/empty', {}));
+    const copying = await jobOf(await sub.client.post('/api/files/copy', { ids: [small.id] }));
+    const setDisabled = async (disabled: boolean) =>
+      expect((await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled })).status).toBe(200);
+    await setDisabled(true);
+    await t.server.worker.drain();
+    await setDisabled(false);
+    const again = await seed.login(t, o.email);
+    expect((await again.get(`/api/files/jobs/${emptying}`)).status).toBe(500);
+    expect((await again.get(`/api/files/jobs/${copying}`)).status).toBe(500);
+    expect(await names(again, '/api/files/trash')).toEqual(['gone.txt']);
+    expect(await names(again, '/api/files')).toEqual(['Small']);
+  });
+
   test("a team folder's trash deleted for good by its administrator: no longer its administrator when the job runs, nothing is deleted", async () => {
     const lead = await seed.owner(t);
     const other = await seed.owner(t);

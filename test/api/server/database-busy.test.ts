@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
@@ -143,6 +145,44 @@ describe('another connection holding the write lock longer than the server waits
       expect(perChange).toEqual([{ n: 1 }, { n: 1 }]);
       expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
       expect(logger.lines.filter((l) => l.msg === 'database busy' && l.fields.what === 'webhook dispatcher').length).toBe(1);
+    });
+  });
+
+  test('a sign-in leaves a session only when it answers 200: another connection taking the write lock once the session row is written makes a 503 with no orphan session', async () => {
+    await withServer({ startWorker: false, env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } }, async (t) => {
+      const a = await seed.admin(t);
+      expect((await a.client.post('/api/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['account.signed_in'] })).status).toBe(201);
+      const sqlite = t.server.ctx.db.$client;
+      const sessions = () => sqlite.query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM sessions WHERE user_id = ?').get(a.id)!.n;
+      const before = sessions();
+      // Another connection takes the write lock the first moment it can once the session row is written.
+      const repo = t.server.ctx.repos.sessions;
+      const insert = repo.insert.bind(repo);
+      let release: (() => void) | null = null;
+      repo.insert = (row) => {
+        insert(row);
+        repo.insert = insert;
+        const other = new Database(path.join(t.dataDir, 'coffer.db'));
+        try {
+          other.run('BEGIN IMMEDIATE');
+          sqlite.run('PRAGMA busy_timeout = 50');
+          release = () => {
+            other.run('ROLLBACK');
+            other.close();
+            sqlite.run('PRAGMA busy_timeout = 5000');
+          };
+        } catch {
+          other.close();
+        }
+      };
+      let res: Response;
+      try {
+        res = await t.client().post('/api/login', { email: a.email, password: a.password });
+      } finally {
+        (release as (() => void) | null)?.();
+      }
+      expect(sessions() - before).toBe(res.status === 200 ? 1 : 0);
+      if (res.status !== 200) expect(res.status).toBe(503);
     });
   });
 

@@ -82,6 +82,14 @@ describe('albums shared with people', () => {
     for (const path of [thumb(album.id, a.id), `/api/albums/${album.id}/items/${a.id}/download`])
       expect((await blind.client.get(path)).status, path).toBe(403);
 
+    // Made a viewer again, it may still take out its own photo, and only its own.
+    const also = await photo(member, 'also.jpg');
+    expect((await member.client.post(`/api/albums/${album.id}/items`, { ids: [also.id] })).status).toBe(200);
+    expect((await o.client.post(`/api/albums/${album.id}/members`, { accountId: member.id, role: 'viewer' })).status).toBe(201);
+    expect((await member.client.send('DELETE', `/api/albums/${album.id}/items`, { ids: [also.id, a.id] })).status).toBe(403);
+    expect((await member.client.send('DELETE', `/api/albums/${album.id}/items`, { ids: [a.id] })).status).toBe(403);
+    expect((await json(await member.client.send('DELETE', `/api/albums/${album.id}/items`, { ids: [also.id] }))).removed).toBe(1);
+
     expect((await o.client.send('DELETE', `/api/albums/${album.id}/members/${member.id}`)).status).toBe(200);
     // The removed member's own photo leaves the album with it: it could no longer take it out.
     const after = await json(await o.client.get(`/api/albums/${album.id}`));
