@@ -35,16 +35,6 @@ export interface StagingWriteOptions extends PutOptions {
   staged?: number;
 }
 
-/** A staging write in progress (StagingArea.open); exactly one of `end` and `abort` closes it. */
-export interface StagedWrite {
-  /** Takes chunks to write next, in order; a promise, to wait for before adding more, when the driver started a write. */
-  add(chunks: Uint8Array | readonly Uint8Array[]): Promise<void> | undefined;
-  /** Writes what is left and cuts off anything staged after it, as `write` does; the staged size. */
-  end(): Promise<number>;
-  /** After a failure: waits for the writes in flight and closes; what was written stays. */
-  abort(): Promise<void>;
-}
-
 /** One object opened for reads at any offset into the reader's own buffers (local disk). */
 export interface ObjectReader {
   /** The object's size in bytes when it was opened. */
@@ -102,8 +92,6 @@ export interface StagingArea {
    * A list of chunks is written as those chunks in order (one turn of the iterator for many sealed segments).
    */
   write(key: string, at: number, body: AsyncIterable<Uint8Array | readonly Uint8Array[]>, opts?: StagingWriteOptions): Promise<number>;
-  /** `write` for a caller that produces the bytes itself: the same write, its chunks handed over one `add` at a time. */
-  open(key: string, at: number, opts?: StagingWriteOptions): Promise<StagedWrite>;
   /** Makes every byte written under `key` so far durable (a power loss keeps them); none staged is a no-op. */
   sync(key: string): Promise<void>;
   /** Makes the `size` staged bytes the object `key`, durably; resolves at once if that object exists already. */

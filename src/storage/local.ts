@@ -10,7 +10,6 @@ import {
   type ObjectInfo,
   type ObjectReader,
   type PutOptions,
-  type StagedWrite,
   type StagingArea,
   type StagingWriteOptions,
   type StorageDriver,
@@ -131,96 +130,9 @@ class BackgroundSlot {
 }
 
 /**
- * Chunks written into an open file from byte `position` on, in few large writes, with what is written
- * flushed to disk in the background while more arrives, so the caller's final sync waits for little.
- */
-class BatchedWrites {
-  private pending: Uint8Array[] = [];
-  private pendingBytes = 0;
-  private at: number;
-  private size = 0;
-  // The next batch gathers while this one is written: at most one write in flight.
-  private readonly writing = new BackgroundSlot();
-  // A failed background flush fails the write: the kernel reports a writeback error to one fsync only.
-  private readonly syncing = new BackgroundSlot();
-  private syncedTo = 0;
-
-  constructor(
-    private readonly handle: fsp.FileHandle,
-    position: number,
-    private readonly release: boolean,
-  ) {
-    this.at = position;
-  }
-
-  /** Takes `item` in; a promise, to wait for before adding more, when a write had to start (a MiB gathered). */
-  add(item: Uint8Array | readonly Uint8Array[]): Promise<void> | undefined {
-    if (item instanceof Uint8Array) {
-      this.pending.push(item);
-      this.pendingBytes += item.byteLength;
-      this.size += item.byteLength;
-    } else {
-      for (const chunk of item) {
-        this.pending.push(chunk);
-        this.pendingBytes += chunk.byteLength;
-        this.size += chunk.byteLength;
-      }
-    }
-    return this.pendingBytes >= WRITE_BUFFER ? this.startWrite() : undefined;
-  }
-
-  /** Writes what is left and waits for everything in flight; the bytes written. Nothing is in flight when it throws. */
-  async end(): Promise<number> {
-    try {
-      await this.writing.settle();
-      await this.flush();
-      await this.syncing.settle();
-      return this.size;
-    } catch (err) {
-      await this.idle();
-      throw err;
-    }
-  }
-
-  /** Waits for anything in flight, ignoring failures (for clean-up after one). */
-  async idle(): Promise<void> {
-    await this.writing.idle();
-    await this.syncing.idle();
-  }
-
-  private async startWrite(): Promise<void> {
-    await this.writing.settle();
-    this.writing.start(() => this.flush());
-    if (!this.syncing.busy && this.size - this.syncedTo >= SYNC_EVERY) {
-      this.syncedTo = this.size;
-      this.syncing.start(() => this.handle.datasync());
-    }
-  }
-
-  private async flush(): Promise<void> {
-    if (this.pendingBytes === 0) return;
-    const written = this.pending;
-    let chunks = this.pending;
-    let left = this.pendingBytes;
-    this.pending = [];
-    this.pendingBytes = 0;
-    // One vectored write per batch: no copy into a single buffer; a short write resumes where it stopped.
-    while (left > 0) {
-      const { bytesWritten } = await this.handle.writev(chunks, this.at);
-      this.at += bytesWritten;
-      left -= bytesWritten;
-      if (left === 0) break;
-      let skip = bytesWritten;
-      while (skip >= chunks[0]!.byteLength) skip -= chunks.shift()!.byteLength;
-      if (skip > 0) chunks = [chunks[0]!.subarray(skip), ...chunks.slice(1)];
-    }
-    if (this.release) for (const chunk of written) releaseSoleView(chunk);
-  }
-}
-
-/**
- * Writes `body` into an open file from byte `position` on (see BatchedWrites). Returns the bytes written;
- * on failure nothing is in flight when it throws.
+ * Writes `body` into an open file from byte `position` on, in few large writes, and flushes what is
+ * written to disk in the background while more arrives, so the caller's final sync waits for little.
+ * Returns the bytes written; on failure nothing is in flight when it throws.
  */
 async function writeBody(
   handle: fsp.FileHandle,
@@ -228,28 +140,68 @@ async function writeBody(
   body: AsyncIterable<Uint8Array | readonly Uint8Array[]>,
   opts: { signal?: AbortSignal; release?: boolean } = {},
 ): Promise<number> {
-  const writes = new BatchedWrites(handle, position, opts.release ?? false);
+  const { signal } = opts;
+  let size = 0;
+  let at = position;
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    if (pendingBytes === 0) return;
+    const written = pending;
+    let chunks = pending;
+    let left = pendingBytes;
+    pending = [];
+    pendingBytes = 0;
+    // One vectored write per batch: no copy into a single buffer; a short write resumes where it stopped.
+    while (left > 0) {
+      const { bytesWritten } = await handle.writev(chunks, at);
+      at += bytesWritten;
+      left -= bytesWritten;
+      if (left === 0) break;
+      let skip = bytesWritten;
+      while (skip >= chunks[0]!.byteLength) skip -= chunks.shift()!.byteLength;
+      if (skip > 0) chunks = [chunks[0]!.subarray(skip), ...chunks.slice(1)];
+    }
+    if (opts.release) for (const chunk of written) releaseSoleView(chunk);
+  };
+  // The next batch gathers while this one is written: at most one write in flight.
+  const writing = new BackgroundSlot();
+  // A failed background flush fails the write: the kernel reports a writeback error to one fsync only.
+  const syncing = new BackgroundSlot();
+  let syncedTo = 0;
   try {
-    await feed(writes, body, opts.signal);
+    for await (const item of body) {
+      signal?.throwIfAborted();
+      if (item instanceof Uint8Array) {
+        pending.push(item);
+        pendingBytes += item.byteLength;
+        size += item.byteLength;
+      } else {
+        for (const chunk of item) {
+          pending.push(chunk);
+          pendingBytes += chunk.byteLength;
+          size += chunk.byteLength;
+        }
+      }
+      if (pendingBytes >= WRITE_BUFFER) {
+        await writing.settle();
+        writing.start(flush);
+        if (!syncing.busy && size - syncedTo >= SYNC_EVERY) {
+          syncedTo = size;
+          syncing.start(() => handle.datasync());
+        }
+      }
+    }
+    signal?.throwIfAborted();
+    await writing.settle();
+    await flush();
+    await syncing.settle();
+    return size;
   } catch (err) {
-    await writes.idle();
+    await writing.idle();
+    await syncing.idle();
     throw err;
   }
-  return writes.end();
-}
-
-/** Hands each item of `body` to `sink`, waiting whenever it started a write. */
-async function feed(
-  sink: Pick<StagedWrite, 'add'>,
-  body: AsyncIterable<Uint8Array | readonly Uint8Array[]>,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  for await (const item of body) {
-    signal?.throwIfAborted();
-    const started = sink.add(item);
-    if (started) await started;
-  }
-  signal?.throwIfAborted();
 }
 
 // A stream dropped without being read to the end or cancelled still closes its file: the runtime treats a
@@ -620,7 +572,12 @@ export class FileStaging implements StagingArea {
     return readAhead(this.fileOf(key), range);
   }
 
-  async open(key: string, at: number, opts: StagingWriteOptions = {}): Promise<StagedWrite> {
+  async write(
+    key: string,
+    at: number,
+    body: AsyncIterable<Uint8Array | readonly Uint8Array[]>,
+    opts: StagingWriteOptions = {},
+  ): Promise<number> {
     const file = this.fileOf(key);
     let handle: fsp.FileHandle;
     let madeIn: string[] | null = null;
@@ -631,52 +588,17 @@ export class FileStaging implements StagingArea {
       madeIn = await makeFolder(this.dir);
       handle = await fsp.open(file, 'wx', 0o600);
     }
-    const close = async () => {
+    try {
+      const staged = opts.staged ?? (await handle.stat()).size;
+      if (at > staged) throw new StorageNotFoundError(key);
+      // Not synced here: the caller syncs behind the client (syncing every MiB as it arrived cost 15%).
+      const end = at + (await writeBody(handle, at, body, { ...opts, release: true }));
+      if (staged > end) await handle.truncate(end);
+      return end;
+    } finally {
       await handle.close();
       if (madeIn) await syncFolder(this.dir, madeIn);
-    };
-    let staged: number;
-    try {
-      staged = opts.staged ?? (await handle.stat()).size;
-      if (at > staged) throw new StorageNotFoundError(key);
-    } catch (err) {
-      await close();
-      throw err;
     }
-    // Not synced here: the caller syncs behind the client (syncing every MiB as it arrived cost 15%).
-    const writes = new BatchedWrites(handle, at, true);
-    return {
-      add: (chunks) => writes.add(chunks),
-      end: async () => {
-        try {
-          const end = at + (await writes.end());
-          if (staged > end) await handle.truncate(end);
-          return end;
-        } finally {
-          await close();
-        }
-      },
-      abort: async () => {
-        await writes.idle();
-        await close();
-      },
-    };
-  }
-
-  async write(
-    key: string,
-    at: number,
-    body: AsyncIterable<Uint8Array | readonly Uint8Array[]>,
-    opts: StagingWriteOptions = {},
-  ): Promise<number> {
-    const staged = await this.open(key, at, opts);
-    try {
-      await feed(staged, body, opts.signal);
-    } catch (err) {
-      await staged.abort();
-      throw err;
-    }
-    return staged.end();
   }
 
   async sync(key: string): Promise<void> {

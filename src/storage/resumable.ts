@@ -53,6 +53,8 @@ const NONCE_SIZE = 12;
 const TAIL_INFO = Buffer.from('coffer-resumable-tail-v1');
 // Plaintext per recorded step of a long append (the caller records the offset; the disk is synced behind it).
 const CHECKPOINT_BYTES = 64 * 1024 * 1024;
+// Sealed pieces handed to the staging area at once at most: 16 segments, the staging area's 1 MiB write.
+const BATCH_PIECES = 32;
 
 /** Starts syncing a staged object; outside `append`, so a sync still running holds none of an append's state (its body). */
 function startSync(staging: StagingArea, key: string, upTo: number): SyncBehind {
@@ -169,52 +171,59 @@ export class ResumableStore {
         const guard =
           staged > at ? new OverwriteGuard(new ExactReader(await staging.read(obj.key, { start: at, end: staged })), staged - at) : null;
         let sealedThisRound = 0;
-        try {
-          // The sealing hands each segment straight to the write (no generator between them: a turn each per body chunk).
-          const write = await staging.open(obj.key, at, { staged: known });
-          try {
-            if (at === 0) {
-              await guard?.check(header);
-              // A copy: the staging area releases what it wrote, and the header seals every segment.
-              await write.add(Buffer.from(header));
-            }
-            for (;;) {
-              if (filled === segmentLength(index)) {
-                const last = index === lastIndex;
-                const sealed = sealSegment(dataKey, header, index, last, buf.subarray(0, filled));
-                if (guard) for (const piece of sealed) await guard.check(piece);
-                const started = write.add(sealed);
-                if (started) await started;
-                index++;
-                filled = 0;
-                if (last) complete = true;
-                if (last || ++sealedThisRound === roundSegments) break;
-              }
-              if (!pending || pending.byteLength === 0) {
-                let next: IteratorResult<Uint8Array>;
-                try {
-                  next = await it.next();
-                } catch (err) {
-                  interrupted = err;
-                  break;
-                }
-                if (next.done) {
-                  ended = true;
-                  break;
-                }
-                pending = next.value;
-                continue;
-              }
-              const n = Math.min(segmentLength(index) - filled, pending.byteLength);
-              buf.set(pending.subarray(0, n), filled);
-              filled += n;
-              pending = pending.subarray(n);
-            }
-          } catch (err) {
-            await write.abort();
-            throw err;
+        // Sealed segments go to the staging area a batch at a time, each handed over before waiting for more of
+        // the body: a turn per piece split each segment's tag from its bytes, and each PATCH ended on a lone tag's write.
+        const round = async function* (): AsyncGenerator<Uint8Array[]> {
+          let batch: Uint8Array[] = [];
+          if (at === 0) {
+            await guard?.check(header);
+            // A copy: the staging area releases what it wrote, and the header seals every segment.
+            batch.push(Buffer.from(header));
           }
-          this.sizes.set(obj.key, await write.end());
+          for (;;) {
+            if (filled === segmentLength(index)) {
+              const last = index === lastIndex;
+              for (const piece of sealSegment(dataKey, header, index, last, buf.subarray(0, filled))) {
+                if (guard) await guard.check(piece);
+                batch.push(piece);
+              }
+              index++;
+              filled = 0;
+              const roundEnds = last || ++sealedThisRound === roundSegments;
+              if (roundEnds || batch.length >= BATCH_PIECES) {
+                yield batch;
+                batch = [];
+              }
+              if (last) complete = true;
+              if (roundEnds) return;
+            }
+            if (!pending || pending.byteLength === 0) {
+              if (batch.length > 0) {
+                yield batch;
+                batch = [];
+              }
+              let next: IteratorResult<Uint8Array>;
+              try {
+                next = await it.next();
+              } catch (err) {
+                interrupted = err;
+                return;
+              }
+              if (next.done) {
+                ended = true;
+                return;
+              }
+              pending = next.value;
+              continue;
+            }
+            const n = Math.min(segmentLength(index) - filled, pending.byteLength);
+            buf.set(pending.subarray(0, n), filled);
+            filled += n;
+            pending = pending.subarray(n);
+          }
+        };
+        try {
+          this.sizes.set(obj.key, await staging.write(obj.key, at, round(), { staged: known }));
         } finally {
           await guard?.close();
         }

@@ -134,29 +134,6 @@ describe('local driver', () => {
     }
   });
 
-  test('a staging write opened by its caller: added chunks land from its offset, end cuts off what followed, abort keeps what was written', async () => {
-    const d = driver();
-    const key = newStorageKey();
-    const file = path.join(d.root, '.staging', key);
-    await d.staging.write(key, 0, from('0123456789'));
-    const w = await d.staging.open(key, 2, {});
-    expect(w.add(Buffer.from('ab'))).toBeUndefined();
-    expect(w.add([Buffer.from('c'), Buffer.from('d')])).toBeUndefined();
-    expect(await w.end()).toBe(6);
-    expect(fs.readFileSync(file, 'utf8')).toBe('01abcd');
-    const big = await d.staging.open(key, 6, {});
-    // A MiB gathered starts a write: the caller waits before adding more.
-    const started = big.add(Buffer.alloc(1024 * 1024, 'x'));
-    expect(started).toBeInstanceOf(Promise);
-    await started;
-    big.add(Buffer.from('tail'));
-    await big.abort();
-    expect(fs.statSync(file).size).toBe(6 + 1024 * 1024);
-    expect(openPaths()).not.toContain(file);
-    await expect(d.staging.open(key, 6 + 1024 * 1024 + 1, {})).rejects.toBeInstanceOf(StorageNotFoundError);
-    expect(openPaths()).not.toContain(file);
-  });
-
   test('atomic write: a failing stream leaves no object and no temp file', async () => {
     const d = driver();
     const key = newStorageKey();
