@@ -281,7 +281,8 @@ export async function runTusBench(): Promise<void> {
       fetchTus.push(GiB / MiB / ((performance.now() - t) / 1000));
     };
     for (let i = 0; i < pairs; i++) {
-      // Coffer's pair (the build before's first, when given), then the floor's, in one order and then the reverse, each tus run beside its multipart run.
+      // Coffer's pair (the build before's first, when given), then the floor's, in one order and then the reverse,
+      // each tus run beside its multipart run.
       const order = [() => runTus(coffer), () => runMultipart(coffer), () => runTus(floor), () => runMultipart(floor), runFetchTus];
       if (before)
         order.unshift(
