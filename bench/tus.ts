@@ -189,6 +189,8 @@ const clientSeconds = (since: NodeJS.CpuUsage) => {
  * Beside each pair, the same two uploads with the same clients to the protocol's floor (bench/bare-tus.ts,
  * compiled: sealing, writes and syncs as Coffer's, nothing else), and one tus upload to it by a bare `fetch`
  * loop, so what tus costs with this client, what tus-js-client costs, and what Coffer adds are told apart.
+ * With COFFER_BENCH_BEFORE_EXE=<path> that build takes its turn in every pair too (before, then after, in one order
+ * and then the reverse) and `tus.before_after` gives both builds' figures pair by pair.
  */
 export async function runTusBench(): Promise<void> {
   // How many tus and multipart uploads, alternating which goes first.
@@ -204,15 +206,23 @@ export async function runTusBench(): Promise<void> {
 
   const server = new ServerProcess(path.join(dir, 'speed'), binary, { LOG_LEVEL: 'warn' });
   const bare = await startBareTus(dir);
+  const beforeExe = process.env.COFFER_BENCH_BEFORE_EXE;
+  const beforeServer = beforeExe ? new ServerProcess(path.join(dir, 'before'), beforeExe, { LOG_LEVEL: 'warn' }) : null;
   try {
     await server.start();
     const pid = server.proc!.pid;
     const token = await adminToken(server.url);
     const coffer = sideOf(server.url, pid, token, `${server.url}/api/files/tus`, '/api/files/upload');
     const floor = sideOf(bare.url, bare.pid, '', `${bare.url}/tus`, '/upload');
+    let before: Side | null = null;
+    if (beforeServer) {
+      await beforeServer.start();
+      const url = beforeServer.url;
+      before = sideOf(url, beforeServer.proc!.pid, await adminToken(url), `${url}/api/files/tus`, '/api/files/upload');
+    }
     // Warm-up, untimed, one of each: the first 1 GiB upload after the start was 40% slower whichever kind
     // it was (the route compiled, the heap grown into memory this VM had not handed the guest before).
-    for (const side of [coffer, floor]) {
+    for (const side of before ? [before, coffer, floor] : [coffer, floor]) {
       await tusUpload(side.url, side.token, data, { endpoint: side.endpoint });
       await multipartRun(side.url, side.token, file, side.uploadAt);
     }
@@ -271,8 +281,14 @@ export async function runTusBench(): Promise<void> {
       fetchTus.push(GiB / MiB / ((performance.now() - t) / 1000));
     };
     for (let i = 0; i < pairs; i++) {
-      // Coffer's pair, then the floor's, in one order and then the reverse, each tus run beside its multipart run.
+      // Coffer's pair (the build before's first, when given), then the floor's, in one order and then the reverse,
+      // each tus run beside its multipart run.
       const order = [() => runTus(coffer), () => runMultipart(coffer), () => runTus(floor), () => runMultipart(floor), runFetchTus];
+      if (before)
+        order.unshift(
+          () => runTus(before),
+          () => runMultipart(before),
+        );
       for (const run of i % 2 === 0 ? order : order.reverse()) await run();
       load.push(os.loadavg()[0]!);
     }
@@ -339,8 +355,20 @@ export async function runTusBench(): Promise<void> {
       `tus.floor_by_a_fetch_loop_pct_of_floor_multipart median ${fmt(median(fetchPaired))} (pairs ${runs(fetchPaired)}); MiB/s ${runs(fetchTus)}; ` +
         `bare server CPU ${runs(fetchTusCpu.map(totalCpu), 2)} s/GiB; PATCH time over the median ${runs(fetchWaits)} ms per GiB, a PATCH's median ${runs(fetchMedians, 1)} ms`,
     );
+    if (before) {
+      const beforeRatio = pct(before.tus, before.multipart);
+      const lower = coffer.tusJs.filter((c, i) => c < before.tusJs[i]!).length;
+      console.log(
+        `tus.before_after (COFFER_BENCH_BEFORE_EXE, then COFFER_BENCH_EXE, in each pair) request thread s/GiB: tus before ${runs(before.tusJs, 2)}, ` +
+          `after ${runs(coffer.tusJs, 2)} (after lower in ${lower} of ${pairs}); multipart before ${runs(before.multipartJs, 2)}, after ${runs(coffer.multipartJs, 2)}; ` +
+          `tus % of multipart MiB/s before median ${fmt(median(beforeRatio))} (pairs ${runs(beforeRatio)}), after median ${fmt(median(paired))}; ` +
+          `tus MiB/s before ${runs(before.tus)}, after ${runs(coffer.tus)}; multipart MiB/s before ${runs(before.multipart)}, after ${runs(coffer.multipart)}; ` +
+          `tus peak RSS MiB before ${runs(before.tusPeaks, 1)}, after ${runs(coffer.tusPeaks, 1)}`,
+      );
+    }
   } finally {
     await server.stop();
+    await beforeServer?.stop();
     await bare.stop();
   }
 

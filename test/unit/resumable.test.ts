@@ -10,6 +10,7 @@ import { ResealMismatchError, type ResumableObject, ResumableStore } from '../..
 import { generateMasterKey, Keyring, masterKeyFrom } from '../../src/storage/keyring.ts';
 import { ObjectIntegrityError } from '../../src/storage/driver.ts';
 import { newStorageKey } from '../../src/storage/keys.ts';
+import { sealByHand } from '../helpers/sealed-format.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -398,6 +399,34 @@ describe('resumable sealed objects', () => {
     expect(sizes).toEqual([16 + 16 * (S + 16), 16 * (S + 16)]);
     await resumable.publish(obj);
     expect(await bytes(await store.get(obj.key, { size: data.length, wrappedKey: obj.wrappedKey }))).toEqual(data);
+  });
+
+  test('appends cut mid-segment, checkpoints inside them and a resume after a cut-off body store exactly the hand-built v1 object', async () => {
+    const data = randomBytes(9 * S + 4321);
+    const obj = begin(resumable, data.length);
+    const checkpoints: number[] = [];
+    const appendUpTo = async (end: number, chunk: number) => {
+      const result = await resumable.append(obj, chunked(data.subarray(obj.offset, end), chunk), {
+        checkpointBytes: 2 * S,
+        onCheckpoint: (p) => checkpoints.push(p.offset),
+      });
+      Object.assign(obj, { offset: result.offset, tail: result.tail, durableOffset: result.durableOffset });
+      return result;
+    };
+    await appendUpTo(S + 333, 7919);
+    await appendUpTo(5 * S + 1, 3 * S);
+    async function* dies() {
+      yield data.subarray(obj.offset, 6 * S + 10);
+      throw new Error('client hung up');
+    }
+    const cut = await resumable.append(obj, dies());
+    expect(cut.offset).toBe(6 * S + 10);
+    Object.assign(obj, { offset: cut.offset, tail: cut.tail });
+    expect((await appendUpTo(data.length, 100_003)).complete).toBe(true);
+    expect(checkpoints).toEqual([3 * S, 5 * S, 8 * S]);
+    await resumable.publish(obj);
+    const raw = fs.readFileSync(driver.pathOf(obj.key));
+    expect(raw.equals(sealByHand(store.unwrapKey(obj.wrappedKey), Buffer.from(obj.header), data))).toBe(true);
   });
 
   test('staged objects are not objects: neither listed nor readable until published; discard removes them', async () => {

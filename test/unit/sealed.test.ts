@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createCipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { tempDir } from '../helpers/server.ts';
 import { openPaths } from '../helpers/fds.ts';
+import { sealByHand } from '../helpers/sealed-format.ts';
 import { LocalDriver } from '../../src/storage/local.ts';
 import { HEADER_SIZE, SEGMENT_SIZE, SealedStore, makeHeader, sealedSize } from '../../src/storage/sealed.ts';
 import { generateMasterKey, Keyring, masterKeyFrom } from '../../src/storage/keyring.ts';
@@ -302,22 +303,6 @@ describe('master key rotation', () => {
     expect(() => new Keyring(b).openSecret(sealed)).toThrow(/not available/);
   });
 });
-
-/** Format v1 written by hand, independently of sealed.ts: header ‖ per 64 KiB segment AES-256-GCM(ciphertext ‖ tag). */
-function sealByHand(dataKey: Uint8Array, header: Buffer, data: Uint8Array): Buffer {
-  const out: Buffer[] = [header];
-  const count = data.length === 0 ? 1 : Math.ceil(data.length / S);
-  for (let i = 0; i < count; i++) {
-    const nonce = Buffer.alloc(12);
-    header.copy(nonce, 0, 8, 15);
-    nonce.writeUInt32BE(i, 7);
-    nonce[11] = i === count - 1 ? 1 : 0;
-    const c = createCipheriv('aes-256-gcm', dataKey, nonce);
-    c.setAAD(header);
-    out.push(c.update(data.subarray(i * S, (i + 1) * S)), c.final(), c.getAuthTag());
-  }
-  return Buffer.concat(out);
-}
 
 describe('sealed storage: the on-disk format stays version 1, byte for byte', () => {
   const { driver, store } = setup();
