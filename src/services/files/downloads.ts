@@ -34,6 +34,8 @@ export const isInlineImageType = (mimeType: string | null) => mimeType !== null 
 // One 64 KiB segment is decrypted whatever is asked of it; office documents (ZIP containers) need most of it.
 const SNIFF_BYTES = 64 * 1024;
 const CHILD_PAGE = 500;
+// A ZIP entry's name length is a 16-bit field: a longer path (a tree some hundred levels deep) would be written with its length cut.
+const ZIP_NAME_MAX_BYTES = 0xffff;
 
 export interface ZipDownload {
   filename: string;
@@ -256,6 +258,8 @@ export class DownloadService {
       try {
         for await (const entry of entries()) {
           if (cancelled) return;
+          if (Buffer.byteLength(entry.path) > ZIP_NAME_MAX_BYTES)
+            throw new Error(`${entry.path.slice(0, 200)}…: a path of more than ${ZIP_NAME_MAX_BYTES} bytes does not fit in a ZIP`);
           this.d.access.touch([entry.row]);
           const date = new Date(entry.row.modifiedAt);
           if (entry.row.type === 'folder') {
