@@ -240,17 +240,21 @@ export class DownloadService {
 
     const append = (source: Buffer | Readable, data: ZipEntryData) =>
       new Promise<void>((resolve, reject) => {
+        const aborted = () => resolve();
         const done = () => {
           archive.off('error', failed);
+          // One listener per entry left on the signal held every entry's promise, and each new one scanned them all.
+          stop.signal.removeEventListener('abort', aborted);
           resolve();
         };
         const failed = (err: Error) => {
           archive.off('entry', done);
+          stop.signal.removeEventListener('abort', aborted);
           reject(err);
         };
         archive.once('entry', done);
         archive.once('error', failed);
-        stop.signal.addEventListener('abort', () => resolve(), { once: true });
+        stop.signal.addEventListener('abort', aborted, { once: true });
         archive.append(source, data);
       });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
-import { folder, readZip, upload } from '../../helpers/files.ts';
+import { folder, readZip, seedRows, upload } from '../../helpers/files.ts';
 import { openPaths } from '../../helpers/fds.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -285,6 +285,30 @@ describe('ZIP downloads', () => {
     const entries = readZip(await bytes(await owner.client.get(`/api/files/${dir.id}/download`)));
     expect(entries.length).toBe(301);
     expect(entries.find((e) => e.name === 'many/f123.txt')!.data.toString()).toBe('file number 123');
+  });
+
+  test('a ZIP of 2,000 entries keeps no abort listener per entry (each one scanned those before it: CPU quadratic in the entries)', async () => {
+    const dir = await folder(owner.client, 'listeners');
+    seedRows(t, owner.id, dir.id, 2000, (i) => ({ name: `empty-${i}`, type: 'folder' }));
+    // The server runs in this process: abort listeners added and not removed while the ZIP streams are counted here.
+    const { addEventListener, removeEventListener } = EventTarget.prototype;
+    let held = 0;
+    EventTarget.prototype.addEventListener = function (this: EventTarget, ...args: Parameters<EventTarget['addEventListener']>) {
+      if (this instanceof AbortSignal && args[0] === 'abort') held++;
+      return addEventListener.apply(this, args);
+    };
+    EventTarget.prototype.removeEventListener = function (this: EventTarget, ...args: Parameters<EventTarget['removeEventListener']>) {
+      if (this instanceof AbortSignal && args[0] === 'abort') held--;
+      return removeEventListener.apply(this, args);
+    };
+    try {
+      const entries = readZip(await bytes(await owner.client.get(`/api/files/${dir.id}/download`)));
+      expect(entries.length).toBe(2001);
+    } finally {
+      EventTarget.prototype.addEventListener = addEventListener;
+      EventTarget.prototype.removeEventListener = removeEventListener;
+    }
+    expect(held).toBeLessThan(10);
   });
 
   test('a path past the 65,535 bytes a ZIP entry name holds (230 levels of 100 CJK characters) ends the ZIP unfinished, never with a cut name', async () => {
