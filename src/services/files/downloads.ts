@@ -175,12 +175,28 @@ export class DownloadService {
       return;
     }
     yield { path: `${path}/`, row };
-    let after = '';
-    for (;;) {
-      const children = this.d.items.liveChildren(accountId, row.id, after, CHILD_PAGE);
-      for (const child of children) yield* this.walk(accountId, child, `${path}/${stripBidiControls(child.name)}`);
-      if (children.length < CHILD_PAGE) return;
-      after = children[children.length - 1]!.id;
+    // The folders being listed, outermost first: a generator per level cost every entry a step per level above
+    // it, and overflowed the stack some 4,000 levels down.
+    const open = [{ id: row.id, path, children: this.d.items.liveChildren(accountId, row.id, '', CHILD_PAGE), next: 0 }];
+    while (open.length > 0) {
+      const folder = open.at(-1)!;
+      if (folder.next === folder.children.length) {
+        if (folder.children.length < CHILD_PAGE) {
+          open.pop();
+        } else {
+          folder.children = this.d.items.liveChildren(accountId, folder.id, folder.children.at(-1)!.id, CHILD_PAGE);
+          folder.next = 0;
+        }
+        continue;
+      }
+      const child = folder.children[folder.next++]!;
+      const childPath = `${folder.path}/${stripBidiControls(child.name)}`;
+      if (child.type === 'file') {
+        yield { path: childPath, row: child };
+        continue;
+      }
+      yield { path: `${childPath}/`, row: child };
+      open.push({ id: child.id, path: childPath, children: this.d.items.liveChildren(accountId, child.id, '', CHILD_PAGE), next: 0 });
     }
   }
 

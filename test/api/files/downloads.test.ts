@@ -7,6 +7,7 @@ import { openPaths } from '../../helpers/fds.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
 import { ManualClock } from '../../../src/clock.ts';
+import { newId } from '../../../src/lib/ids.ts';
 
 let t: TestServer;
 const clock = new ManualClock(Date.parse('2026-03-01T12:34:56Z'));
@@ -309,6 +310,42 @@ describe('ZIP downloads', () => {
       EventTarget.prototype.removeEventListener = removeEventListener;
     }
     expect(held).toBeLessThan(10);
+  });
+
+  test('a chain of 500 folders is walked with the same call stack at every level (a generator per level overflowed it some thousands down)', async () => {
+    const top = await folder(owner.client, 'chain');
+    const db = t.server.ctx.db.$client;
+    // Straight into the table: inserting through the repository marks every ancestor, quadratic in a chain.
+    const insert = db.query(
+      "INSERT INTO items (id, account_id, parent_id, type, name, name_key, modified_at, accessed_at, created_at) VALUES (?, ?, ?, 'folder', 'd', 'd', 0, 0, 0)",
+    );
+    let parent = top.id;
+    db.transaction(() => {
+      for (let i = 0; i < 500; i++) {
+        const id = newId();
+        insert.run(id, owner.id, parent);
+        parent = id;
+      }
+    })();
+    // The server runs in this process: the deepest call stack a folder's listing is read from is measured here.
+    const items = t.server.ctx.repos.items;
+    const { liveChildren } = items;
+    const { stackTraceLimit } = Error;
+    let deepest = 0;
+    Error.stackTraceLimit = Number.POSITIVE_INFINITY;
+    items.liveChildren = (...args: Parameters<typeof liveChildren>) => {
+      deepest = Math.max(deepest, new Error().stack!.split('\n').length);
+      return liveChildren.apply(items, args);
+    };
+    try {
+      const entries = readZip(await bytes(await owner.client.get(`/api/files/${top.id}/download`)));
+      expect(entries.length).toBe(501);
+      expect(entries.at(-1)!.name).toBe(`chain/${'d/'.repeat(500)}`);
+    } finally {
+      items.liveChildren = liveChildren;
+      Error.stackTraceLimit = stackTraceLimit;
+    }
+    expect(deepest).toBeLessThan(100);
   });
 
   test('a path past the 65,535 bytes a ZIP entry name holds (230 levels of 100 CJK characters) ends the ZIP unfinished, never with a cut name', async () => {
