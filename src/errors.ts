@@ -1,4 +1,4 @@
-import { NAME_TAKEN } from './contract/names.ts';
+import { NAME_TAKEN, RELATIVE_PATH_FOLDERS } from './contract/names.ts';
 
 /** The one error type services throw; the HTTP layer turns it into `{message, ...extra}` with `status`. */
 export class AppError extends Error {
@@ -134,6 +134,7 @@ export const Messages = {
   shareDropQuota: 'The owner of this folder has run out of storage space, so it cannot accept more files; let them know',
   notMultipart: 'Send the upload as multipart/form-data',
   malformedMultipart: 'The upload is not a valid multipart/form-data body',
+  relativePathTooDeep: `A relative path may name at most ${RELATIVE_PATH_FOLDERS} folders; upload what lies deeper from a folder further down`,
   invalidFileName: 'Invalid file name: use at most 100 characters, no control characters and none of / \\ : * ? " < > |',
   onlyFiles: 'Only files can be replaced or derived from; this item is a folder',
   copyIntoSelf: 'A folder cannot be copied into itself or one of its descendants',

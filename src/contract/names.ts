@@ -1,5 +1,7 @@
 /** The item-name rule (docs/api.md › Limits, issue 4): the server enforces it, the web app's dialogs say it first. */
 export const MAX_NAME_LENGTH = 100;
+/** Folders an upload's relative path may name (the web app's folder uploads send one per file). */
+export const RELATIVE_PATH_FOLDERS = 250;
 
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;
 // Bidirectional formatting characters: U+202E makes `\u202Egnp.exe` read as `exe.png`.

@@ -90,10 +90,15 @@ export function readText(request: Request): Promise<string> {
  */
 export async function readJsonOrForm(request: Request, arrayFields: readonly string[]): Promise<unknown> {
   if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) return readJson(request);
-  const form = new URLSearchParams(await readLimited(request, JSON_BODY_LIMIT));
-  const out: Record<string, unknown> = {};
-  for (const key of new Set(form.keys())) out[key] = arrayFields.includes(key) ? form.getAll(key) : form.get(key);
-  return out;
+  const out = new Map<string, string | string[]>();
+  // One pass over the fields: a lookup by name scans the whole form, so one per field was quadratic (a MiB of fields: a minute of CPU).
+  for (const [key, value] of new URLSearchParams(await readLimited(request, JSON_BODY_LIMIT))) {
+    const listed = out.get(key);
+    if (!arrayFields.includes(key)) out.set(key, value);
+    else if (Array.isArray(listed)) listed.push(value);
+    else out.set(key, [value]);
+  }
+  return Object.fromEntries(out);
 }
 
 /**

@@ -111,6 +111,15 @@ export class TusUploadsRepo {
     return { link: count('share_link_id', linkId), address: count('share_ip', ip) };
   }
 
+  /** Unfinished uploads a login sent into an account (its own, or one it edits a folder of), share links' not counted. */
+  unfinishedOfLogin(accountId: string, loginId: string): number {
+    return this.sqlite
+      .query<{ n: number }, [string, string]>(
+        "SELECT COUNT(*) AS n FROM tus_uploads WHERE account_id = ? AND state != 'completed' AND login_id = ? AND share_link_id IS NULL",
+      )
+      .get(accountId, loginId)!.n;
+  }
+
   countUnfinished(): number {
     return this.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM tus_uploads WHERE state != 'completed'").get()!.n;
   }

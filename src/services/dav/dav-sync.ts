@@ -179,46 +179,75 @@ export class SyncRun {
    * The members below a folder in name order, depth first, from `cursor` on (the path to the next member
    * to send); truncates at the limit with the path to the member it did not send.
    */
-  private walk(folderId: string | null, base: string[], cursor: Cursor, infinite: boolean, seq: number): AsyncGenerator<SyncResult> {
+  private async *walk(folderId: string | null, base: string[], cursor: Cursor, infinite: boolean, seq: number): AsyncGenerator<SyncResult> {
     const path: Cursor = [];
-    const self = this;
-    async function* visit(c: DavEntry | DavItem, segments: string[]): AsyncGenerator<SyncResult> {
+    // The folders being listed, innermost last (a generator per level stepped every member through each level
+    // above it, and overflowed the call stack some thousands of levels down); `entered` when on `path`.
+    const levels: Array<{
+      parentId: string | null;
+      segments: string[];
+      after: string;
+      entered: boolean;
+      pages: AsyncIterator<DavEntry[]> | null;
+      rows: DavEntry[];
+      next: number;
+    }> = [];
+    const open = (parentId: string | null, segments: string[], after: string, entered: boolean) =>
+      levels.push({ parentId, segments, after, entered, pages: null, rows: [], next: 0 });
+    /** The member to send for `c` (null when sent already, or when the limit truncated: then `truncated`); a folder's level opens. */
+    const visit = (c: DavEntry | DavItem, segments: string[]): SyncResult | null => {
       path.push([c.id, c.nameKey]);
-      if (!self.room(1)) {
-        self.truncate({ s: seq, f: folderId ?? '', p: [...path] });
-        return;
+      if (!this.room(1)) {
+        this.truncate({ s: seq, f: folderId ?? '', p: [...path] });
+        return null;
       }
       const segs = [...segments, c.name];
-      if (!self.emitted.has(c.id)) {
-        self.sent++;
-        self.emitted.add(c.id);
-        yield { kind: 'member', item: c, segments: segs };
+      let member: SyncResult | null = null;
+      if (!this.emitted.has(c.id)) {
+        this.sent++;
+        this.emitted.add(c.id);
+        member = { kind: 'member', item: c, segments: segs };
       }
-      if (c.type === 'folder' && infinite && path.length < MAX_DEPTH) yield* below(c.id, segs, []);
-      path.pop();
+      if (c.type === 'folder' && infinite && path.length < MAX_DEPTH) open(c.id, segs, '', true);
+      else path.pop();
+      return member;
+    };
+    // The cursor: the folders down to the member not sent yet, each continued after it once that is done.
+    open(folderId, base, cursor[0]?.[1] ?? '', false);
+    for (let at = 0, parentId = folderId, segments = base; at < cursor.length; at++) {
+      const [id] = cursor[at]!;
+      const child = this.sync.liveChild(this.principal, parentId, id);
+      if (child && at === cursor.length - 1) {
+        const member = visit(davItem(child), segments);
+        if (member) yield member;
+        if (this.truncated) return;
+      } else if (child?.type === 'folder' && infinite) {
+        path.push([child.id, child.nameKey]);
+        segments = [...segments, child.name];
+        parentId = child.id;
+        open(child.id, segments, cursor[at + 1]![1], true);
+        continue;
+      }
+      break;
     }
-    async function* below(parentId: string | null, segments: string[], resume: Cursor): AsyncGenerator<SyncResult> {
-      let after = '';
-      const [first, ...rest] = resume;
-      if (first) {
-        after = first[1];
-        const child = self.sync.liveChild(self.principal, parentId, first[0]);
-        if (child && rest.length === 0) yield* visit(davItem(child), segments);
-        else if (child?.type === 'folder' && infinite) {
-          path.push([child.id, child.nameKey]);
-          yield* below(child.id, [...segments, child.name], rest);
-          path.pop();
+    while (levels.length > 0) {
+      const level = levels.at(-1)!;
+      if (level.next === level.rows.length) {
+        level.pages ??= this.sync.children(this.principal, level.parentId, level.after)[Symbol.asyncIterator]();
+        const page = await level.pages.next();
+        if (page.done) {
+          levels.pop();
+          if (level.entered) path.pop();
+        } else {
+          level.rows = page.value;
+          level.next = 0;
         }
-        if (self.truncated) return;
+        continue;
       }
-      for await (const rows of self.sync.children(self.principal, parentId, after)) {
-        for (const c of rows) {
-          yield* visit(c, segments);
-          if (self.truncated) return;
-        }
-      }
+      const member = visit(level.rows[level.next++]!, level.segments);
+      if (member) yield member;
+      if (this.truncated) return;
     }
-    return below(folderId, base, cursor);
   }
 }
 

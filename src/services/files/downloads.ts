@@ -34,6 +34,8 @@ export const isInlineImageType = (mimeType: string | null) => mimeType !== null 
 // One 64 KiB segment is decrypted whatever is asked of it; office documents (ZIP containers) need most of it.
 const SNIFF_BYTES = 64 * 1024;
 const CHILD_PAGE = 500;
+// A ZIP entry's name length is a 16-bit field: a longer path (a tree some hundred levels deep) would be written with its length cut.
+const ZIP_NAME_MAX_BYTES = 0xffff;
 
 export interface ZipDownload {
   filename: string;
@@ -173,12 +175,28 @@ export class DownloadService {
       return;
     }
     yield { path: `${path}/`, row };
-    let after = '';
-    for (;;) {
-      const children = this.d.items.liveChildren(accountId, row.id, after, CHILD_PAGE);
-      for (const child of children) yield* this.walk(accountId, child, `${path}/${stripBidiControls(child.name)}`);
-      if (children.length < CHILD_PAGE) return;
-      after = children[children.length - 1]!.id;
+    // The folders being listed, outermost first: a generator per level cost every entry a step per level above
+    // it, and overflowed the stack some 4,000 levels down.
+    const open = [{ id: row.id, path, children: this.d.items.liveChildren(accountId, row.id, '', CHILD_PAGE), next: 0 }];
+    while (open.length > 0) {
+      const folder = open.at(-1)!;
+      if (folder.next === folder.children.length) {
+        if (folder.children.length < CHILD_PAGE) {
+          open.pop();
+        } else {
+          folder.children = this.d.items.liveChildren(accountId, folder.id, folder.children.at(-1)!.id, CHILD_PAGE);
+          folder.next = 0;
+        }
+        continue;
+      }
+      const child = folder.children[folder.next++]!;
+      const childPath = `${folder.path}/${stripBidiControls(child.name)}`;
+      if (child.type === 'file') {
+        yield { path: childPath, row: child };
+        continue;
+      }
+      yield { path: `${childPath}/`, row: child };
+      open.push({ id: child.id, path: childPath, children: this.d.items.liveChildren(accountId, child.id, '', CHILD_PAGE), next: 0 });
     }
   }
 
@@ -238,17 +256,21 @@ export class DownloadService {
 
     const append = (source: Buffer | Readable, data: ZipEntryData) =>
       new Promise<void>((resolve, reject) => {
+        const aborted = () => resolve();
         const done = () => {
           archive.off('error', failed);
+          // One listener per entry left on the signal held every entry's promise, and each new one scanned them all.
+          stop.signal.removeEventListener('abort', aborted);
           resolve();
         };
         const failed = (err: Error) => {
           archive.off('entry', done);
+          stop.signal.removeEventListener('abort', aborted);
           reject(err);
         };
         archive.once('entry', done);
         archive.once('error', failed);
-        stop.signal.addEventListener('abort', () => resolve(), { once: true });
+        stop.signal.addEventListener('abort', aborted, { once: true });
         archive.append(source, data);
       });
 
@@ -256,6 +278,8 @@ export class DownloadService {
       try {
         for await (const entry of entries()) {
           if (cancelled) return;
+          if (Buffer.byteLength(entry.path) > ZIP_NAME_MAX_BYTES)
+            throw new Error(`${entry.path.slice(0, 200)}…: a path of more than ${ZIP_NAME_MAX_BYTES} bytes does not fit in a ZIP`);
           this.d.access.touch([entry.row]);
           const date = new Date(entry.row.modifiedAt);
           if (entry.row.type === 'folder') {

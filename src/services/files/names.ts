@@ -1,6 +1,6 @@
 import { badRequest, Messages, validationFailed } from '../../errors.ts';
 
-import { BIDI_CONTROL, MAX_NAME_LENGTH, nameProblem, normalizeName } from '../../contract/names.ts';
+import { BIDI_CONTROL, MAX_NAME_LENGTH, nameProblem, normalizeName, RELATIVE_PATH_FOLDERS } from '../../contract/names.ts';
 
 const BIDI_CONTROLS = new RegExp(BIDI_CONTROL.source, 'g');
 
@@ -33,6 +33,8 @@ export function uploadedFileName(filename: string): string {
 export function relativeFolders(relativePath: string | null | undefined): string[] {
   const folders = (relativePath ?? '').split(/[/\\]/).map(uploadedName).filter(Boolean).slice(0, -1);
   if (!folders.every(isValidUploadedName)) throw badRequest(Messages.invalidFileName);
+  // Each folder created marks all those above it: 4,000 levels in one path cost 25 s of CPU.
+  if (folders.length > RELATIVE_PATH_FOLDERS) throw badRequest(Messages.relativePathTooDeep);
   return folders;
 }
 

@@ -77,6 +77,8 @@ const UNSTARTED_EXPIRY_MS = 15 * 60_000;
 // Unfinished uploads through share links, expired ones not yet swept included: per link, and per address.
 export const DROP_UPLOADS_PER_LINK = 8;
 export const DROP_UPLOADS_PER_ADDRESS = 4;
+/** Unfinished uploads of one login: each is a row every quota and disk check of its account sums. */
+export const UPLOADS_PER_LOGIN = 1000;
 const SWEEP_PAGE = 200;
 const LISTED = 100;
 // How long a termination waits for a PATCH still recording what it received (a client that just hung up).
@@ -187,6 +189,11 @@ export class TusUploadService {
       this.d.disk.assertRoomToReserve(length);
       this.d.tree.requireFolder(principal, row.parentId);
       if (principal.drop) this.assertDropRoom(principal.drop.linkId, principal.ip);
+      else if (this.d.repo.unfinishedOfLogin(principal.accountId, principal.loginId) >= UPLOADS_PER_LOGIN)
+        throw new AppError(
+          429,
+          `You have ${UPLOADS_PER_LOGIN} unfinished resumable uploads, the most a login may have; finish or cancel some (DELETE their URLs), then try again`,
+        );
       // Nothing is removed for a reservation: an own login's may count on versions, removed once its bytes commit.
       this.d.quota.assertCouldFit(principal.accountId, length, mayEvict(principal) ? 'evict' : 'free');
       this.d.repo.insert(row);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
+import { newId } from '../../../src/lib/ids.ts';
 import { json } from '../../helpers/client.ts';
 import { type DavClient, davLogin, NextcloudApp } from '../../helpers/dav.ts';
 import { folder, upload } from '../../helpers/files.ts';
@@ -276,6 +277,48 @@ describe('sync-collection (RFC 6578)', () => {
     expect((await dav.request('MOVE', 'Bulk', { headers: { destination: `${t.url}/dav/Many/Bulk` } })).status).toBe(201);
     const moved = await syncAll(dav, 'Many/', changes.token, 'infinite', 4);
     expect(sorted(moved.members)).toEqual(['/dav/Many/Bulk/', ...[0, 1, 2, 3, 4, 5].map((i) => `/dav/Many/Bulk/b${i}.txt`)].sort());
+  });
+
+  test('Depth infinity down a chain of 300 folders, whole and in pages: the same call stack at every level', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const top = await folder(o.client, 'Chain');
+    const db = t.server.ctx.db.$client;
+    // Straight into the table: inserting through the repository marks every ancestor, quadratic in a chain.
+    const insert = db.query(
+      "INSERT INTO items (id, account_id, parent_id, type, name, name_key, modified_at, accessed_at, created_at) VALUES (?, ?, ?, 'folder', 'd', 'd', 0, 0, 0)",
+    );
+    let parent = top.id;
+    db.transaction(() => {
+      for (let i = 0; i < 300; i++) {
+        const id = newId();
+        insert.run(id, o.id, parent);
+        parent = id;
+      }
+    })();
+    const hrefs = Array.from({ length: 300 }, (_, i) => `/dav/Chain/${'d/'.repeat(i + 1)}`);
+    // The server runs in this process: the deepest call stack a folder's members are listed from is measured here.
+    const sync$ = t.server.ctx.services.davSync;
+    const { children } = sync$;
+    const { stackTraceLimit } = Error;
+    let deepest = 0;
+    Error.stackTraceLimit = Number.POSITIVE_INFINITY;
+    sync$.children = (...args: Parameters<typeof children>) => {
+      deepest = Math.max(deepest, new Error().stack!.split('\n').length);
+      return children.apply(sync$, args);
+    };
+    try {
+      const whole = await sync(dav, 'Chain/', '', 'infinite');
+      expect(whole.status).toBe(207);
+      expect([...whole.members.keys()]).toEqual(hrefs);
+      const paged = await syncAll(dav, 'Chain/', '', 'infinite', 70);
+      expect([...paged.members]).toEqual(hrefs);
+      expect(paged.rounds).toBe(5);
+    } finally {
+      sync$.children = children;
+      Error.stackTraceLimit = stackTraceLimit;
+    }
+    expect(deepest).toBeLessThan(100);
   });
 
   test('a garbled, foreign or expired token is 403 DAV:valid-sync-token; bad requests are 4xx', async () => {

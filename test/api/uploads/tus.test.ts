@@ -11,6 +11,7 @@ import { ageObject } from '../../helpers/stored-files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { createUpload, filesContaining, headUpload, patchUpload, stagedFiles, TUS, tusUpload } from '../../helpers/tus.ts';
 import { ROUTES } from '../../../src/http/policy.ts';
+import { UPLOADS_PER_LOGIN } from '../../../src/services/resumable-uploads/tus-uploads.ts';
 import { eventually } from '../../helpers/eventually.ts';
 
 let t: TestServer;
@@ -236,6 +237,28 @@ describe('creation: every check before a byte is accepted', () => {
     expect(expires).toBeGreaterThan(Date.now() + 14 * 60_000);
     expect(expires).toBeLessThanOrEqual(Date.now() + 15 * 60_000);
     expect(ok.headers.get('location')).toMatch(/^\/api\/files\/tus\/[A-Za-z0-9_-]{32}$/);
+  });
+});
+
+describe('unfinished uploads per login', () => {
+  test(`a login holds at most ${UPLOADS_PER_LOGIN} (429 naming the way out); another login of the account has its own; a cancelled one makes room`, async () => {
+    const o = await seed.owner(t);
+    const first = await created(o.client, 10);
+    const repo = t.server.ctx.repos.tusUploads;
+    const row = repo.get(first.split('/').at(-1)!)!;
+    // The rest are copies of the first row: a thousand creations through HTTP would only take longer.
+    t.server.ctx.db.$client.transaction(() => {
+      for (let i = 1; i < UPLOADS_PER_LOGIN; i++) repo.insert({ ...row, id: `${row.id}-${i}`, storageKey: `${row.storageKey}-${i}` });
+    })();
+    const refused = await createUpload(o.client, 10, { filename: 'one-more.bin' });
+    expect(refused.status).toBe(429);
+    expect((await json(refused)).message).toBe(
+      `You have ${UPLOADS_PER_LOGIN} unfinished resumable uploads, the most a login may have; finish or cancel some (DELETE their URLs), then try again`,
+    );
+    const sub = await seed.subUser(t, o, ['files.upload']);
+    expect((await createUpload(sub.client, 10, { filename: 'sub.bin' })).status).toBe(201);
+    expect((await o.client.request(first, { method: 'DELETE', headers: TUS })).status).toBe(204);
+    expect((await createUpload(o.client, 10, { filename: 'one-more.bin' })).status).toBe(201);
   });
 });
 

@@ -9,6 +9,8 @@ import * as seed from '../../helpers/seed.ts';
 import { readMultipart } from '../../../src/http/multipart.ts';
 import { AppError } from '../../../src/errors.ts';
 import { eventually } from '../../helpers/eventually.ts';
+import { createUpload } from '../../helpers/tus.ts';
+import { RELATIVE_PATH_FOLDERS } from '../../../src/contract/names.ts';
 
 let t: TestServer;
 
@@ -265,6 +267,26 @@ describe('POST /api/files/upload/bulk', () => {
     const inner = await listAll(o.client, `/api/files?parentId=${existing.id}&sortBy=name&order=asc`);
     expect(inner.map((i) => i.name)).toEqual(['2020', 'a.txt']);
     expect(body.files[1].parentId).toBe(inner[0].id);
+  });
+
+  test(`a relative path naming more than ${RELATIVE_PATH_FOLDERS} folders fails alone, before any folder is made; at the limit the folders are made`, async () => {
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'deep');
+    const form = new FormData();
+    form.append('parentId', root.id);
+    form.append('files', new File(['too deep'], 'far.txt'));
+    form.append('relativePaths', `${'b/'.repeat(RELATIVE_PATH_FOLDERS + 1)}far.txt`);
+    form.append('files', new File(['deep enough'], 'near.txt'));
+    form.append('relativePaths', `${'a/'.repeat(RELATIVE_PATH_FOLDERS)}near.txt`);
+    const tooDeep = `A relative path may name at most ${RELATIVE_PATH_FOLDERS} folders; upload what lies deeper from a folder further down`;
+    const before = rowCount(t, "type = 'folder'");
+    const body = await json(await o.client.request('/api/files/upload/bulk', { method: 'POST', body: form }));
+    expect(body).toMatchObject({ total: 2, successful: 1, failedCount: 1 });
+    expect(body.failed).toEqual([{ fileName: 'far.txt', error: tooDeep, clientId: null }]);
+    expect(rowCount(t, "type = 'folder'")).toBe(before + RELATIVE_PATH_FOLDERS);
+    const tus = await createUpload(o.client, 1, { filename: 'far.txt', relativePath: `${'b/'.repeat(RELATIVE_PATH_FOLDERS + 1)}far.txt` });
+    expect(tus.status).toBe(400);
+    expect(await json(tus)).toEqual({ message: tooDeep });
   });
 
   test('a file over the limit fails alone and is reported in failed; the others are stored', async () => {
