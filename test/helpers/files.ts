@@ -248,3 +248,63 @@ export class SseReader {
     await this.reader.cancel().catch(() => {});
   }
 }
+
+/**
+ * A chain of `levels` folders named `d` below `parentId`, written straight into the table (through the repository
+ * each insert marks every folder above it, quadratic in a chain, and the depth limit refuses it); the deepest id.
+ */
+export function folderChain(t: TestServer, accountId: string, parentId: string, levels: number): string {
+  const db = t.server.ctx.db.$client;
+  const insert = db.query(
+    "INSERT INTO items (id, account_id, parent_id, type, name, name_key, modified_at, accessed_at, created_at) VALUES (?, ?, ?, 'folder', 'd', 'd', 0, 0, 0)",
+  );
+  let parent = parentId;
+  db.transaction(() => {
+    for (let i = 0; i < levels; i++) {
+      const id = newId();
+      insert.run(id, accountId, parent);
+      parent = id;
+    }
+  })();
+  return parent;
+}
+
+/**
+ * Runs `run` with `object[method]` (of the server running in this process) watched for the deepest call stack it is
+ * called from, in frames; puts it back after. A walk that recurses per level shows as a stack growing with the depth.
+ */
+export async function deepestCallStack<T extends object, K extends keyof T>(
+  object: T,
+  method: K,
+  run: () => Promise<void>,
+): Promise<number> {
+  const original = object[method] as (...args: unknown[]) => unknown;
+  const { stackTraceLimit } = Error;
+  let deepest = 0;
+  Error.stackTraceLimit = Number.POSITIVE_INFINITY;
+  object[method] = ((...args: unknown[]) => {
+    deepest = Math.max(deepest, new Error().stack!.split('\n').length);
+    return original.apply(object, args);
+  }) as T[K];
+  try {
+    await run();
+  } finally {
+    object[method] = original as T[K];
+    Error.stackTraceLimit = stackTraceLimit;
+  }
+  return deepest;
+}
+
+/** A 2,000-byte upload body that sends its first 1,000 bytes and holds the rest until `release()`: another door acts meanwhile. */
+export function heldBody(): { body: ReadableStream<Uint8Array>; release: () => void } {
+  let release!: () => void;
+  const body = new ReadableStream<Uint8Array>({
+    async start(c) {
+      c.enqueue(new Uint8Array(1000));
+      await new Promise<void>((r) => (release = r));
+      c.enqueue(new Uint8Array(1000));
+      c.close();
+    },
+  });
+  return { body, release: () => release() };
+}

@@ -1,9 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
-import { newId } from '../../../src/lib/ids.ts';
 import { json } from '../../helpers/client.ts';
 import { type DavClient, davLogin, NextcloudApp } from '../../helpers/dav.ts';
-import { folder, upload } from '../../helpers/files.ts';
+import { deepestCallStack, folder, folderChain, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
@@ -283,41 +282,16 @@ describe('sync-collection (RFC 6578)', () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
     const top = await folder(o.client, 'Chain');
-    const db = t.server.ctx.db.$client;
-    // Straight into the table: inserting through the repository marks every ancestor, quadratic in a chain.
-    const insert = db.query(
-      "INSERT INTO items (id, account_id, parent_id, type, name, name_key, modified_at, accessed_at, created_at) VALUES (?, ?, ?, 'folder', 'd', 'd', 0, 0, 0)",
-    );
-    let parent = top.id;
-    db.transaction(() => {
-      for (let i = 0; i < 300; i++) {
-        const id = newId();
-        insert.run(id, o.id, parent);
-        parent = id;
-      }
-    })();
+    folderChain(t, o.id, top.id, 300);
     const hrefs = Array.from({ length: 300 }, (_, i) => `/dav/Chain/${'d/'.repeat(i + 1)}`);
-    // The server runs in this process: the deepest call stack a folder's members are listed from is measured here.
-    const sync$ = t.server.ctx.services.davSync;
-    const { children } = sync$;
-    const { stackTraceLimit } = Error;
-    let deepest = 0;
-    Error.stackTraceLimit = Number.POSITIVE_INFINITY;
-    sync$.children = (...args: Parameters<typeof children>) => {
-      deepest = Math.max(deepest, new Error().stack!.split('\n').length);
-      return children.apply(sync$, args);
-    };
-    try {
+    const deepest = await deepestCallStack(t.server.ctx.services.davSync, 'children', async () => {
       const whole = await sync(dav, 'Chain/', '', 'infinite');
       expect(whole.status).toBe(207);
       expect([...whole.members.keys()]).toEqual(hrefs);
       const paged = await syncAll(dav, 'Chain/', '', 'infinite', 70);
       expect([...paged.members]).toEqual(hrefs);
       expect(paged.rounds).toBe(5);
-    } finally {
-      sync$.children = children;
-      Error.stackTraceLimit = stackTraceLimit;
-    }
+    });
     expect(deepest).toBeLessThan(100);
   });
 

@@ -4,7 +4,7 @@ import { generate } from 'otplib';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
 import { DavClient, davLogin } from '../../helpers/dav.ts';
-import { listAll, SseReader } from '../../helpers/files.ts';
+import { heldBody, listAll, SseReader } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 
 let t: TestServer;
@@ -169,15 +169,7 @@ describe('WebDAV protocol basics', () => {
       const o = await seed.owner(t);
       const sub = await seed.subUser(t, o, ['files.upload']);
       const dav = await davLogin(t, sub);
-      let more!: () => void;
-      const body = new ReadableStream<Uint8Array>({
-        async start(c) {
-          c.enqueue(new Uint8Array(1000));
-          await new Promise<void>((r) => (more = r));
-          c.enqueue(new Uint8Array(1000));
-          c.close();
-        },
-      });
+      const { body, release: more } = heldBody();
       const put = dav.put('late.bin', body, { 'content-length': '2000' });
       await new Promise((r) => setTimeout(r, 50));
       if (how === 'disable') expect((await adminLogin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true })).status).toBe(200);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
-import { folder, upload } from '../../helpers/files.ts';
+import { folder, heldBody, upload } from '../../helpers/files.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { errors } from '../../helpers/errors.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -208,15 +208,7 @@ describe('a WebDAV PUT racing another door', () => {
   test('a new file whose name a folder takes while its bytes arrive is 409, not a file under another name', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
-    let more!: () => void;
-    const body = new ReadableStream<Uint8Array>({
-      async start(c) {
-        c.enqueue(new Uint8Array(1000));
-        await new Promise<void>((r) => (more = r));
-        c.enqueue(new Uint8Array(1000));
-        c.close();
-      },
-    });
+    const { body, release: more } = heldBody();
     const put = dav.put('plans', body, { 'content-length': '2000' });
     await new Promise((r) => setTimeout(r, 50));
     expect((await o.client.post('/api/files/folder', { name: 'Plans' })).status).toBe(200);

@@ -2,12 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
-import { folder, readZip, seedRows, upload } from '../../helpers/files.ts';
+import { deepestCallStack, folder, folderChain, readZip, seedRows, upload } from '../../helpers/files.ts';
 import { openPaths } from '../../helpers/fds.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
 import { ManualClock } from '../../../src/clock.ts';
-import { newId } from '../../../src/lib/ids.ts';
 
 let t: TestServer;
 const clock = new ManualClock(Date.parse('2026-03-01T12:34:56Z'));
@@ -314,37 +313,12 @@ describe('ZIP downloads', () => {
 
   test('a chain of 500 folders is walked with the same call stack at every level (a generator per level overflowed it some thousands down)', async () => {
     const top = await folder(owner.client, 'chain');
-    const db = t.server.ctx.db.$client;
-    // Straight into the table: inserting through the repository marks every ancestor, quadratic in a chain.
-    const insert = db.query(
-      "INSERT INTO items (id, account_id, parent_id, type, name, name_key, modified_at, accessed_at, created_at) VALUES (?, ?, ?, 'folder', 'd', 'd', 0, 0, 0)",
-    );
-    let parent = top.id;
-    db.transaction(() => {
-      for (let i = 0; i < 500; i++) {
-        const id = newId();
-        insert.run(id, owner.id, parent);
-        parent = id;
-      }
-    })();
-    // The server runs in this process: the deepest call stack a folder's listing is read from is measured here.
-    const items = t.server.ctx.repos.items;
-    const { liveChildren } = items;
-    const { stackTraceLimit } = Error;
-    let deepest = 0;
-    Error.stackTraceLimit = Number.POSITIVE_INFINITY;
-    items.liveChildren = (...args: Parameters<typeof liveChildren>) => {
-      deepest = Math.max(deepest, new Error().stack!.split('\n').length);
-      return liveChildren.apply(items, args);
-    };
-    try {
+    folderChain(t, owner.id, top.id, 500);
+    const deepest = await deepestCallStack(t.server.ctx.repos.items, 'liveChildren', async () => {
       const entries = readZip(await bytes(await owner.client.get(`/api/files/${top.id}/download`)));
       expect(entries.length).toBe(501);
       expect(entries.at(-1)!.name).toBe(`chain/${'d/'.repeat(500)}`);
-    } finally {
-      items.liveChildren = liveChildren;
-      Error.stackTraceLimit = stackTraceLimit;
-    }
+    });
     expect(deepest).toBeLessThan(100);
   });
 
