@@ -235,9 +235,12 @@ export class ItemsRepo {
     );
   }
 
-  /** Whether folder `id` (with the live folders under it) may sit under `parentId` within MAX_FOLDER_DEPTH. */
-  nests(parentId: string | null, id: string): boolean {
-    const room = MAX_FOLDER_DEPTH - this.depthOf(parentId);
+  /** Whether folder `id` (with the live folders under it) may sit under `parentId` within MAX_FOLDER_DEPTH; `from`: the folder it moves out of. */
+  nests(parentId: string | null, id: string, from?: string | null): boolean {
+    const depth = this.depthOf(parentId);
+    // Moved no deeper than it was, nothing under it goes deeper either: only a move down walks the subtree.
+    if (from !== undefined && depth <= this.depthOf(from)) return true;
+    const room = MAX_FOLDER_DEPTH - depth;
     return room > 0 && this.heightOf(id, room) <= room;
   }
 
@@ -643,7 +646,8 @@ export class ItemsRepo {
           .get(parentId, name, nameKeyOf(name), id),
       )!;
       // Thrown inside the savepoint, so the move is undone.
-      if (row.type === 'folder' && before !== parentId && !this.nests(parentId, id)) throw badRequest(Messages.folderTooDeep);
+      if (row.type === 'folder' && before !== undefined && before !== parentId && !this.nests(parentId, id, before))
+        throw badRequest(Messages.folderTooDeep);
       const bytes = row.deletedAt === null && before !== parentId ? weightOf(row) : 0;
       if (before !== undefined && before !== parentId) this.touchAncestors(row.accountId, before, -bytes);
       this.touchAncestors(row.accountId, parentId, bytes);

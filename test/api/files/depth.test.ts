@@ -87,6 +87,9 @@ describe(`folders nest at most ${MAX_FOLDER_DEPTH} levels deep`, () => {
     const fits = await tower(o.client, 'fits', 50);
     expect((await o.client.post('/api/files/move', { ids: [fits], parentId: bottom })).status).toBe(200);
     expect(parentOf(fits)).toBe(bottom);
+    // Up or sideways is always allowed: nothing goes deeper.
+    expect((await o.client.post('/api/files/move', { ids: [fits], parentId: null })).status).toBe(200);
+    expect(parentOf(fits)).toBeNull();
   });
 
   test('a copy that would pass the limit is refused with nothing written (API job and COPY), also when the target went deeper after it was queued', async () => {
