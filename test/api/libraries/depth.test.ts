@@ -30,4 +30,21 @@ describe('a library scan', () => {
     expect(folders()).toBe(MAX_FOLDER_DEPTH);
     expect(rowCount(t, "type = 'file' AND account_id = ?", owner.id)).toBe(2);
   });
+
+  test('leaves out a folder moved on the host to where what is in it would pass the limit', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const chain = 'd/'.repeat(MAX_FOLDER_DEPTH - 5);
+    write(root, `${chain}x.txt`, 'deep');
+    write(root, 'tall/t/t/t/t/in.txt', 'five levels');
+    const library = await addLibrary(admin, root, owner);
+    const named = (name: string) => rowCount(t, "type = 'folder' AND deleted_at IS NULL AND name = ? AND account_id = ?", name, owner.id);
+    expect(named('tall')).toBe(1);
+    // Below the library's folder and the chain, the tall folder would sit at MAX_FOLDER_DEPTH - 3: four more levels do not fit.
+    fs.renameSync(path.join(root, 'tall'), path.join(root, chain, 'tall'));
+    const view = await rescan(admin, library.id);
+    expect(view).toMatchObject({ scanError: null, available: true });
+    expect(named('tall')).toBe(0);
+    expect(named('t')).toBe(0);
+  });
 });
