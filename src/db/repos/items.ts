@@ -227,8 +227,8 @@ export class ItemsRepo {
           `WITH RECURSIVE down(id, account_id, h) AS (
              SELECT id, account_id, 1 FROM items WHERE id = ?1 AND type = 'folder'
              UNION ALL
-             SELECT c.id, c.account_id, down.h + 1 FROM items c JOIN down ON c.account_id = down.account_id AND c.parent_id = down.id
-              WHERE c.type = 'folder' AND c.deleted_at IS NULL AND down.h <= ?2)
+             SELECT i.id, i.account_id, down.h + 1 FROM items i JOIN down ON i.account_id = down.account_id AND i.parent_id = down.id
+              WHERE i.type = 'folder' AND i.deleted_at IS NULL AND down.h <= ?2)
            SELECT max(h) AS h FROM down`,
         )
         .get(id, room)?.h ?? 0
