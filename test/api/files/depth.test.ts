@@ -4,6 +4,7 @@ import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { folder, listAll, rowCount, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
+import { createUpload } from '../../helpers/tus.ts';
 import { MAX_FOLDER_DEPTH } from '../../../src/contract/names.ts';
 
 let t: TestServer;
@@ -71,6 +72,10 @@ describe(`folders nest at most ${MAX_FOLDER_DEPTH} levels deep`, () => {
     expect(body).toMatchObject({ total: 2, successful: 1, failedCount: 1 });
     expect(body.failed).toEqual([{ fileName: 'far.txt', error: TOO_DEEP, clientId: null }]);
     expect(folders(o.id)).toBe(count + 1);
+    const tus = await createUpload(o.client, 1, { filename: 'far.txt', parentId: bottom, relativePath: 'x/y/z/far.txt' });
+    expect(tus.status).toBe(400);
+    expect(await json(tus)).toEqual({ message: TOO_DEEP });
+    expect((await createUpload(o.client, 1, { filename: 'near.txt', parentId: bottom, relativePath: 'x/y/near.txt' })).status).toBe(201);
   });
 
   test('a move that would take a folder’s subtree past the limit is refused (API and MOVE); one that reaches it is made', async () => {
