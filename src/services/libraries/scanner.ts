@@ -251,8 +251,13 @@ export class LibraryScanner {
         if (!current) current = this.indexedSince(library, host, folder.item.itemId, key);
         const names = [...folder.names, host.name];
         const room = MAX_FOLDER_DEPTH - (baseDepth + folder.names.length);
-        const moving = current !== undefined && current.parentId !== folder.item.itemId;
-        if (type === 'folder' && (room < 1 || (moving && this.d.items.heightOf(current!.itemId, room) > room))) {
+        // A folder indexed where it is stays (one from before the limit too); a new one or one moved here must fit, with what is in it.
+        const fits =
+          type === 'file' ||
+          (current === undefined
+            ? room > 0
+            : current.parentId === folder.item.itemId || this.d.items.heightOf(current.itemId, room) <= room);
+        if (!fits) {
           progress.skipped++;
           if (!tooDeepLogged)
             this.d.log.warn('library folders nested too deep were left out', { library: library.id, path: names.join('/') });
