@@ -1,4 +1,4 @@
-import { NAME_TAKEN, RELATIVE_PATH_FOLDERS } from './contract/names.ts';
+import { MAX_FOLDER_DEPTH, NAME_TAKEN, RELATIVE_PATH_FOLDERS } from './contract/names.ts';
 
 /** The one error type services throw; the HTTP layer turns it into `{message, ...extra}` with `status`. */
 export class AppError extends Error {
@@ -112,6 +112,7 @@ export const Messages = {
   webhookFolderNotOwn: 'A webhook follows your own files: choose one of your folders, not one shared with you',
   nameTaken: NAME_TAKEN,
   moveIntoSelf: 'A folder cannot be moved into itself or one of its descendants',
+  folderTooDeep: `Folders may nest at most ${MAX_FOLDER_DEPTH} levels deep: choose a folder nearer the top`,
   invalidCursor: 'Invalid cursor',
   invalidSearch: 'Invalid search query',
   invalidJobId: 'Invalid background job ID',

@@ -2,6 +2,8 @@
 export const MAX_NAME_LENGTH = 100;
 /** Folders an upload's relative path may name (the web app's folder uploads send one per file). */
 export const RELATIVE_PATH_FOLDERS = 250;
+/** Folders an item may sit in, counted from the root: every write marks each folder above it, so depth costs CPU. */
+export const MAX_FOLDER_DEPTH = 250;
 
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;
 // Bidirectional formatting characters: U+202E makes `\u202Egnp.exe` read as `exe.png`.

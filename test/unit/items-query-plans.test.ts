@@ -118,6 +118,12 @@ describe('the hot queries on items read the index meant for them (EXPLAIN QUERY 
     { name: 'whether there is trash to empty', run: () => repo.hasTrash(account), index: 'items_trash_idx' },
     { name: 'what was trashed with a trash root', run: () => repo.trashSetPage(trashedFolderId, 100), index: 'items_deleted_root_idx' },
     { name: "a folder's subtree", run: () => repo.liveSubtreeIds(folderId), index: 'items_parent_id_idx' },
+    { name: "a folder's depth (the walk up of the depth limit)", run: () => repo.depthOf(folderId), index: 'items_id_idx' },
+    {
+      name: "a folder's height (the walk down its live folders of the depth limit)",
+      run: () => repo.heightOf(folderId, 250),
+      index: 'items_live_parent_accessed_idx',
+    },
     { name: 'whether an object key is referenced', run: () => repo.isKeyReferenced(storageKey), index: 'items_storage_key_idx' },
     {
       name: 'the thumbnail sweep',

@@ -5,6 +5,8 @@ import { selectList, toBoolean } from '../select.ts';
 import { transactOf } from '../client.ts';
 import { shownInAlbum } from './albums.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
+import { MAX_FOLDER_DEPTH } from '../../contract/names.ts';
+import { badRequest, Messages } from '../../errors.ts';
 
 /** A row of the file tree (a docs/api.md › Conventions item before it is shown), as the schema describes it (`taken_at` is the Photos query's, kept by triggers). */
 export type Item = Omit<typeof items.$inferSelect, 'parentKey' | 'takenAt'>;
@@ -197,6 +199,56 @@ export class ItemsRepo {
 
   constructor(private readonly sqlite: Database) {}
 
+  /**
+   * Folders from the root down to `folderId`, itself included (0 for the root): one indexed walk up.
+   * Stops past MAX_FOLDER_DEPTH, so it never reads more than that many rows.
+   */
+  depthOf(folderId: string | null): number {
+    if (folderId === null) return 0;
+    return (
+      this.sqlite
+        .query<{ d: number | null }, [string, number]>(
+          `WITH RECURSIVE up(id, d) AS (SELECT ?1, 1 UNION ALL SELECT i.parent_id, up.d + 1 FROM items i JOIN up ON i.id = up.id
+             WHERE i.parent_id IS NOT NULL AND up.d <= ?2)
+           SELECT max(d) AS d FROM up`,
+        )
+        .get(folderId, MAX_FOLDER_DEPTH)?.d ?? 0
+    );
+  }
+
+  /**
+   * Levels of live folders in `id`'s subtree, itself included (0 for a file), counted only up to `room + 1`:
+   * a subtree that fits costs one indexed walk of its folders, a deep one stops as soon as it passes.
+   */
+  heightOf(id: string, room: number): number {
+    return (
+      this.sqlite
+        .query<{ h: number | null }, [string, number]>(
+          `WITH RECURSIVE down(id, account_id, h) AS (
+             SELECT id, account_id, 1 FROM items WHERE id = ?1 AND type = 'folder'
+             UNION ALL
+             SELECT i.id, i.account_id, down.h + 1 FROM items i JOIN down ON i.account_id = down.account_id AND i.parent_id = down.id
+              WHERE i.type = 'folder' AND i.deleted_at IS NULL AND down.h <= ?2)
+           SELECT max(h) AS h FROM down`,
+        )
+        .get(id, room)?.h ?? 0
+    );
+  }
+
+  /** Whether folder `id` (with the live folders under it) may sit under `parentId` within MAX_FOLDER_DEPTH; `from`: the folder it moves out of. */
+  nests(parentId: string | null, id: string, from?: string | null): boolean {
+    const depth = this.depthOf(parentId);
+    // Moved no deeper than it was, nothing under it goes deeper either: only a move down walks the subtree.
+    if (from !== undefined && depth <= this.depthOf(from)) return true;
+    const room = MAX_FOLDER_DEPTH - depth;
+    return room > 0 && this.heightOf(id, room) <= room;
+  }
+
+  /** Refuses `height` levels of new folders under `parentId` when they would pass MAX_FOLDER_DEPTH. */
+  assertNests(parentId: string | null, height: number): void {
+    if (this.depthOf(parentId) + height > MAX_FOLDER_DEPTH) throw badRequest(Messages.folderTooDeep);
+  }
+
   /** Sets the check every insert, rename, move, content change and trashing passes first, through every door. */
   guardChanges(guard: (change: ItemChange) => AfterChange): void {
     this.guard = guard;
@@ -288,6 +340,7 @@ export class ItemsRepo {
   }
 
   insert(row: NewItem, staged?: StagedHostFile): Item {
+    if (row.type === 'folder') this.assertNests(row.parentId, 1);
     const after = this.guard({ kind: 'insert', parentId: row.parentId, type: row.type, item: { id: row.id, name: row.name }, staged });
     const pending = this.pendingTouches.current;
     // Gathered, the marks follow at the batch's end: the insert alone is one statement, no savepoint needed.
@@ -592,6 +645,9 @@ export class ItemsRepo {
           )
           .get(parentId, name, nameKeyOf(name), id),
       )!;
+      // Thrown inside the savepoint, so the move is undone.
+      if (row.type === 'folder' && before !== undefined && before !== parentId && !this.nests(parentId, id, before))
+        throw badRequest(Messages.folderTooDeep);
       const bytes = row.deletedAt === null && before !== parentId ? weightOf(row) : 0;
       if (before !== undefined && before !== parentId) this.touchAncestors(row.accountId, before, -bytes);
       this.touchAncestors(row.accountId, parentId, bytes);
@@ -716,6 +772,7 @@ export class ItemsRepo {
           )
           .get(parentId, name, nameKeyOf(name), id),
       )!;
+      if (row.type === 'folder' && !this.nests(parentId, id)) throw badRequest(Messages.folderTooDeep);
       this.touchAncestors(row.accountId, parentId, weightOf(row));
       after?.();
       return row;

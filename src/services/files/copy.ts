@@ -87,6 +87,7 @@ export class CopyService {
     const rows = this.d.tree.requireLiveMany(source, input.ids);
     const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
     if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.copyIntoSelf);
+    this.d.tree.assertNests(rows, targetId);
     const bytes = this.d.tree.liveBytes(rows);
     // Nothing is removed before the copy runs: each file's commit makes its own room.
     this.d.quota.assertCouldFit(principal.accountId, bytes, roomRuleOf(principal));
@@ -107,6 +108,8 @@ export class CopyService {
    */
   async copyNow(principal: Principal, source: Item, parentId: string | null, name: string, shallow: boolean): Promise<Item> {
     if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
+    if (shallow && source.type === 'folder') this.d.items.assertNests(parentId, 1);
+    else this.d.tree.assertNests([source], parentId);
     const bytes = shallow ? source.size : this.d.tree.liveBytes([source]);
     const room = roomRuleOf(principal);
     this.d.quota.assertCouldFit(principal.accountId, bytes, room);
@@ -184,6 +187,7 @@ export class CopyService {
     const rows = this.d.tree.requireLiveMany(principal, ids);
     const targetId = this.d.tree.requireFolder(principal, parentId)?.id ?? null;
     if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.moveIntoSelf);
+    this.d.tree.assertNests(rows, targetId);
     const bytes = this.d.tree.liveBytes(rows);
     const room = roomRuleOf(principal);
     if (!(targetId && this.d.libraryFiles.libraryOf(targetId))) this.d.quota.assertCouldFit(principal.accountId, bytes, room);
@@ -220,6 +224,12 @@ export class CopyService {
     if (p.parentId !== null) {
       const target = repo.getLive(p.accountId, p.parentId);
       if (!target || target.type !== 'folder') throw new PermanentJobError(JOB_TARGET_GONE);
+    }
+    // The target may have moved deeper since the job was queued: refused before anything is copied.
+    for (const id of p.ids) {
+      const source = repo.getLive(from, id);
+      if (source?.type === 'folder' && !repo.get(p.accountId, derived(jobId, id, 'id')) && !repo.nests(p.parentId, id))
+        throw new PermanentJobError(Messages.folderTooDeep);
     }
     const into = {
       jobId,

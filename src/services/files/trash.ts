@@ -195,8 +195,10 @@ export class TrashService {
     const root = this.d.items.get(accountId, rootId);
     if (!root || root.deletedRootId !== root.id) return null;
     const parent = root.parentId ? this.d.items.getLive(accountId, root.parentId) : null;
+    // A folder moved too deep for this one (while it was in the trash) counts as gone: its members are live again already.
+    const fits = parent?.type === 'folder' && (root.type === 'file' || this.d.items.nests(parent.id, root.id));
     // A library's item whose folder is gone goes back to its library's folder: its file cannot leave the library.
-    const parentId = parent?.type === 'folder' ? parent.id : (this.d.libraries.ofItem(root.id)?.folderId ?? null);
+    const parentId = fits ? parent.id : (this.d.libraries.ofItem(root.id)?.folderId ?? null);
     const row = this.d.items.restoreRoot(root.id, parentId, this.d.tree.uniqueName(accountId, parentId, root.name));
     this.d.changes.record(by, ChangeKinds.restored, row, { before: root });
     return row;

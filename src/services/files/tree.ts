@@ -235,6 +235,11 @@ export class Tree {
     return target !== null && this.isInside(new Set(rows.filter((r) => r.type === 'folder').map((r) => r.id)), target);
   }
 
+  /** Refuses to place the folders among `rows`, with the folders under them, in `target` past the depth limit. */
+  assertNests(rows: readonly Item[], target: string | null): void {
+    if (rows.some((r) => r.type === 'folder' && !this.items.nests(target, r.id))) throw badRequest(Messages.folderTooDeep);
+  }
+
   /** Bytes of the live trees of the given items (a file counts itself). */
   liveBytes(rows: readonly Item[]): number {
     let total = 0;

@@ -1031,7 +1031,9 @@ export class UploadService {
   ): string | null {
     let path = '';
     let parentId: string | null = folders.get('') ?? null;
-    for (const segment of relativeFolders(relativePath)) {
+    const segments = relativeFolders(relativePath);
+    let checked = false;
+    for (const [i, segment] of segments.entries()) {
       path += `/${nameKeyOf(segment)}`;
       const known = folders.get(path);
       if (known !== undefined) {
@@ -1043,6 +1045,9 @@ export class UploadService {
         parentId = existing.id;
       } else {
         this.assertAccountActive(principal.accountId);
+        // The folders still to make, checked at once: a path too deep makes none of them.
+        if (!checked) this.d.items.assertNests(parentId, segments.length - i);
+        checked = true;
         const folder = this.d.folders.insertFolder(principal.accountId, parentId, segment);
         this.d.changes.record(principal, ChangeKinds.created, folder);
         created.push(folder);

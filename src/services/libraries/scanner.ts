@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Clock } from '../../clock.ts';
-import { nameProblem } from '../../contract/names.ts';
+import { MAX_FOLDER_DEPTH, nameProblem } from '../../contract/names.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
@@ -32,7 +32,7 @@ export interface ScanProgress {
   updated: number;
   moved: number;
   removed: number;
-  /** Host entries left out: names Coffer's name rule refuses (control characters, / \\ : * ? " < > |, over 100 characters), or a second name differing only in case. */
+  /** Host entries left out: names Coffer's name rule refuses (control characters, / \\ : * ? " < > |, over 100 characters), a second name differing only in case, or folders deeper than MAX_FOLDER_DEPTH. */
   skipped: number;
 }
 
@@ -207,6 +207,9 @@ export class LibraryScanner {
       names: [],
     };
     const partial = folders !== undefined && rootEntry !== undefined;
+    // Folders the host nests deeper than Coffer allows are left out (with what is in them), logged once per scan.
+    const baseDepth = this.d.items.depthOf(library.folderId);
+    let tooDeepLogged = false;
     const queue: Seen[] = partial ? this.startingFolders(rootSeen, index, folders) : [rootSeen];
     // The folders whose entries were listed: only their children can have gone (the whole library on a full scan).
     const listedFolders = new Set<string>();
@@ -240,7 +243,6 @@ export class LibraryScanner {
           continue;
         }
         taken.add(key);
-        progress.entries++;
         const type = host.type;
         let current = siblings.get(key);
         if (current && current.type !== type) current = undefined;
@@ -248,6 +250,21 @@ export class LibraryScanner {
         // Made by Coffer since the index was read (a new file or folder of an upload): the item it made.
         if (!current) current = this.indexedSince(library, host, folder.item.itemId, key);
         const names = [...folder.names, host.name];
+        const room = MAX_FOLDER_DEPTH - (baseDepth + folder.names.length);
+        // A folder indexed where it is stays (one from before the limit too); a new one or one moved here must fit, with what is in it.
+        const fits =
+          type === 'file' ||
+          (current === undefined
+            ? room > 0
+            : current.parentId === folder.item.itemId || this.d.items.heightOf(current.itemId, room) <= room);
+        if (!fits) {
+          progress.skipped++;
+          if (!tooDeepLogged)
+            this.d.log.warn('library folders nested too deep were left out', { library: library.id, path: names.join('/') });
+          tooDeepLogged = true;
+          continue;
+        }
+        progress.entries++;
         if (current) {
           seen.add(current.itemId);
           const item = current;

@@ -150,7 +150,9 @@ export class TusUploadService {
     if (length > max) throw fileTooLarge(max);
     if (metadata.filename === undefined) throw badRequest(Messages.tusNoFilename);
     const name = uploadedFileName(metadata.filename);
-    relativeFolders(metadata.relativePath);
+    const folders = relativeFolders(metadata.relativePath).length;
+    // Refused before a byte is sent: the folders would sit past the depth limit, whichever of them exist yet.
+    if (folders > 0 && !metadata.replaceId) this.d.tree.items.assertNests(metadata.parentId || null, folders);
     // A replacement needs the permission to modify as well, and names a live file of the account.
     const replaced = metadata.replaceId ? this.replaceTarget(principal, metadata.replaceId) : null;
     const keys = this.d.resumable.begin();

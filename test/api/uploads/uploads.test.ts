@@ -271,9 +271,7 @@ describe('POST /api/files/upload/bulk', () => {
 
   test(`a relative path naming more than ${RELATIVE_PATH_FOLDERS} folders fails alone, before any folder is made; at the limit the folders are made`, async () => {
     const o = await seed.owner(t);
-    const root = await folder(o.client, 'deep');
     const form = new FormData();
-    form.append('parentId', root.id);
     form.append('files', new File(['too deep'], 'far.txt'));
     form.append('relativePaths', `${'b/'.repeat(RELATIVE_PATH_FOLDERS + 1)}far.txt`);
     form.append('files', new File(['deep enough'], 'near.txt'));
