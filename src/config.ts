@@ -216,7 +216,7 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   COFFER_MEMBER_LOOKUP_RATE_LIMIT members added (each looks an email up) per 15 minutes per account, its
                                   sub-users included (default 30)
   COFFER_IDLE_TIMEOUT_SECONDS     close a connection silent this long: idle keep-alive, stalled upload or
-                                  download (default 30, at most 255; event streams are exempt)
+                                  download (default 30, at most 255; event streams are exempt, a thumbnail being made waits 150)
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
                                   429 (default 64; 0 = no cap)
   COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it

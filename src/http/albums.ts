@@ -51,8 +51,11 @@ export function albumRoutes(ctx: AppContext) {
     }),
     route('GET /api/albums/:id/items/:itemId/thumbnail', {
       query: thumbnailQuery,
-      handler: async ({ principal, params, query, request }) =>
-        thumbnailResponse(await albums.thumbnail(principal, params.id, params.itemId, query.size, request.headers.get('if-none-match'))),
+      handler: ({ principal, params, query, request, server }) =>
+        thumbnailResponse(
+          { server, request },
+          albums.thumbnail(principal, params.id, params.itemId, query.size, request.headers.get('if-none-match')),
+        ),
     }),
     // A member downloads the album's files through the album, as it sees their thumbnails.
     route('GET /api/albums/:id/items/:itemId/download', {

@@ -34,24 +34,30 @@ export function nextcloudPreviewRoutes(ctx: AppContext) {
   const { thumbnails, dav } = ctx.services;
   return routes([
     route('GET /index.php/core/preview', {
-      handler: async ({ request }) => {
+      handler: ({ request, server }) => {
         const params = new URL(request.url).searchParams;
         const fileId = params.get('fileId') ?? '';
         if (!/^\d{1,15}$/.test(fileId)) throw badRequest('fileId must be a file’s oc:fileid (a decimal number)');
         const caller = requestMeta(request).principal!;
         dav.allow(caller, 'thumbnails.view');
-        return thumbnailResponse(await thumbnails.forFileId(caller, Number(fileId), sizeFor(params), request.headers.get('if-none-match')));
+        return thumbnailResponse(
+          { server, request },
+          thumbnails.forFileId(caller, Number(fileId), sizeFor(params), request.headers.get('if-none-match')),
+        );
       },
     }),
     route('GET /index.php/core/preview.png', {
-      handler: async ({ request }) => {
+      handler: ({ request, server }) => {
         const params = new URL(request.url).searchParams;
         const file = params.get('file');
         if (!file) throw badRequest('file must name a path under your WebDAV root, as /Photos/beach.jpg');
         const caller = requestMeta(request).principal!;
         dav.allow(caller, 'thumbnails.view');
         const id = itemIdAt(dav, caller, file);
-        return thumbnailResponse(await thumbnails.forCaller(caller, id, sizeFor(params), request.headers.get('if-none-match')));
+        return thumbnailResponse(
+          { server, request },
+          thumbnails.forCaller(caller, id, sizeFor(params), request.headers.get('if-none-match')),
+        );
       },
     }),
   ]);

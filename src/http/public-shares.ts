@@ -217,13 +217,8 @@ export function publicShareRoutes(ctx: AppContext) {
       handler: (c) =>
         answer(c.request, c.set, async () =>
           thumbnailResponse(
-            await albumLinks.thumbnail(
-              c.params.token,
-              visitOf(c.request),
-              c.params.id,
-              c.query.size,
-              c.request.headers.get('if-none-match'),
-            ),
+            c,
+            albumLinks.thumbnail(c.params.token, visitOf(c.request), c.params.id, c.query.size, c.request.headers.get('if-none-match')),
           ),
         ),
     }),
@@ -292,7 +287,7 @@ export function publicShareRoutes(ctx: AppContext) {
         answer(c.request, c.set, async () => {
           // As the pages: the link's password and expiry apply, a drop folder shows nothing, no download is counted.
           const { item } = shares.openItem(c.params.token, visitOf(c.request), c.params.id);
-          return thumbnailResponse(await thumbnails.serve(item, c.query.size, c.request.headers.get('if-none-match')));
+          return thumbnailResponse(c, thumbnails.serve(item, c.query.size, c.request.headers.get('if-none-match')));
         }),
     }),
     route('GET /s/:token/zip', {

@@ -1,13 +1,23 @@
 import type { AppContext } from '../context.ts';
 import { photosQuery, thumbnailQuery } from '../contract/files.ts';
+import type { Context } from 'elysia';
+import { TASK_TIMEOUT_MS } from '../services/thumbnails/pool.ts';
 import type { ServedThumbnail } from '../services/thumbnails/thumbnails.ts';
 import { route, routes } from './route.ts';
 
 // The ETag names the content (its object key), which never changes under it: cached for good.
 const CACHE = 'private, max-age=31536000, immutable';
 
-/** A served thumbnail, or 304 when the client holds it already. */
-export function thumbnailResponse(served: ServedThumbnail | 'not-modified'): Response {
+// A picture made now is silent until done, up to the pool's task time: the connection's idle timeout must not end it first.
+const MAKING_SECONDS = Math.min(255, TASK_TIMEOUT_MS / 1000 + 30);
+
+/** A thumbnail served (made now if need be), or 304 when the client holds it already. */
+export async function thumbnailResponse(
+  c: { server: Context['server']; request: Request },
+  making: Promise<ServedThumbnail | 'not-modified'>,
+): Promise<Response> {
+  c.server?.timeout(c.request, MAKING_SECONDS);
+  const served = await making;
   if (served === 'not-modified') return new Response(null, { status: 304, headers: { 'Cache-Control': CACHE } });
   return new Response(served.body, {
     headers: {
@@ -34,8 +44,11 @@ export function thumbnailRoutes(ctx: AppContext) {
     }),
     route('GET /api/files/:id/thumbnail', {
       query: thumbnailQuery,
-      handler: async ({ principal, params, query, request }) =>
-        thumbnailResponse(await thumbnails.forCaller(principal, params.id, query.size, request.headers.get('if-none-match'))),
+      handler: ({ principal, params, query, request, server }) =>
+        thumbnailResponse(
+          { server, request },
+          thumbnails.forCaller(principal, params.id, query.size, request.headers.get('if-none-match')),
+        ),
     }),
   ]);
 }

@@ -20,7 +20,7 @@ const WORKER_MODULE = import.meta.url.includes('/$bunfs/')
   ? '/$bunfs/root/src/services/thumbnails/worker.js'
   : new URL('./worker.ts', import.meta.url).href;
 // A decode that takes longer is stuck: its worker is ended and the file gets no thumbnail.
-const TASK_TIMEOUT_MS = 120_000;
+export const TASK_TIMEOUT_MS = 120_000;
 // Wasm memory (libheif, pdfium) never shrinks, and libvips keeps some: a worker is replaced after this many.
 const TASKS_PER_WORKER = 200;
 // A worker left idle this long is ended: libvips, libheif and pdfium leave the process's memory until the next thumbnail.
