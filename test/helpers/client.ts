@@ -63,3 +63,10 @@ export async function json<T = any>(res: Response): Promise<T> {
     throw new Error(`expected JSON (status ${res.status}), got: ${text.slice(0, 200)}`);
   }
 }
+
+/** `res` once it answered below 300; else an error naming `what`, the status and the body (a step of a longer scenario). */
+export async function ok(what: string, res: Response | Promise<Response>): Promise<Response> {
+  const r = await res;
+  if (r.status >= 300) throw new Error(`${what}: ${r.status} ${await r.text()}`);
+  return r;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { json } from '../../helpers/client.ts';
+import { json, ok } from '../../helpers/client.ts';
 import type { DocserverDouble } from '../../helpers/docserver-double.ts';
 import { documents } from '../../helpers/documents.ts';
 import { davLogin, propfindRows } from '../../helpers/dav.ts';
@@ -34,12 +34,6 @@ async function finished(login: seed.SeededLogin, res: Response): Promise<void> {
   const { jobId } = await json(res);
   await eventually(async () => (await login.client.get(`/api/files/jobs/${jobId}`)).status === 200);
 }
-
-const ok = async (what: string, res: Response | Promise<Response>) => {
-  const r = await res;
-  if (r.status >= 300) throw new Error(`${what}: ${r.status} ${await r.text()}`);
-  return r;
-};
 
 describe('ETags, sizes and the change feed after every change, through every door, for every viewer', () => {
   test('each operation moves the ETag of exactly the folders whose content changed, in every view above it', async () => {

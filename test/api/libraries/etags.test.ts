@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { json } from '../../helpers/client.ts';
+import { json, ok } from '../../helpers/client.ts';
 import { davLogin, propfindRows } from '../../helpers/dav.ts';
 import { EtagChecker, SyncViewer } from '../../helpers/etag-checker.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -12,12 +12,6 @@ let t: TestServer;
 let admin: seed.SeededLogin;
 
 libraryServer((s) => ({ t, admin } = s), { env: { LIBRARY_WATCH: '0', LIBRARY_RESCAN_MINUTES: '0' } });
-
-const ok = async (what: string, res: Response | Promise<Response>) => {
-  const r = await res;
-  if (r.status >= 300) throw new Error(`${what}: ${r.status} ${await r.text()}`);
-  return r;
-};
 
 describe('library files: ETags', () => {
   test('new content of the same size moves the file’s ETag, through WebDAV and on the host: a stale If-Match is 412, a stale If-None-Match gets the bytes', async () => {
