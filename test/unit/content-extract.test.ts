@@ -30,7 +30,7 @@ const sink: TextSink = {
   },
   detach: (channel, lastJob) => channels.detach(channel, lastJob),
 };
-async function read(extraction: Promise<Extraction>): Promise<{ text: Uint8Array } | { failed: string }> {
+async function read(extraction: Promise<Extraction>): Promise<{ text: Uint8Array } | { failed: string; overLimit?: true }> {
   const r = await extraction;
   if (!('text' in r)) return r;
   return { text: r.text.bytes > 0 ? await channels.take(r.text) : new Uint8Array(0) };
@@ -93,7 +93,7 @@ describe('extraction', () => {
 
   test('a DOCX whose parts say size 0 (data descriptors) is held to the ratio of the bytes read', async () => {
     await expect(extractText('streamed.docx', hostile.descriptorBomb(), limits)).rejects.toThrow('inflates past its caps');
-  });
+  }, 60_000);
 
   test('a DOCX part whose local header misstates its size inflates to the same text, held to the same caps', async () => {
     const words = Array.from({ length: 20_000 }, (_, i) => `word${i % 997}`).join(' ');
@@ -175,6 +175,73 @@ describe('extraction pool', () => {
   }, 60_000);
 });
 
+/** An extractor whose documents end when the test says: each call's name, and a way to answer it. */
+function heldExtractor(log: string[], answers: Map<string, (r: Extraction) => void>) {
+  let busy = 0;
+  return {
+    get busy() {
+      return busy;
+    },
+    kill() {},
+    extract(name: string, bytes: Uint8Array) {
+      busy++;
+      log.push(`start ${name} ${new TextDecoder().decode(bytes)}`);
+      return new Promise<Extraction>((resolve) => {
+        answers.set(name, (r) => {
+          busy--;
+          log.push(`end ${name}`);
+          resolve(r);
+        });
+      });
+    },
+  };
+}
+
+describe('extraction pool limits', () => {
+  const overMemory: Extraction = { failed: 'extraction needed more than 64 MiB of memory', overLimit: true };
+  const text: Extraction = { text: { channel: 1, job: 1, bytes: 0 } };
+
+  test('a document that met a limit while another ran beside it is extracted again alone: after the other, before any new one', async () => {
+    const log: string[] = [];
+    const answers = new Map<string, (r: Extraction) => void>();
+    const pool = new ExtractorPool(2, { timeoutMs: 1, maxTextBytes: 1, maxMemoryBytes: 1 }, sink, () => heldExtractor(log, answers));
+    const small = pool.extract('small.txt', enc('first'), async () => enc('again'));
+    const large = pool.extract('large.docx', enc('large'));
+    await Bun.sleep(0);
+    answers.get('small.txt')!(overMemory);
+    await Bun.sleep(0);
+    const next = pool.extract('next.txt', enc('next'));
+    await Bun.sleep(0);
+    expect(log).toEqual(['start small.txt first', 'start large.docx large', 'end small.txt']);
+    answers.get('large.docx')!(text);
+    await eventually(() => expect(log.at(-1)).toBe('start small.txt again'));
+    answers.get('small.txt')!(text);
+    expect(await small).toEqual(text);
+    await eventually(() => expect(log.at(-1)).toBe('start next.txt next'));
+    answers.get('next.txt')!(text);
+    expect(await next).toEqual(text);
+    expect(await large).toEqual(text);
+  });
+
+  test('one that met a limit alone, or failed otherwise, is not tried again', async () => {
+    const log: string[] = [];
+    const answers = new Map<string, (r: Extraction) => void>();
+    const pool = new ExtractorPool(2, { timeoutMs: 1, maxTextBytes: 1, maxMemoryBytes: 1 }, sink, () => heldExtractor(log, answers));
+    const alone = pool.extract('alone.docx', enc('a'), async () => enc('again'));
+    await Bun.sleep(0);
+    answers.get('alone.docx')!(overMemory);
+    expect(await alone).toEqual(overMemory);
+    const broken = pool.extract('broken.docx', enc('b'), async () => enc('again'));
+    const beside = pool.extract('beside.txt', enc('c'));
+    await Bun.sleep(0);
+    answers.get('broken.docx')!({ failed: 'not a document' });
+    expect(await broken).toEqual({ failed: 'not a document' });
+    answers.get('beside.txt')!(text);
+    await beside;
+    expect(log.filter((l) => l.includes('again'))).toEqual([]);
+  });
+});
+
 describe('extraction worker memory', () => {
   test('the worker is ended after a document that left its heap large, kept after a small one', async () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 2 * 1024 ** 3 }, sink);
@@ -214,7 +281,10 @@ describe('extraction worker memory', () => {
     const extractor = new Extractor({ timeoutMs: 60_000, maxTextBytes: limits.maxTextBytes, maxMemoryBytes: 64 * 1024 ** 2 }, sink);
     const before = workerThreads();
     try {
-      expect(await read(extractor.extract('big.docx', largeDocx()))).toEqual({ failed: 'extraction needed more than 64 MiB of memory' });
+      expect(await read(extractor.extract('big.docx', largeDocx()))).toEqual({
+        failed: 'extraction needed more than 64 MiB of memory',
+        overLimit: true,
+      });
       await eventually(() => expect(startedSince(before).size).toBe(0));
       expect(await read(extractor.extract('small.txt', enc('still reads')))).toEqual({ text: enc('still reads') });
     } finally {

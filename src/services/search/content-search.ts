@@ -346,7 +346,7 @@ export class ContentSearchService {
     // Text needs only the bytes that become text (HTML some more, for its markup); documents need the whole file.
     const want = needsWholeFile(kind) ? file.size : Math.min(file.size, this.d.limits.maxTextBytes * (kind === 'html' ? 4 : 1));
     const bytes = want <= first.length ? first.subarray(0, want) : await read(want);
-    const result = await this.d.extractor.extract(file.name, bytes);
+    const result = await this.d.extractor.extract(file.name, bytes, () => read(want));
     if ('failed' in result) {
       this.d.log.info('content extraction gave no text', { id: file.id, reason: result.failed });
       return { state: 'failed', text: null };

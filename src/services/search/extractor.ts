@@ -5,7 +5,7 @@ import type { TextRef, TextSink } from './text-channels.ts';
 import { startWorker } from './workers.ts';
 
 /** Where the text as the index stores it (text.ts indexedText, UTF-8) went, or why there is none. */
-export type Extraction = { text: TextRef } | { failed: string };
+export type Extraction = { text: TextRef } | { failed: string; overLimit?: true };
 
 // A worker whose heap is larger than this after a document is ended rather than kept idle holding it.
 const KEEP_HEAP_BYTES = 64 * 1024 ** 2;
@@ -83,10 +83,16 @@ export class Extractor {
         done('textBytes' in reply ? { text } : { failed: reply.error }, reply.heapBytes > KEEP_HEAP_BYTES);
       };
       const onError = (event: ErrorEvent) => done({ failed: `extraction worker failed: ${event.message}` }, true);
-      const timer = setTimeout(() => done({ failed: `extraction took longer than ${this.opts.timeoutMs} ms` }, true), this.opts.timeoutMs);
+      const timer = setTimeout(
+        () => done({ failed: `extraction took longer than ${this.opts.timeoutMs} ms`, overLimit: true }, true),
+        this.opts.timeoutMs,
+      );
       const watch = setInterval(() => {
         if (process.memoryUsage.rss() - baseline > this.opts.maxMemoryBytes) {
-          done({ failed: `extraction needed more than ${Math.round(this.opts.maxMemoryBytes / 1024 ** 2)} MiB of memory` }, true);
+          done(
+            { failed: `extraction needed more than ${Math.round(this.opts.maxMemoryBytes / 1024 ** 2)} MiB of memory`, overLimit: true },
+            true,
+          );
         }
       }, MEMORY_CHECK_MS);
       worker.addEventListener('message', onMessage);
@@ -112,20 +118,61 @@ export class Extractor {
 }
 
 /** `size` extraction workers (SEARCH_WORKERS), each with its own caps: a document goes to the least busy. */
+type ExtractorLike = Pick<Extractor, 'extract' | 'busy' | 'kill'>;
+
+/**
+ * Extractors side by side, a document to the idlest. The memory and time limits measure the whole process, which
+ * documents extracted at once share: one that met a limit while another ran beside it is extracted again alone
+ * (the others finished first, new ones held back), so a large document cannot fail its neighbour for good.
+ */
 export class ExtractorPool {
-  private readonly extractors: Extractor[];
+  private readonly extractors: ExtractorLike[];
+  private readonly running = new Set<{ shared: boolean }>();
+  private readonly drained: Array<() => void> = [];
+  private alone: Promise<unknown> | null = null;
 
   constructor(
     readonly size: number,
     opts: ConstructorParameters<typeof Extractor>[0],
     texts: TextSink,
+    make: () => ExtractorLike = () => new Extractor(opts, texts),
   ) {
-    this.extractors = Array.from({ length: size }, () => new Extractor(opts, texts));
+    this.extractors = Array.from({ length: size }, make);
   }
 
-  extract(name: string, bytes: Uint8Array): Promise<Extraction> {
-    const idlest = this.extractors.reduce((best, e) => (e.busy < best.busy ? e : best));
-    return idlest.extract(name, bytes);
+  /** `again` reads the document's bytes once more (they are handed to the worker), for a retry alone. */
+  async extract(name: string, bytes: Uint8Array, again?: () => Promise<Uint8Array>): Promise<Extraction> {
+    await this.afterRetries();
+    const first = await this.run(name, bytes);
+    if (!again || !first.shared || !('failed' in first.result) || !first.result.overLimit) return first.result;
+    await this.afterRetries();
+    const retry = (async () => {
+      while (this.running.size > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
+      return (await this.run(name, await again())).result;
+    })();
+    this.alone = retry;
+    try {
+      return await retry;
+    } finally {
+      if (this.alone === retry) this.alone = null;
+    }
+  }
+
+  private async afterRetries(): Promise<void> {
+    while (this.alone) await this.alone.catch(() => undefined);
+  }
+
+  private async run(name: string, bytes: Uint8Array): Promise<{ result: Extraction; shared: boolean }> {
+    const call = { shared: this.running.size > 0 };
+    for (const other of this.running) other.shared = true;
+    this.running.add(call);
+    try {
+      const idlest = this.extractors.reduce((best, e) => (e.busy < best.busy ? e : best));
+      return { result: await idlest.extract(name, bytes), shared: call.shared };
+    } finally {
+      this.running.delete(call);
+      if (this.running.size === 0) for (const resolve of this.drained.splice(0)) resolve();
+    }
   }
 
   kill(): void {
