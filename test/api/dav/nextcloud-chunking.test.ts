@@ -273,6 +273,23 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect(chunkRows()).toBe(before - 1);
   });
 
+  test('the final MOVE checks the limit as it stands then: lowered meanwhile, 507 and the upload kept for a MOVE once it fits', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const setLimit = (storageLimit: number) => admin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit });
+    expect((await setLimit(10_000)).status).toBe(200);
+    expect((await c.uploads('MKCOL', 'late', { headers: { 'oc-total-length': '6000' } })).status).toBe(201);
+    expect((await c.uploads('PUT', 'late/1', { body: bytes(6000, 1) })).status).toBe(201);
+    expect((await setLimit(5000)).status).toBe(200);
+    expect((await c.finish('late', 'late.bin')).status).toBe(507);
+    expect((await c.files('GET', 'late.bin')).status).toBe(404);
+    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(0);
+    expect((await setLimit(10_000)).status).toBe(200);
+    expect((await c.finish('late', 'late.bin')).status).toBe(201);
+    expect(Buffer.from(await (await c.files('GET', 'late.bin')).arrayBuffer()).equals(bytes(6000, 1))).toBe(true);
+    expect(t.server.ctx.services.quota.usage(o.id)).toMatchObject({ used: 6000, free: 4000 });
+  });
+
   test('another login’s uploads are 404; a sub-user without Upload is 403; a viewer member’s MOVE is 403, an editor’s lands in the share', async () => {
     const o = await seed.owner(t);
     const c = await nc(o);
