@@ -26,6 +26,7 @@ import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
 import { parseRange } from '../../lib/byte-range.ts';
+import { noneMatchNames } from '../../lib/etags.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
@@ -461,7 +462,8 @@ export class DavService {
       return { walk, kind: 'folder', pages: req.head ? null : this.children(principal, target.kind === 'root' ? null : target.item.id) };
     const item = target.item;
     const named = (header: string) => header.split(',').some((t) => t.trim() === item.etag);
-    if (req.ifNoneMatch && (req.ifNoneMatch.trim() === '*' || named(req.ifNoneMatch))) return { walk, kind: 'not-modified', item };
+    if (req.ifNoneMatch && (req.ifNoneMatch.trim() === '*' || noneMatchNames(req.ifNoneMatch, item.etag)))
+      return { walk, kind: 'not-modified', item };
     if (req.ifMatch && req.ifMatch.trim() !== '*' && !named(req.ifMatch)) throw new AppError(412, 'If-Match failed: the resource changed');
     this.allow(principal, 'downloads.file');
     if (req.head) return { walk, kind: 'file', item, range: null, body: null };
@@ -495,7 +497,7 @@ export class DavService {
     const named = (header: string) => item !== null && header.split(',').some((t) => t.trim() === item.etag);
     if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch)))
       throw new AppError(412, 'If-Match failed: the resource changed');
-    if (c.ifNoneMatch && (c.ifNoneMatch.trim() === '*' ? target : named(c.ifNoneMatch)))
+    if (c.ifNoneMatch && (c.ifNoneMatch.trim() === '*' ? target : item !== null && noneMatchNames(c.ifNoneMatch, item.etag)))
       throw new AppError(412, 'If-None-Match failed: the resource exists');
     if (c.malformed) throw c.malformed;
     const tokens = new Set<string>();
