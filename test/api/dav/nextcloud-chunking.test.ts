@@ -8,6 +8,7 @@ import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, folder, listAll } from '../../helpers/files.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { hangUpMidBody } from '../../helpers/raw-http.ts';
+import { stagedFiles } from '../../helpers/tus.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
@@ -390,6 +391,25 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
         .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM chunked_uploads WHERE account_id = ?')
         .get(member.id)!.n,
     ).toBe(0);
+  });
+
+  test("a member's upload reserved in an account that is then deleted ends with it: its row and its bytes go", async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const m = await nc(member);
+    const team = await folder(o.client, 'Team');
+    expect((await o.client.post(`/api/files/${team.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const into = { 'oc-total-length': '20000', destination: m.filesUrl('Shared%20with%20me/Team/y.bin') };
+    expect((await m.uploads('MKCOL', 'orphaned', { headers: into })).status).toBe(201);
+    expect((await m.uploads('PUT', 'orphaned/1', { body: bytes(10_000, 3) })).status).toBe(201);
+    const stored = t.server.ctx.db.$client
+      .query<{ k: string }, [string]>('SELECT storage_key AS k FROM chunked_uploads WHERE account_id = ?')
+      .get(member.id)!.k;
+    expect(stagedFiles(t.dataDir)).toContain(stored);
+    expect((await admin.client.delete(`/api/user/${o.id}`)).status).toBe(202);
+    await eventually(() => expect(t.server.ctx.repos.users.byId(o.id)).toBeNull());
+    await eventually(async () => expect((await m.uploads('PROPFIND', 'orphaned', { headers: { depth: '1' } })).status).toBe(404));
+    expect(stagedFiles(t.dataDir)).not.toContain(stored);
   });
 
   test('the final MOVE into a folder trashed while the file is made is 404 and puts nothing anywhere; the upload stays for a MOVE elsewhere', async () => {
