@@ -373,11 +373,15 @@ export class DavService {
 
   /**
    * What other accounts share with this one, named for WebDAV: the item's name, or `<name> (<owner's
-   * name>)` where two shares have one name. Empty while sharing with people is off.
+   * name>)` where two shares have one name. A team folder is here only while an own item at the root
+   * hides it there (`teamFolders`): a sync client must find it at one path, or it syncs it twice. Empty
+   * while sharing with people is off.
    */
   private shares(principal: Principal): DavShare[] {
     if (principal.share || !this.d.tree.peopleSharingEnabled()) return [];
-    const rows = this.d.members.sharedWith(principal.accountId, null, MOUNT_LIMIT);
+    const rows = this.d.members
+      .sharedWith(principal.accountId, null, MOUNT_LIMIT)
+      .filter((r) => !r.teamFolder || this.d.items.liveByName(principal.accountId, null, r.name) !== null);
     const counts = new Map<string, number>();
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
     return rows.map((r) => {
@@ -414,12 +418,16 @@ export class DavService {
   /** The team folder named `name` at the WebDAV root (when no own item has that name); null when there is none. */
   private teamMount(principal: Principal, name: string): DavMount | null {
     if (principal.share) return null;
-    // Whether any team folder is reached first: it is cached, and most accounts reach none, so the name is not looked up.
-    if (!this.reachesTeams.get(principal.accountId, () => this.d.teamFolders.reachedBy(principal.accountId).length > 0)) return null;
+    if (!this.reachesTeam(principal)) return null;
     if (this.d.items.liveByName(principal.accountId, null, normalizeName(name))) return null;
     const key = nameKeyOf(normalizeName(name));
     const team = this.teamFolders(principal).find((s) => nameKeyOf(s.name) === key);
     return team ? this.mounted(principal, team, [team.name]) : null;
+  }
+
+  /** Whether the account reaches any team folder: cached, as most accounts reach none, so nothing more is looked up. */
+  private reachesTeam(principal: Principal): boolean {
+    return this.reachesTeams.get(principal.accountId, () => this.d.teamFolders.reachedBy(principal.accountId).length > 0);
   }
 
   private mounted(principal: Principal, share: DavShare, prefix: string[]): DavMount {
@@ -664,20 +672,15 @@ export class DavService {
   private view(place: DavPlace, target: DavTarget, needs: DavListingNeeds): DavTreeView {
     const { principal } = place;
     const shares = place.kind === 'list' ? place.shares : place.kind === 'own' ? this.shares(principal) : [];
-    const mounted = !needs.children
-      ? []
-      : place.kind === 'list'
-        ? shares
-        : place.kind === 'own' && target.kind === 'root'
-          ? this.teamFolders(principal)
-          : [];
+    const teams = place.kind === 'own' && this.reachesTeam(principal) ? this.teamFolders(principal) : [];
+    const mounted = !needs.children ? [] : place.kind === 'list' ? shares : place.kind === 'own' && target.kind === 'root' ? teams : [];
     const folder = target.kind === 'root' || target.item.type === 'folder';
     const shareRoots: Map<string, 'viewer' | 'editor'> =
       place.kind === 'mount'
         ? new Map([[principal.share!.rootId, place.mount.role]])
         : new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []);
     return {
-      rootEtag: place.kind === 'mount' ? null : this.rootEtag(principal, shares),
+      rootEtag: place.kind === 'mount' ? null : this.rootEtag(principal, [...shares, ...teams]),
       sharedEtag: place.kind !== 'mount' && shares.length ? this.sharedEtag(shares) : null,
       sharedModifiedAt: Math.max(0, ...shares.map((s) => s.item.modifiedAt)),
       role: place.kind === 'mount' ? place.mount.role : place.kind === 'list' ? 'viewer' : 'owner',
@@ -797,7 +800,7 @@ export class DavService {
 
   /**
    * The ETag of the account's root (of the tree `principal` acts in): it moves with any change in the
-   * tree and, for SHARED_WITH_ME's sake, with any change in what is shared with the account.
+   * tree and, for SHARED_WITH_ME's and the team folders' sake, with any change in what is shared with the account.
    */
   private rootEtag(principal: Principal, shares: readonly DavShare[]): string {
     return `"root-${this.d.items.rootVersion(principal.accountId)}${shares.length ? `-${sharesTag(shares)}` : ''}"`;
