@@ -16,7 +16,8 @@ import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
 import { nameProblem, normalizeName } from '../../contract/names.ts';
 import { type Operation, permissionFor } from '../identity/permissions.ts';
-import { type Principal, requirePermission } from '../identity/principal.ts';
+import { can, type Principal, requirePermission } from '../identity/principal.ts';
+import type { Permission } from '../../contract/permissions.ts';
 import type { QuotaService, Usage } from '../files/quota.ts';
 import type { TrashService } from '../files/trash.ts';
 import type { UploadService } from '../files/uploads.ts';
@@ -52,18 +53,38 @@ type EtagParts = Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'modifiedAt'
 /** What names a file's content in its ETag: its object key, or for a library file (no object) its modified time, which every new content sets. */
 const contentPart = (row: EtagParts) => (row.storageKey === null ? `h${row.modifiedAt}` : row.storageKey.slice(0, 12));
 
-export const etagOf = (row: EtagParts) =>
-  row.type === 'file' ? `"${row.id}-${contentPart(row)}-${row.size}"` : `"${row.id}-t${row.treeVersion}"`;
+/** What oc:permissions reads of a login besides its role (src/http/dav/propfind.ts), in a fixed order. */
+const RIGHTS: readonly Permission[] = ['files.download', 'files.upload', 'files.edit', 'files.share', 'files.delete'];
+const ALL_RIGHTS = (1 << RIGHTS.length) - 1;
 
-/** escapeXml(etagOf(row)) written from its parts (escaping goes character by character): a PROPFIND writes every row's. */
-export const etagXmlOf = (row: EtagParts) =>
+/**
+ * What a login's rights add to a folder's ETag in the view it acts in (`role`: the share's or team folder's,
+ * else the owner's): nothing with every right (the owner, an editor, a sub-user with every permission), else
+ * the role and the permissions, so a change of them moves every folder's ETag in that view, and only there:
+ * a sync client reads oc:permissions again only below an ETag that moved.
+ */
+export function rightsTag(principal: Principal, role: 'owner' | 'viewer' | 'editor' = principal.share?.role ?? 'owner'): string {
+  let mask = 0;
+  for (const [i, p] of RIGHTS.entries()) if (can(principal, p)) mask |= 1 << i;
+  return role !== 'viewer' && mask === ALL_RIGHTS ? '' : `-${role === 'viewer' ? 'v' : 'e'}${mask}`;
+}
+
+/** A file's ETag, or a folder's in a view whose rightsTag is `tag`. */
+export const etagOf = (row: EtagParts, tag = '') =>
+  row.type === 'file' ? `"${row.id}-${contentPart(row)}-${row.size}"` : `"${row.id}-t${row.treeVersion}${tag}"`;
+
+/** escapeXml(etagOf(row, tag)) written from its parts (escaping goes character by character): a PROPFIND writes every row's. */
+export const etagXmlOf = (row: EtagParts, tag = '') =>
   row.type === 'file'
     ? `&quot;${escapeXml(row.id)}-${escapeXml(contentPart(row))}-${row.size}&quot;`
-    : `&quot;${escapeXml(row.id)}-t${row.treeVersion}&quot;`;
+    : `&quot;${escapeXml(row.id)}-t${row.treeVersion}${tag}&quot;`;
 
-/** ETag of a file: changes with every new content (a new storage key, or a library file's new time); of a folder, with any change below it. */
-export function davItem(row: Item): DavItem {
-  const etag = etagOf(row);
+/**
+ * ETag of a file: changes with every new content (a new storage key, or a library file's new time); of a folder,
+ * with any change below it and, in the view of a login whose rightsTag is `tag`, with a change of those rights.
+ */
+export function davItem(row: Item, tag = ''): DavItem {
+  const etag = etagOf(row, tag);
   // Written out rather than a rest spread, which copied each row property by property (6% of a 10,000-item PROPFIND).
   return {
     seq: row.seq,
@@ -195,6 +216,7 @@ export interface DavRows<Row extends DavItem | DavEntry> {
  * SHARED_WITH_ME, the role that limits what oc:permissions offers, the usage, and the rows themselves.
  */
 export interface DavTreeView {
+  /** Of the account's root, when it is the target (null elsewhere). */
   rootEtag: string | null;
   /** null: nothing is shared with the account (there is no SHARED_WITH_ME). */
   sharedEtag: string | null;
@@ -202,7 +224,7 @@ export interface DavTreeView {
   sharedModifiedAt: number;
   /** The place's role: 'owner' in the account's own tree. */
   role: 'owner' | 'viewer' | 'editor';
-  /** The shared items listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
+  /** The shared items and team folders listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
   shareRoots: Map<string, 'viewer' | 'editor'>;
   /** In the account's own tree, the items it shares with people or by a link (when asked for). */
   sharedOut: ReadonlySet<string>;
@@ -386,7 +408,7 @@ export class DavService {
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
     return rows.map((r) => {
       const name = (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name;
-      return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!), role: r.role };
+      return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!, rightsTag(principal, r.role)), role: r.role };
     });
   }
 
@@ -410,7 +432,7 @@ export class DavService {
       const row = this.d.items.getLive(team.id, team.folderId);
       if (!row || this.d.items.liveByName(principal.accountId, null, row.name)) continue;
       const role = this.d.tree.actor(principal, { ids: [row.id] }, 'view').share?.role ?? 'viewer';
-      out.push({ name: row.name, item: davItem(row), role });
+      out.push({ name: row.name, item: davItem(row, rightsTag(principal, role)), role });
     }
     return out;
   }
@@ -672,15 +694,17 @@ export class DavService {
   private view(place: DavPlace, target: DavTarget, needs: DavListingNeeds): DavTreeView {
     const { principal } = place;
     const shares = place.kind === 'list' ? place.shares : place.kind === 'own' ? this.shares(principal) : [];
-    const teams = place.kind === 'own' && this.reachesTeam(principal) ? this.teamFolders(principal) : [];
-    const mounted = !needs.children ? [] : place.kind === 'list' ? shares : place.kind === 'own' && target.kind === 'root' ? teams : [];
+    // At the root only: listed there, and in its ETag (which nothing below the root answers).
+    const atRoot = place.kind === 'own' && target.kind === 'root';
+    const teams = atRoot && this.reachesTeam(principal) ? this.teamFolders(principal) : [];
+    const mounted = !needs.children ? [] : place.kind === 'list' ? shares : teams;
     const folder = target.kind === 'root' || target.item.type === 'folder';
     const shareRoots: Map<string, 'viewer' | 'editor'> =
       place.kind === 'mount'
         ? new Map([[principal.share!.rootId, place.mount.role]])
-        : new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []);
+        : new Map((place.kind === 'list' ? shares : mounted).map((s) => [s.item.id, s.role]));
     return {
-      rootEtag: place.kind === 'mount' ? null : this.rootEtag(principal, [...shares, ...teams]),
+      rootEtag: atRoot ? this.rootEtag(principal, [...shares, ...teams]) : null,
       sharedEtag: place.kind !== 'mount' && shares.length ? this.sharedEtag(shares) : null,
       sharedModifiedAt: Math.max(0, ...shares.map((s) => s.item.modifiedAt)),
       role: place.kind === 'mount' ? place.mount.role : place.kind === 'list' ? 'viewer' : 'owner',
@@ -751,7 +775,10 @@ export class DavService {
       if (row.type !== 'folder' && !last) return NOTHING_FOUND;
       if (!last) parentId = row.id;
     }
-    return { target: row ? { kind: 'item', item: davItem(row) } : { kind: 'root' }, parent: row ? { id: parentId } : null };
+    return {
+      target: row ? { kind: 'item', item: davItem(row, rightsTag(principal)) } : { kind: 'root' },
+      parent: row ? { id: parentId } : null,
+    };
   }
 
   /**
@@ -775,6 +802,7 @@ export class DavService {
 
   /** Live children of a folder (null: the root) in name order after the name key `after`, a page at a time. */
   async *children(principal: Principal, folderId: string | null, after = ''): AsyncGenerator<DavEntry[]> {
+    const tag = rightsTag(principal);
     for (;;) {
       const rows = this.d.items.liveChildEntriesByName(principal.accountId, folderId, after, PAGE);
       if (rows.length)
@@ -790,7 +818,7 @@ export class DavService {
           createdAt: r.createdAt,
           treeVersion: r.treeVersion,
           treeSize: r.treeSize,
-          etagXml: etagXmlOf(r),
+          etagXml: etagXmlOf(r, tag),
           hasProperties: r.hasProperties,
         }));
       if (rows.length < PAGE) return;
@@ -803,7 +831,7 @@ export class DavService {
    * tree and, for SHARED_WITH_ME's and the team folders' sake, with any change in what is shared with the account.
    */
   private rootEtag(principal: Principal, shares: readonly DavShare[]): string {
-    return `"root-${this.d.items.rootVersion(principal.accountId)}${shares.length ? `-${sharesTag(shares)}` : ''}"`;
+    return `"root-${this.d.items.rootVersion(principal.accountId)}${shares.length ? `-${sharesTag(shares)}` : ''}${rightsTag(principal)}"`;
   }
 
   /** The ETag of SHARED_WITH_ME: moves when a share comes or goes or anything inside one changes. */
@@ -967,7 +995,7 @@ export class DavService {
     if (this.resolve(principal, path)) throw new AppError(405, 'Something already exists at this path');
     const parentId = this.parentFolder(principal, path);
     const created = this.d.listing.createFolder(principal, { name: this.newName(path), parentId });
-    return davItem(this.d.items.getLive(principal.accountId, created.id)!);
+    return davItem(this.d.items.getLive(principal.accountId, created.id)!, rightsTag(principal));
   }
 
   /** DELETE: to the trash (restorable there), never a permanent delete. */
@@ -1177,7 +1205,7 @@ export class DavService {
   }
 }
 
-/** A digest of the shares' names and ETags. */
+/** A digest of the shares' names and ETags (which name the caller's rights in each). */
 function sharesTag(shares: readonly DavShare[]): string {
   const hash = new Bun.CryptoHasher('sha1');
   for (const s of shares) hash.update(`${s.name}\n${s.item.etag}\n`);
