@@ -804,23 +804,26 @@ export class UploadService {
       collectAfterTransfer(file.size);
       return this.d.views.one(uploader.accountId, row);
     }
-    const result = this.transactions.immediate(() => {
-      const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
-      // A WebDAV path names its folder: the file never lands elsewhere (the upload stays, for a MOVE to another path).
-      if (file.exactName && file.parentId && parent?.type !== 'folder') throw notFound(Messages.folderNotFound);
-      const created: Item[] = [];
-      const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
-      const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
-      const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room, exactName: file.exactName });
-      if (file.droppedVia) {
-        this.d.changes.record(by, ChangeKinds.dropped, row, {
-          details: { size: row.size, mimeType: row.mimeType, linkId: file.droppedVia },
-        });
-        this.auditUpload(uploader, row);
-      } else this.recordUpload(uploader, row);
-      within(row);
-      return { row, created };
-    });
+    // Not in a group commit: the account's usage row, which the row's checks each read, is read once all the same.
+    const result = this.transactions.immediate(() =>
+      this.quota.readOnceWhile(() => {
+        const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
+        // A WebDAV path names its folder: the file never lands elsewhere (the upload stays, for a MOVE to another path).
+        if (file.exactName && file.parentId && parent?.type !== 'folder') throw notFound(Messages.folderNotFound);
+        const created: Item[] = [];
+        const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
+        const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
+        const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room, exactName: file.exactName });
+        if (file.droppedVia) {
+          this.d.changes.record(by, ChangeKinds.dropped, row, {
+            details: { size: row.size, mimeType: row.mimeType, linkId: file.droppedVia },
+          });
+          this.auditUpload(uploader, row);
+        } else this.recordUpload(uploader, row);
+        within(row);
+        return { row, created };
+      }),
+    );
     for (const folder of result.created) this.d.events.item(uploader, FileEventType.folderCreated, folder);
     this.published(uploader, result.row);
     collectAfterTransfer(file.size);
