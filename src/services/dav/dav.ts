@@ -246,6 +246,12 @@ export interface DavTreeView {
 /** A request's walk: where it is, what is there and, for a listing, what the answer says. */
 export type DavWalk = DavPlace & DavFound & { view: DavTreeView | null };
 
+/** What a walk is for: a write (`copy`: a COPY's source, which a share's own root may be) refused where a role forbids it, a listing's needs. */
+interface DavWalkOptions {
+  write?: 'write' | 'copy';
+  listing?: DavListingNeeds;
+}
+
 /** One list of the If header (RFC 4918 §10.4): its tag as the path it names (null: none here, so the list fails), and its conditions. */
 interface DavIfList {
   tagged: boolean;
@@ -418,9 +424,9 @@ export class DavService {
   }
 
   /** The share named `name` under SHARED_WITH_ME, checked like any other door (Tree.actor); null when there is none. */
-  private mount(principal: Principal, name: string): DavMount | null {
+  private mount(principal: Principal, shares: readonly DavShare[], name: string): DavMount | null {
     const key = nameKeyOf(normalizeName(name));
-    const share = this.shares(principal).find((s) => nameKeyOf(s.name) === key);
+    const share = shares.find((s) => nameKeyOf(s.name) === key);
     return share ? this.mounted(principal, share, [SHARED_WITH_ME, share.name]) : null;
   }
 
@@ -465,8 +471,11 @@ export class DavService {
    * with `listing` what a PROPFIND or REPORT answer says of it. `write` refuses what a share's role forbids:
    * a viewer's writes, and the shared item itself except as a COPY's source.
    */
-  walk(caller: Principal, path: DavPath, opts: { write?: 'write' | 'copy'; listing?: DavListingNeeds } = {}): DavWalk {
-    const place = this.place(caller, path);
+  walk(caller: Principal, path: DavPath, opts: DavWalkOptions = {}): DavWalk {
+    return this.walkIn(this.place(caller, path), opts);
+  }
+
+  private walkIn(place: DavPlace, opts: DavWalkOptions): DavWalk {
     if (place.kind === 'mount' && opts.write) {
       if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
       if (place.isRoot && opts.write !== 'copy') throw forbidden(Messages.sharedRootOwnerOnly);
@@ -643,13 +652,16 @@ export class DavService {
     req: DavWrite & { dest: DavPath | AppError; hrefAt: (place: DavPlace, path: DavPath, folder: boolean) => string },
     opts: { overwrite: boolean; shallow: boolean },
   ): Promise<{ created: boolean }> {
+    // Each path placed once; what placing one refused is thrown where its walk comes.
+    const from = this.tryPlace(caller, path);
+    const to = req.dest instanceof AppError ? null : this.tryPlace(caller, req.dest);
     // A COPY between two trees (out of a share or team folder into your files, or into another you edit) is a
     // copy across accounts, as the API's: the source is only read, the destination written as its tree allows.
-    const across = op === 'copy' && !(req.dest instanceof AppError) && this.crossesTrees(caller, path, req.dest);
-    const walk = this.walk(caller, path, { write: across ? undefined : op === 'copy' ? 'copy' : 'write' });
+    const across = op === 'copy' && crossesTrees(from, to);
+    const walk = this.walkIn(placed(from), { write: across ? undefined : op === 'copy' ? 'copy' : 'write' });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (req.dest instanceof AppError) throw req.dest;
-    const destPlace = across ? this.walk(caller, req.dest, { write: 'write' }) : this.place(caller, req.dest);
+    const destPlace = across ? this.walkIn(placed(to!), { write: 'write' }) : placed(to!);
     if (!across && (!sameTree(walk, destPlace) || (destPlace.kind === 'mount' && destPlace.isRoot)))
       throw forbidden(Messages.shareBoundary);
     const refused = req.refuse?.(walk.target);
@@ -664,15 +676,12 @@ export class DavService {
     return this.transfer(destPlace.principal, op, { path: walk.path, item: target.item }, destPlace.path, opts, walk.principal);
   }
 
-  /** Whether `path` and `dest` lie in two different trees, neither of them "Shared with me" itself nor a share's own root. */
-  private crossesTrees(caller: Principal, path: DavPath, dest: DavPath): boolean {
+  /** The place of `path`, or what placing it threw. */
+  private tryPlace(caller: Principal, path: DavPath): DavPlace | Refused {
     try {
-      const from = this.place(caller, path);
-      const to = this.place(caller, dest);
-      return from.kind !== 'list' && to.kind !== 'list' && !(to.kind === 'mount' && to.isRoot) && !sameTree(from, to);
-    } catch {
-      // The walks below answer it as they would any other request.
-      return false;
+      return this.place(caller, path);
+    } catch (err) {
+      return { refused: err };
     }
   }
 
@@ -686,7 +695,7 @@ export class DavService {
     const shares = this.shares(caller);
     if (shares.length === 0) return { kind: 'own', principal: caller, path };
     if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
-    const mount = this.mount(caller, path.segments[1]!);
+    const mount = this.mount(caller, shares, path.segments[1]!);
     if (!mount) throw notFound(Messages.itemNotFound);
     return mountPlace(mount, path.segments.slice(2));
   }
@@ -1025,9 +1034,11 @@ export class DavService {
     if (oneTree && dest.key === source.path.key) throw forbidden('The source and destination are the same');
     if (oneTree && source.item.type === 'folder' && isAncestorPath(source.path, dest))
       throw forbidden(`A folder cannot be ${op === 'copy' ? 'copied' : 'moved'} into itself`);
-    const parentId = this.parentFolder(principal, dest);
+    // The destination's path looked up once: its folder, and what is there.
+    const found = this.find(principal, dest);
+    const parentId = this.parentFolder(principal, dest, found.parent);
     const name = this.newName(dest);
-    const existing = this.resolve(principal, dest);
+    const existing = found.target;
     if (existing?.kind === 'root') throw forbidden('The root folder cannot be replaced');
     // A MOVE that only changes the letter case of the name finds the source itself at the destination.
     const replaced = existing && existing.item.id !== source.item.id ? existing.item : null;
@@ -1203,6 +1214,23 @@ export class DavService {
     this.d.locks.unlock(token);
     return { message: 'Lock removed' };
   }
+}
+
+/** What placing a path threw (`DavService.tryPlace`), to be thrown where its walk comes. */
+interface Refused {
+  refused: unknown;
+}
+
+function placed(place: DavPlace | Refused): DavPlace {
+  if ('refused' in place) throw place.refused;
+  return place;
+}
+
+/** Whether two placed paths lie in two different trees, neither of them "Shared with me" itself nor a share's own root. */
+function crossesTrees(from: DavPlace | Refused, to: DavPlace | Refused | null): boolean {
+  // A path that could not be placed: the walks answer it as they would any other request.
+  if (!to || 'refused' in from || 'refused' in to) return false;
+  return from.kind !== 'list' && to.kind !== 'list' && !(to.kind === 'mount' && to.isRoot) && !sameTree(from, to);
 }
 
 /** A digest of the shares' names and ETags (which name the caller's rights in each). */
