@@ -222,6 +222,8 @@ export interface DavTreeView {
   sharedEtag: string | null;
   /** SHARED_WITH_ME's modified time: its newest share's (the clients refuse a folder without one). */
   sharedModifiedAt: number;
+  /** SHARED_WITH_ME's oc:size: the bytes below its shares. */
+  sharedSize: number;
   /** The place's role: 'owner' in the account's own tree. */
   role: 'owner' | 'viewer' | 'editor';
   /** The shared items and team folders listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
@@ -716,6 +718,7 @@ export class DavService {
       rootEtag: atRoot ? this.rootEtag(principal, [...shares, ...teams]) : null,
       sharedEtag: place.kind !== 'mount' && shares.length ? this.sharedEtag(shares) : null,
       sharedModifiedAt: Math.max(0, ...shares.map((s) => s.item.modifiedAt)),
+      sharedSize: shares.reduce((n, s) => n + (s.item.type === 'folder' ? s.item.treeSize : s.item.size), 0),
       role: place.kind === 'mount' ? place.mount.role : place.kind === 'list' ? 'viewer' : 'owner',
       shareRoots,
       sharedOut: place.kind === 'own' && needs.sharedOut ? this.sharedOut(principal) : NOTHING_SHARED,
