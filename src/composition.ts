@@ -108,6 +108,12 @@ function createServices(infra: Infrastructure) {
     resumable.services.tusUploads.endLogin(loginId).catch(ended);
     dav.services.chunkedUploads.endLogin(loginId).catch(ended);
   });
+  // A member's chunked upload into an account deleted meanwhile can never land there, and holds its bytes on the disk.
+  accounts.services.users.onPurged((accountId) => {
+    dav.services.chunkedUploads
+      .endRoom(accountId)
+      .catch((err) => infra.log.warn('could not end the chunked uploads reserved in a deleted account', { err: String(err) }));
+  });
   const maintenance = createMaintenanceServices(infra, {
     audit,
     metrics: admin.services.metrics,

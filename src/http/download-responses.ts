@@ -4,6 +4,7 @@ import type { DownloadFile, DownloadService, ZipDownload } from '../services/fil
 import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';
 import { parseRange } from '../lib/byte-range.ts';
+import { noneMatchNames } from '../lib/etags.ts';
 
 /** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (docs/compatibility.md › Files), bidi controls dropped. */
 function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
@@ -28,7 +29,8 @@ export async function fileResponse(
   opts: { inline: boolean; reader?: AuditPrincipal; etag?: string },
 ): Promise<Response> {
   // Content that never changes (a version) has a strong ETag: a client that holds it gets a 304.
-  if (opts.etag && request.headers.get('if-none-match') === opts.etag)
+  const ifNoneMatch = request.headers.get('if-none-match');
+  if (opts.etag && ifNoneMatch && noneMatchNames(ifNoneMatch, opts.etag))
     return new Response(null, { status: 304, headers: { ETag: opts.etag } });
   const range = parseRange(request.headers.get('range'), row.size);
   if (range === 'unsatisfiable')

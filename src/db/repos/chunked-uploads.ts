@@ -102,6 +102,14 @@ export class ChunkedUploadsRepo {
       .map((r) => r.id);
   }
 
+  /** The ids of the uploads whose size is reserved in `roomAccountId`. */
+  reservedInAccount(roomAccountId: string): string[] {
+    return this.sqlite
+      .query<{ id: string }, [string]>('SELECT id FROM chunked_uploads WHERE room_account_id = ?')
+      .all(roomAccountId)
+      .map((r) => r.id);
+  }
+
   /** Uploads of a login, oldest first. */
   ofLogin(loginId: string, limit: number): ChunkedUpload[] {
     return this.sqlite

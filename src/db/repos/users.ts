@@ -264,6 +264,10 @@ export class UsersRepo {
     return row.createdAt;
   }
 
+  countSubUsers(ownerId: string): number {
+    return this.db.$client.query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM users WHERE parent_user_id = ?').get(ownerId)!.n;
+  }
+
   subUsersOf(ownerId: string): User[] {
     return this.db.select().from(users).where(eq(users.parentUserId, ownerId)).orderBy(asc(users.createdAt), asc(users.id)).all();
   }

@@ -18,6 +18,7 @@ import {
   sharedListReadOnly,
 } from '../../services/dav/dav.ts';
 import { type Principal } from '../../services/identity/principal.ts';
+import { noneMatchNames } from '../../lib/etags.ts';
 import { readBody, readText } from '../body.ts';
 import { openedFileResponse } from '../download-responses.ts';
 import { davAuthenticate } from '../guard.ts';
@@ -241,7 +242,7 @@ function checkConditions(dav: DavService, principal: Principal, request: Request
   if (ifMatch && !(ifMatch.trim() === '*' ? target : etag && ifMatch.split(',').some((t) => t.trim() === etag)))
     throw new AppError(412, 'If-Match failed: the resource changed');
   const ifNoneMatch = request.headers.get('if-none-match');
-  if (ifNoneMatch && (ifNoneMatch.trim() === '*' ? target : etag && ifNoneMatch.split(',').some((t) => t.trim() === etag)))
+  if (ifNoneMatch && (ifNoneMatch.trim() === '*' ? target : etag && noneMatchNames(ifNoneMatch, etag)))
     throw new AppError(412, 'If-None-Match failed: the resource exists');
   const header = request.headers.get('if');
   const tokens = new Set<string>();

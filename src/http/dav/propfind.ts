@@ -317,8 +317,7 @@ class PropfindAnswer {
         return sha1 ? `<x:checksum>SHA1:${sha1}</x:checksum>` : undefined;
       }
       case 'size':
-        if (shared) return undefined;
-        return String(!item ? this.view.rootSize : item.type === 'folder' ? item.treeSize : item.size);
+        return String(!item ? (shared ? this.view.sharedSize : this.view.rootSize) : item.type === 'folder' ? item.treeSize : item.size);
     }
     return undefined;
   }

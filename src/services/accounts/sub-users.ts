@@ -1,13 +1,16 @@
 import type { SubUser } from '../../contract/accounts.ts';
 import type { Clock } from '../../clock.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
-import { Messages, notFound } from '../../errors.ts';
+import { AppError, Messages, notFound } from '../../errors.ts';
 import type { AccountService } from './accounts.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { PERMISSION_CATALOG, type Permission } from '../../contract/permissions.ts';
 import { parsePermissions, type Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
+
+/** Sub-users an account may have. */
+const SUB_USERS_PER_ACCOUNT = 1000;
 
 const toView = (r: User): SubUser => ({
   id: r.id,
@@ -45,6 +48,12 @@ export class SubUserService {
     owner: Principal,
     input: { email: string; password: string; name: string; permissions: Permission[] },
   ): Promise<{ subUser: SubUser }> {
+    // Every list of the account's sub-users (its own, the admin's user list) is answered whole.
+    if (this.users.countSubUsers(owner.accountId) >= SUB_USERS_PER_ACCOUNT)
+      throw new AppError(
+        409,
+        `There are already ${SUB_USERS_PER_ACCOUNT.toLocaleString('en-US')} sub-users: delete one you no longer use first`,
+      );
     const row = await this.accounts.createLogin({
       email: input.email,
       password: input.password,

@@ -35,7 +35,14 @@ const ROOT_PAGE = 100;
 
 /** The admin's view of every account: storage limits, disabling, deleting. */
 export class UsersService {
+  private readonly purgedListeners: Array<(accountId: string) => void> = [];
+
   constructor(private readonly d: UsersDeps) {}
+
+  /** `listener` runs once an account (or team folder) is purged, with its id (what others left in progress there ends with it). */
+  onPurged(listener: (accountId: string) => void): void {
+    this.purgedListeners.push(listener);
+  }
 
   countLogins(): number {
     return this.d.users.count();
@@ -165,6 +172,7 @@ export class UsersService {
     const logins = this.d.users.loginIdsOfAccount(accountId);
     const removed = this.d.users.deleteAccount(accountId);
     for (const loginId of logins) this.d.sessions.forgetLogin(loginId);
+    for (const listener of this.purgedListeners) listener(accountId);
     this.d.audit.record({
       action: AuditActions.userDeleted,
       actor: 'system',

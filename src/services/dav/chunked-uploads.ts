@@ -281,6 +281,14 @@ export class ChunkedUploadService {
     }
   }
 
+  /** The account is gone (deleted): other accounts' uploads reserved there go with their chunks; one receiving a chunk now ends at its expiry. */
+  async endRoom(roomAccountId: string): Promise<void> {
+    for (const id of this.d.repo.reservedInAccount(roomAccountId)) {
+      if (this.busy.has(id)) continue;
+      await this.remove(id);
+    }
+  }
+
   /** The login is gone (a sub-user deleted): its uploads go with their chunks and reservations. */
   async endLogin(loginId: string): Promise<void> {
     for (const upload of this.d.repo.ofLogin(loginId, MAX_UPLOADS_PER_LOGIN)) {

@@ -13,6 +13,7 @@ import {
   type DavService,
   type DavWalk,
   davItem,
+  rightsTag,
   SHARED_WITH_ME,
 } from './dav.ts';
 
@@ -159,7 +160,7 @@ export class SyncRun {
       if (now && lists && !this.emitted.has(id)) {
         this.sent++;
         this.emitted.add(id);
-        yield { kind: 'member', item: davItem(now.item), segments: now.segments };
+        yield { kind: 'member', item: davItem(now.item, rightsTag(this.principal)), segments: now.segments };
         if (this.level === 'infinite' && now.item.type === 'folder' && moved && expanded !== id) {
           for await (const r of this.walk(id, now.segments, [], true, t.firstSeq - 1)) yield r;
           if (this.truncated) return;
@@ -218,7 +219,7 @@ export class SyncRun {
       const [id] = cursor[at]!;
       const child = this.sync.liveChild(this.principal, parentId, id);
       if (child && at === cursor.length - 1) {
-        const member = visit(davItem(child), segments);
+        const member = visit(davItem(child, rightsTag(this.principal)), segments);
         if (member) yield member;
         if (this.truncated) return;
       } else if (child?.type === 'folder' && infinite) {

@@ -16,7 +16,8 @@ import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
 import { nameProblem, normalizeName } from '../../contract/names.ts';
 import { type Operation, permissionFor } from '../identity/permissions.ts';
-import { type Principal, requirePermission } from '../identity/principal.ts';
+import { can, type Principal, requirePermission } from '../identity/principal.ts';
+import type { Permission } from '../../contract/permissions.ts';
 import type { QuotaService, Usage } from '../files/quota.ts';
 import type { TrashService } from '../files/trash.ts';
 import type { UploadService } from '../files/uploads.ts';
@@ -26,6 +27,7 @@ import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
 import { parseRange } from '../../lib/byte-range.ts';
+import { noneMatchNames } from '../../lib/etags.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
@@ -51,18 +53,38 @@ type EtagParts = Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'modifiedAt'
 /** What names a file's content in its ETag: its object key, or for a library file (no object) its modified time, which every new content sets. */
 const contentPart = (row: EtagParts) => (row.storageKey === null ? `h${row.modifiedAt}` : row.storageKey.slice(0, 12));
 
-export const etagOf = (row: EtagParts) =>
-  row.type === 'file' ? `"${row.id}-${contentPart(row)}-${row.size}"` : `"${row.id}-t${row.treeVersion}"`;
+/** What oc:permissions reads of a login besides its role (src/http/dav/propfind.ts), in a fixed order. */
+const RIGHTS: readonly Permission[] = ['files.download', 'files.upload', 'files.edit', 'files.share', 'files.delete'];
+const ALL_RIGHTS = (1 << RIGHTS.length) - 1;
 
-/** escapeXml(etagOf(row)) written from its parts (escaping goes character by character): a PROPFIND writes every row's. */
-export const etagXmlOf = (row: EtagParts) =>
+/**
+ * What a login's rights add to a folder's ETag in the view it acts in (`role`: the share's or team folder's,
+ * else the owner's): nothing with every right (the owner, an editor, a sub-user with every permission), else
+ * the role and the permissions, so a change of them moves every folder's ETag in that view, and only there:
+ * a sync client reads oc:permissions again only below an ETag that moved.
+ */
+export function rightsTag(principal: Principal, role: 'owner' | 'viewer' | 'editor' = principal.share?.role ?? 'owner'): string {
+  let mask = 0;
+  for (const [i, p] of RIGHTS.entries()) if (can(principal, p)) mask |= 1 << i;
+  return role !== 'viewer' && mask === ALL_RIGHTS ? '' : `-${role === 'viewer' ? 'v' : 'e'}${mask}`;
+}
+
+/** A file's ETag, or a folder's in a view whose rightsTag is `tag`. */
+export const etagOf = (row: EtagParts, tag = '') =>
+  row.type === 'file' ? `"${row.id}-${contentPart(row)}-${row.size}"` : `"${row.id}-t${row.treeVersion}${tag}"`;
+
+/** escapeXml(etagOf(row, tag)) written from its parts (escaping goes character by character): a PROPFIND writes every row's. */
+export const etagXmlOf = (row: EtagParts, tag = '') =>
   row.type === 'file'
     ? `&quot;${escapeXml(row.id)}-${escapeXml(contentPart(row))}-${row.size}&quot;`
-    : `&quot;${escapeXml(row.id)}-t${row.treeVersion}&quot;`;
+    : `&quot;${escapeXml(row.id)}-t${row.treeVersion}${tag}&quot;`;
 
-/** ETag of a file: changes with every new content (a new storage key, or a library file's new time); of a folder, with any change below it. */
-export function davItem(row: Item): DavItem {
-  const etag = etagOf(row);
+/**
+ * ETag of a file: changes with every new content (a new storage key, or a library file's new time); of a folder,
+ * with any change below it and, in the view of a login whose rightsTag is `tag`, with a change of those rights.
+ */
+export function davItem(row: Item, tag = ''): DavItem {
+  const etag = etagOf(row, tag);
   // Written out rather than a rest spread, which copied each row property by property (6% of a 10,000-item PROPFIND).
   return {
     seq: row.seq,
@@ -194,14 +216,17 @@ export interface DavRows<Row extends DavItem | DavEntry> {
  * SHARED_WITH_ME, the role that limits what oc:permissions offers, the usage, and the rows themselves.
  */
 export interface DavTreeView {
+  /** Of the account's root, when it is the target (null elsewhere). */
   rootEtag: string | null;
   /** null: nothing is shared with the account (there is no SHARED_WITH_ME). */
   sharedEtag: string | null;
   /** SHARED_WITH_ME's modified time: its newest share's (the clients refuse a folder without one). */
   sharedModifiedAt: number;
+  /** SHARED_WITH_ME's oc:size: the bytes below its shares. */
+  sharedSize: number;
   /** The place's role: 'owner' in the account's own tree. */
   role: 'owner' | 'viewer' | 'editor';
-  /** The shared items listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
+  /** The shared items and team folders listed or entered, by id, with their role: never deleted, renamed or moved by a member. */
   shareRoots: Map<string, 'viewer' | 'editor'>;
   /** In the account's own tree, the items it shares with people or by a link (when asked for). */
   sharedOut: ReadonlySet<string>;
@@ -222,6 +247,12 @@ export interface DavTreeView {
 
 /** A request's walk: where it is, what is there and, for a listing, what the answer says. */
 export type DavWalk = DavPlace & DavFound & { view: DavTreeView | null };
+
+/** What a walk is for: a write (`copy`: a COPY's source, which a share's own root may be) refused where a role forbids it, a listing's needs. */
+interface DavWalkOptions {
+  write?: 'write' | 'copy';
+  listing?: DavListingNeeds;
+}
 
 /** One list of the If header (RFC 4918 §10.4): its tag as the path it names (null: none here, so the list fails), and its conditions. */
 interface DavIfList {
@@ -372,16 +403,20 @@ export class DavService {
 
   /**
    * What other accounts share with this one, named for WebDAV: the item's name, or `<name> (<owner's
-   * name>)` where two shares have one name. Empty while sharing with people is off.
+   * name>)` where two shares have one name. A team folder is here only while an own item at the root
+   * hides it there (`teamFolders`): a sync client must find it at one path, or it syncs it twice. Empty
+   * while sharing with people is off.
    */
   private shares(principal: Principal): DavShare[] {
     if (principal.share || !this.d.tree.peopleSharingEnabled()) return [];
-    const rows = this.d.members.sharedWith(principal.accountId, null, MOUNT_LIMIT);
+    const rows = this.d.members
+      .sharedWith(principal.accountId, null, MOUNT_LIMIT)
+      .filter((r) => !r.teamFolder || this.d.items.liveByName(principal.accountId, null, r.name) !== null);
     const counts = new Map<string, number>();
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
     return rows.map((r) => {
       const name = (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name;
-      return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!), role: r.role };
+      return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!, rightsTag(principal, r.role)), role: r.role };
     });
   }
 
@@ -391,9 +426,9 @@ export class DavService {
   }
 
   /** The share named `name` under SHARED_WITH_ME, checked like any other door (Tree.actor); null when there is none. */
-  private mount(principal: Principal, name: string): DavMount | null {
+  private mount(principal: Principal, shares: readonly DavShare[], name: string): DavMount | null {
     const key = nameKeyOf(normalizeName(name));
-    const share = this.shares(principal).find((s) => nameKeyOf(s.name) === key);
+    const share = shares.find((s) => nameKeyOf(s.name) === key);
     return share ? this.mounted(principal, share, [SHARED_WITH_ME, share.name]) : null;
   }
 
@@ -405,7 +440,7 @@ export class DavService {
       const row = this.d.items.getLive(team.id, team.folderId);
       if (!row || this.d.items.liveByName(principal.accountId, null, row.name)) continue;
       const role = this.d.tree.actor(principal, { ids: [row.id] }, 'view').share?.role ?? 'viewer';
-      out.push({ name: row.name, item: davItem(row), role });
+      out.push({ name: row.name, item: davItem(row, rightsTag(principal, role)), role });
     }
     return out;
   }
@@ -413,12 +448,16 @@ export class DavService {
   /** The team folder named `name` at the WebDAV root (when no own item has that name); null when there is none. */
   private teamMount(principal: Principal, name: string): DavMount | null {
     if (principal.share) return null;
-    // Whether any team folder is reached first: it is cached, and most accounts reach none, so the name is not looked up.
-    if (!this.reachesTeams.get(principal.accountId, () => this.d.teamFolders.reachedBy(principal.accountId).length > 0)) return null;
+    if (!this.reachesTeam(principal)) return null;
     if (this.d.items.liveByName(principal.accountId, null, normalizeName(name))) return null;
     const key = nameKeyOf(normalizeName(name));
     const team = this.teamFolders(principal).find((s) => nameKeyOf(s.name) === key);
     return team ? this.mounted(principal, team, [team.name]) : null;
+  }
+
+  /** Whether the account reaches any team folder: cached, as most accounts reach none, so nothing more is looked up. */
+  private reachesTeam(principal: Principal): boolean {
+    return this.reachesTeams.get(principal.accountId, () => this.d.teamFolders.reachedBy(principal.accountId).length > 0);
   }
 
   private mounted(principal: Principal, share: DavShare, prefix: string[]): DavMount {
@@ -434,8 +473,11 @@ export class DavService {
    * with `listing` what a PROPFIND or REPORT answer says of it. `write` refuses what a share's role forbids:
    * a viewer's writes, and the shared item itself except as a COPY's source.
    */
-  walk(caller: Principal, path: DavPath, opts: { write?: 'write' | 'copy'; listing?: DavListingNeeds } = {}): DavWalk {
-    const place = this.place(caller, path);
+  walk(caller: Principal, path: DavPath, opts: DavWalkOptions = {}): DavWalk {
+    return this.walkIn(this.place(caller, path), opts);
+  }
+
+  private walkIn(place: DavPlace, opts: DavWalkOptions): DavWalk {
     if (place.kind === 'mount' && opts.write) {
       if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
       if (place.isRoot && opts.write !== 'copy') throw forbidden(Messages.sharedRootOwnerOnly);
@@ -461,7 +503,8 @@ export class DavService {
       return { walk, kind: 'folder', pages: req.head ? null : this.children(principal, target.kind === 'root' ? null : target.item.id) };
     const item = target.item;
     const named = (header: string) => header.split(',').some((t) => t.trim() === item.etag);
-    if (req.ifNoneMatch && (req.ifNoneMatch.trim() === '*' || named(req.ifNoneMatch))) return { walk, kind: 'not-modified', item };
+    if (req.ifNoneMatch && (req.ifNoneMatch.trim() === '*' || noneMatchNames(req.ifNoneMatch, item.etag)))
+      return { walk, kind: 'not-modified', item };
     if (req.ifMatch && req.ifMatch.trim() !== '*' && !named(req.ifMatch)) throw new AppError(412, 'If-Match failed: the resource changed');
     this.allow(principal, 'downloads.file');
     if (req.head) return { walk, kind: 'file', item, range: null, body: null };
@@ -495,7 +538,7 @@ export class DavService {
     const named = (header: string) => item !== null && header.split(',').some((t) => t.trim() === item.etag);
     if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch)))
       throw new AppError(412, 'If-Match failed: the resource changed');
-    if (c.ifNoneMatch && (c.ifNoneMatch.trim() === '*' ? target : named(c.ifNoneMatch)))
+    if (c.ifNoneMatch && (c.ifNoneMatch.trim() === '*' ? target : item !== null && noneMatchNames(c.ifNoneMatch, item.etag)))
       throw new AppError(412, 'If-None-Match failed: the resource exists');
     if (c.malformed) throw c.malformed;
     const tokens = new Set<string>();
@@ -611,13 +654,16 @@ export class DavService {
     req: DavWrite & { dest: DavPath | AppError; hrefAt: (place: DavPlace, path: DavPath, folder: boolean) => string },
     opts: { overwrite: boolean; shallow: boolean },
   ): Promise<{ created: boolean }> {
+    // Each path placed once; what placing one refused is thrown where its walk comes.
+    const from = this.tryPlace(caller, path);
+    const to = req.dest instanceof AppError ? null : this.tryPlace(caller, req.dest);
     // A COPY between two trees (out of a share or team folder into your files, or into another you edit) is a
     // copy across accounts, as the API's: the source is only read, the destination written as its tree allows.
-    const across = op === 'copy' && !(req.dest instanceof AppError) && this.crossesTrees(caller, path, req.dest);
-    const walk = this.walk(caller, path, { write: across ? undefined : op === 'copy' ? 'copy' : 'write' });
+    const across = op === 'copy' && crossesTrees(from, to);
+    const walk = this.walkIn(placed(from), { write: across ? undefined : op === 'copy' ? 'copy' : 'write' });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (req.dest instanceof AppError) throw req.dest;
-    const destPlace = across ? this.walk(caller, req.dest, { write: 'write' }) : this.place(caller, req.dest);
+    const destPlace = across ? this.walkIn(placed(to!), { write: 'write' }) : placed(to!);
     if (!across && (!sameTree(walk, destPlace) || (destPlace.kind === 'mount' && destPlace.isRoot)))
       throw forbidden(Messages.shareBoundary);
     const refused = req.refuse?.(walk.target);
@@ -632,15 +678,12 @@ export class DavService {
     return this.transfer(destPlace.principal, op, { path: walk.path, item: target.item }, destPlace.path, opts, walk.principal);
   }
 
-  /** Whether `path` and `dest` lie in two different trees, neither of them "Shared with me" itself nor a share's own root. */
-  private crossesTrees(caller: Principal, path: DavPath, dest: DavPath): boolean {
+  /** The place of `path`, or what placing it threw. */
+  private tryPlace(caller: Principal, path: DavPath): DavPlace | Refused {
     try {
-      const from = this.place(caller, path);
-      const to = this.place(caller, dest);
-      return from.kind !== 'list' && to.kind !== 'list' && !(to.kind === 'mount' && to.isRoot) && !sameTree(from, to);
-    } catch {
-      // The walks below answer it as they would any other request.
-      return false;
+      return this.place(caller, path);
+    } catch (err) {
+      return { refused: err };
     }
   }
 
@@ -654,7 +697,7 @@ export class DavService {
     const shares = this.shares(caller);
     if (shares.length === 0) return { kind: 'own', principal: caller, path };
     if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
-    const mount = this.mount(caller, path.segments[1]!);
+    const mount = this.mount(caller, shares, path.segments[1]!);
     if (!mount) throw notFound(Messages.itemNotFound);
     return mountPlace(mount, path.segments.slice(2));
   }
@@ -662,22 +705,20 @@ export class DavService {
   private view(place: DavPlace, target: DavTarget, needs: DavListingNeeds): DavTreeView {
     const { principal } = place;
     const shares = place.kind === 'list' ? place.shares : place.kind === 'own' ? this.shares(principal) : [];
-    const mounted = !needs.children
-      ? []
-      : place.kind === 'list'
-        ? shares
-        : place.kind === 'own' && target.kind === 'root'
-          ? this.teamFolders(principal)
-          : [];
+    // At the root only: listed there, and in its ETag (which nothing below the root answers).
+    const atRoot = place.kind === 'own' && target.kind === 'root';
+    const teams = atRoot && this.reachesTeam(principal) ? this.teamFolders(principal) : [];
+    const mounted = !needs.children ? [] : place.kind === 'list' ? shares : teams;
     const folder = target.kind === 'root' || target.item.type === 'folder';
     const shareRoots: Map<string, 'viewer' | 'editor'> =
       place.kind === 'mount'
         ? new Map([[principal.share!.rootId, place.mount.role]])
-        : new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []);
+        : new Map((place.kind === 'list' ? shares : mounted).map((s) => [s.item.id, s.role]));
     return {
-      rootEtag: place.kind === 'mount' ? null : this.rootEtag(principal, shares),
+      rootEtag: atRoot ? this.rootEtag(principal, [...shares, ...teams]) : null,
       sharedEtag: place.kind !== 'mount' && shares.length ? this.sharedEtag(shares) : null,
       sharedModifiedAt: Math.max(0, ...shares.map((s) => s.item.modifiedAt)),
+      sharedSize: shares.reduce((n, s) => n + (s.item.type === 'folder' ? s.item.treeSize : s.item.size), 0),
       role: place.kind === 'mount' ? place.mount.role : place.kind === 'list' ? 'viewer' : 'owner',
       shareRoots,
       sharedOut: place.kind === 'own' && needs.sharedOut ? this.sharedOut(principal) : NOTHING_SHARED,
@@ -746,7 +787,10 @@ export class DavService {
       if (row.type !== 'folder' && !last) return NOTHING_FOUND;
       if (!last) parentId = row.id;
     }
-    return { target: row ? { kind: 'item', item: davItem(row) } : { kind: 'root' }, parent: row ? { id: parentId } : null };
+    return {
+      target: row ? { kind: 'item', item: davItem(row, rightsTag(principal)) } : { kind: 'root' },
+      parent: row ? { id: parentId } : null,
+    };
   }
 
   /**
@@ -770,6 +814,7 @@ export class DavService {
 
   /** Live children of a folder (null: the root) in name order after the name key `after`, a page at a time. */
   async *children(principal: Principal, folderId: string | null, after = ''): AsyncGenerator<DavEntry[]> {
+    const tag = rightsTag(principal);
     for (;;) {
       const rows = this.d.items.liveChildEntriesByName(principal.accountId, folderId, after, PAGE);
       if (rows.length)
@@ -785,7 +830,7 @@ export class DavService {
           createdAt: r.createdAt,
           treeVersion: r.treeVersion,
           treeSize: r.treeSize,
-          etagXml: etagXmlOf(r),
+          etagXml: etagXmlOf(r, tag),
           hasProperties: r.hasProperties,
         }));
       if (rows.length < PAGE) return;
@@ -795,10 +840,10 @@ export class DavService {
 
   /**
    * The ETag of the account's root (of the tree `principal` acts in): it moves with any change in the
-   * tree and, for SHARED_WITH_ME's sake, with any change in what is shared with the account.
+   * tree and, for SHARED_WITH_ME's and the team folders' sake, with any change in what is shared with the account.
    */
   private rootEtag(principal: Principal, shares: readonly DavShare[]): string {
-    return `"root-${this.d.items.rootVersion(principal.accountId)}${shares.length ? `-${sharesTag(shares)}` : ''}"`;
+    return `"root-${this.d.items.rootVersion(principal.accountId)}${shares.length ? `-${sharesTag(shares)}` : ''}${rightsTag(principal)}"`;
   }
 
   /** The ETag of SHARED_WITH_ME: moves when a share comes or goes or anything inside one changes. */
@@ -962,7 +1007,7 @@ export class DavService {
     if (this.resolve(principal, path)) throw new AppError(405, 'Something already exists at this path');
     const parentId = this.parentFolder(principal, path);
     const created = this.d.listing.createFolder(principal, { name: this.newName(path), parentId });
-    return davItem(this.d.items.getLive(principal.accountId, created.id)!);
+    return davItem(this.d.items.getLive(principal.accountId, created.id)!, rightsTag(principal));
   }
 
   /** DELETE: to the trash (restorable there), never a permanent delete. */
@@ -992,9 +1037,11 @@ export class DavService {
     if (oneTree && dest.key === source.path.key) throw forbidden('The source and destination are the same');
     if (oneTree && source.item.type === 'folder' && isAncestorPath(source.path, dest))
       throw forbidden(`A folder cannot be ${op === 'copy' ? 'copied' : 'moved'} into itself`);
-    const parentId = this.parentFolder(principal, dest);
+    // The destination's path looked up once: its folder, and what is there.
+    const found = this.find(principal, dest);
+    const parentId = this.parentFolder(principal, dest, found.parent);
     const name = this.newName(dest);
-    const existing = this.resolve(principal, dest);
+    const existing = found.target;
     if (existing?.kind === 'root') throw forbidden('The root folder cannot be replaced');
     // A MOVE that only changes the letter case of the name finds the source itself at the destination.
     const replaced = existing && existing.item.id !== source.item.id ? existing.item : null;
@@ -1172,7 +1219,24 @@ export class DavService {
   }
 }
 
-/** A digest of the shares' names and ETags. */
+/** What placing a path threw (`DavService.tryPlace`), to be thrown where its walk comes. */
+interface Refused {
+  refused: unknown;
+}
+
+function placed(place: DavPlace | Refused): DavPlace {
+  if ('refused' in place) throw place.refused;
+  return place;
+}
+
+/** Whether two placed paths lie in two different trees, neither of them "Shared with me" itself nor a share's own root. */
+function crossesTrees(from: DavPlace | Refused, to: DavPlace | Refused | null): boolean {
+  // A path that could not be placed: the walks answer it as they would any other request.
+  if (!to || 'refused' in from || 'refused' in to) return false;
+  return from.kind !== 'list' && to.kind !== 'list' && !(to.kind === 'mount' && to.isRoot) && !sameTree(from, to);
+}
+
+/** A digest of the shares' names and ETags (which name the caller's rights in each). */
 function sharesTag(shares: readonly DavShare[]): string {
   const hash = new Bun.CryptoHasher('sha1');
   for (const s of shares) hash.update(`${s.name}\n${s.item.etag}\n`);

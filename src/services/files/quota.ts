@@ -23,9 +23,10 @@ interface UsageBatch {
 /**
  * How a write finds room: `evict` may remove the account's oldest versions (a login of the account itself),
  * `free` takes only free space (a share link's visitor, a member of a shared folder: never the owner's
- * history), `reserved` had its room reserved before (a resumable upload).
+ * history), `reserved` had `bytes` reserved before (a resumable upload, whose reservation ends with the write)
+ * and takes room as `evict` does when `evicts`, else as `free`.
  */
-export type RoomRule = 'evict' | 'free' | 'reserved';
+export type RoomRule = 'evict' | 'free' | { reserved: number; evicts: boolean };
 
 /**
  * The rule of a login's write: a member acting inside another account's shared folder (a principal's
@@ -155,6 +156,7 @@ export class QuotaService {
   assertRoomFor(accountId: string, bytes: number, rule: RoomRule): void {
     if (rule === 'evict') this.assertRoom(accountId, bytes);
     else if (rule === 'free') this.assertFree(accountId, bytes);
+    else this.assertReserved(accountId, bytes, rule);
   }
 
   /** 413 when `bytes` more would not fit under `rule` (`evict`: even with every version gone); changes nothing. */
@@ -177,12 +179,17 @@ export class QuotaService {
   }
 
   /**
-   * A resumable upload of the account's own logins just committed (its reservation ended): removes the
-   * oldest versions by as much as the account is over its limit, at most `bytes`. Inside that transaction.
+   * A resumable upload's commit: its bytes must fit the limit as it stands now (an admin may have lowered it since
+   * the reservation), counting its own reservation, which ends in this transaction, as room. Only an upload of the
+   * account's own logins (`evicts`) removes the oldest versions it needs, as `assertRoom` does.
    */
-  settleReserved(accountId: string, bytes: number): void {
-    const left = this.unreserved(accountId);
-    if (left !== null && left < 0) this.evictOldestVersions(accountId, Math.min(bytes, -left));
+  private assertReserved(accountId: string, bytes: number, rule: { reserved: number; evicts: boolean }): void {
+    const unreserved = this.unreserved(accountId);
+    if (unreserved === null) return;
+    let left = unreserved + rule.reserved;
+    if (bytes <= left) return;
+    if (rule.evicts && bytes <= left + this.versions.accountBytes(accountId)) left += this.evictOldestVersions(accountId, bytes - left);
+    if (bytes > left) throw storageLimitExceeded(bytes, Math.max(0, left));
   }
 
   /** Adds (or with a negative delta, removes) bytes; call inside the transaction that changes the items. */

@@ -100,7 +100,7 @@ export interface ResumedFile {
   modified: number | null;
   /** The file whose content the upload replaces; a new file is made when it is gone by then. */
   replaceId?: string | null;
-  /** Sent by a login of the account itself: its commit may remove the oldest versions its reservation counted on. */
+  /** Sent by a login of the account itself: its commit may remove the oldest versions it needs room from. */
   evicts: boolean;
   /** The upload link a visitor sent it through: the change is then a drop by that link. */
   droppedVia?: string | null;
@@ -760,8 +760,8 @@ export class UploadService {
   /**
    * A file whose bytes arrived in a resumable upload: the row, free name, folders of its relative path,
    * usage counter, events and audit exactly as POST /upload makes them. Its quota was reserved when the
-   * upload began, so it is not checked again; `within` runs in the same transaction (the upload ends), and
-   * then an upload of the account's own logins removes the oldest versions its reservation counted on.
+   * upload began; the commit checks it against the limit as it stands, its own reservation counted as room
+   * (413 otherwise, the upload kept), and `within` runs in the same transaction (the upload ends).
    * A target folder trashed meanwhile puts the file in the root, as restore does, rather than lose it; with
    * `exactName` (a WebDAV path) it is 404 instead, and `within` does not run.
    */
@@ -787,10 +787,7 @@ export class UploadService {
     detected: boolean,
     within: (row: Item) => void,
   ): ItemView {
-    const ended = (row: Item) => {
-      within(row);
-      if (file.evicts) this.quota.settleReserved(uploader.accountId, file.size);
-    };
+    const room = { reserved: file.size, evicts: file.evicts };
     const by: ChangeBy = file.droppedVia ? { accountId: uploader.accountId, actor: { kind: 'link', id: file.droppedVia } } : uploader;
     const target = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
     if (target?.type === 'file') {
@@ -800,30 +797,33 @@ export class UploadService {
         by,
         origin: { source: 'replace', authorId: uploader.loginId },
         modified: file.modified,
-        during: ended,
-        room: 'reserved',
+        during: within,
+        room,
       });
       this.d.events.item(uploader, FileEventType.updated, row, { size: row.size, mimeType: row.mimeType });
       collectAfterTransfer(file.size);
       return this.d.views.one(uploader.accountId, row);
     }
-    const result = this.transactions.immediate(() => {
-      const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
-      // A WebDAV path names its folder: the file never lands elsewhere (the upload stays, for a MOVE to another path).
-      if (file.exactName && file.parentId && parent?.type !== 'folder') throw notFound(Messages.folderNotFound);
-      const created: Item[] = [];
-      const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
-      const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
-      const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room: 'reserved', exactName: file.exactName });
-      if (file.droppedVia) {
-        this.d.changes.record(by, ChangeKinds.dropped, row, {
-          details: { size: row.size, mimeType: row.mimeType, linkId: file.droppedVia },
-        });
-        this.auditUpload(uploader, row);
-      } else this.recordUpload(uploader, row);
-      ended(row);
-      return { row, created };
-    });
+    // Not in a group commit: the account's usage row, which the row's checks each read, is read once all the same.
+    const result = this.transactions.immediate(() =>
+      this.quota.readOnceWhile(() => {
+        const parent = this.d.items.getLive(uploader.accountId, file.parentId ?? '');
+        // A WebDAV path names its folder: the file never lands elsewhere (the upload stays, for a MOVE to another path).
+        if (file.exactName && file.parentId && parent?.type !== 'folder') throw notFound(Messages.folderNotFound);
+        const created: Item[] = [];
+        const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
+        const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
+        const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room, exactName: file.exactName });
+        if (file.droppedVia) {
+          this.d.changes.record(by, ChangeKinds.dropped, row, {
+            details: { size: row.size, mimeType: row.mimeType, linkId: file.droppedVia },
+          });
+          this.auditUpload(uploader, row);
+        } else this.recordUpload(uploader, row);
+        within(row);
+        return { row, created };
+      }),
+    );
     for (const folder of result.created) this.d.events.item(uploader, FileEventType.folderCreated, folder);
     this.published(uploader, result.row);
     collectAfterTransfer(file.size);

@@ -22,6 +22,7 @@ import type { ThumbnailPool } from './pool.ts';
 import type { VideoFrames } from './video.ts';
 import { isMatroska, matroskaHeader } from './matroska-header.ts';
 import { type MovieHeader, movieHeader } from './movie-header.ts';
+import { noneMatchNames } from '../../lib/etags.ts';
 
 // Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).
 const MAX_SOURCE_BYTES = 256 * 1024 * 1024;
@@ -225,7 +226,7 @@ export class ThumbnailService {
     const etag = `"t-${subject.key}-${size}"`;
     let made = await this.current(subject);
     if (made?.status !== 'ready') throw notFound(Messages.noThumbnail);
-    if (ifNoneMatch?.split(',').some((t) => t.trim() === etag || t.trim() === `W/${etag}`)) return 'not-modified';
+    if (ifNoneMatch && noneMatchNames(ifNoneMatch, etag)) return 'not-modified';
     try {
       return { etag, ...(await this.open(subject, made, size)) };
     } catch (err) {

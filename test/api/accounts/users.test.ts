@@ -76,6 +76,33 @@ describe('sub-users', () => {
     expect(await json(res)).toEqual(errors.emailInUse);
   });
 
+  test('an account has at most 1,000 sub-users: the next one is 409 naming the way out, until one is deleted', async () => {
+    const o = await seed.owner(t);
+    const first = await seed.subUser(t, o, []);
+    // 998 more written as copies of the first (creating each through the API hashes its password).
+    const db = t.server.ctx.db.$client;
+    const row = db.query('SELECT * FROM users WHERE id = ?').get(first.id) as Record<string, unknown>;
+    const cols = Object.keys(row);
+    const insert = db.query(`INSERT INTO users (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
+    const fresh: Record<string, (i: number) => unknown> = {
+      id: (i) => `${first.id}-${i}`,
+      email: (i) => `${i}-${first.email}`,
+      email_key: (i) => `${i}-${first.email}`,
+    };
+    db.transaction(() => {
+      for (let i = 0; i < 998; i++) insert.run(...(cols.map((c) => fresh[c]?.(i) ?? row[c]) as never[]));
+    })();
+    const create = () =>
+      o.client.post('/api/user/sub-users', { email: seed.uniqueEmail('many'), password: 'longenough', name: 'N', permissions: [] });
+    expect((await create()).status).toBe(201);
+    const refused = await create();
+    expect(refused.status).toBe(409);
+    expect(await json(refused)).toEqual({ message: 'There are already 1,000 sub-users: delete one you no longer use first' });
+    expect((await o.client.delete(`/api/user/sub-users/${first.id}`)).status).toBe(200);
+    expect((await create()).status).toBe(201);
+    expect((await json(await o.client.get('/api/user/sub-users'))).subUsers).toHaveLength(1000);
+  });
+
   test("permission changes apply to the sub-user's next request without a new login", async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, []);

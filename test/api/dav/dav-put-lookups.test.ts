@@ -167,3 +167,32 @@ describe('a WebDAV PUT into a folder trashed while its body is sent', () => {
     expect(storedObjectFiles(t).objects.length).toBe(objects);
   });
 });
+
+describe('a WebDAV COPY inside a folder shared with the caller', () => {
+  test('places each of its paths once, reading what is shared with the caller once each, and looks the destination up once', async () => {
+    const member = await seed.owner(t);
+    const memberDav = await davLogin(t, member);
+    for (const folder of ['team', 'team/plans']) expect((await dav.request('MKCOL', folder)).status).toBe(201);
+    expect((await dav.request('PUT', 'team/plans/a.txt', { body: 'plan' })).status).toBe(201);
+    const res = await owner.client.post(`/api/files/${folderId('team')}/members`, { email: member.email, role: 'editor' });
+    expect(res.status).toBe(201);
+    const { members, items } = t.server.ctx.repos;
+    const sharedWith = spyOn(members, 'sharedWith');
+    const byName = spyOn(items, 'liveByName');
+    try {
+      const copy = await memberDav.request('COPY', 'Shared%20with%20me/team/plans/a.txt', {
+        headers: { destination: `${t.url}/dav/Shared%20with%20me/team/plans/b.txt` },
+      });
+      expect(copy.status).toBe(201);
+      // The source's place, then the destination's (eight before: each path placed twice, each placing reading it twice).
+      expect(sharedWith.mock.calls).toHaveLength(2);
+      // The destination's names once each (its folder was looked up, then its whole path again), and once for the copy's row.
+      expect(byName.mock.calls.filter(([, , name]) => name === 'b.txt')).toHaveLength(2);
+      expect(byName.mock.calls.filter(([, , name]) => name === 'plans')).toHaveLength(2);
+    } finally {
+      sharedWith.mockRestore();
+      byName.mockRestore();
+    }
+    expect(await (await memberDav.request('GET', 'Shared%20with%20me/team/plans/b.txt')).text()).toBe('plan');
+  });
+});

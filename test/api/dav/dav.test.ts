@@ -59,6 +59,14 @@ describe('WebDAV protocol basics', () => {
     expect(await ranged.text()).toBe('webdav');
     const cached = await dav.request('GET', 'Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt', { headers: { 'if-none-match': etag } });
     expect(cached.status).toBe(304);
+    // If-None-Match compares weakly (RFC 9110 13.1.2): a weak tag of the same value, alone or in a list, is a 304 too.
+    for (const header of [`W/${etag}`, `"other", W/${etag}`]) {
+      const weak = await dav.request('GET', 'Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt', { headers: { 'if-none-match': header } });
+      expect(weak.status).toBe(304);
+    }
+    // If-Match compares strongly: a weak tag never matches.
+    const strong = await dav.request('GET', 'Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt', { headers: { 'if-match': `W/${etag}` } });
+    expect(strong.status).toBe(412);
     const head = await dav.request('HEAD', 'Fotos%20%C3%A9t%C3%A9/caf%C3%A9.txt');
     expect(head.headers.get('content-length')).toBe('12');
 

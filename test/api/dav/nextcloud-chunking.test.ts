@@ -8,6 +8,7 @@ import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, folder, listAll } from '../../helpers/files.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { hangUpMidBody } from '../../helpers/raw-http.ts';
+import { stagedFiles } from '../../helpers/tus.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
@@ -273,6 +274,23 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect(chunkRows()).toBe(before - 1);
   });
 
+  test('the final MOVE checks the limit as it stands then: lowered meanwhile, 507 and the upload kept for a MOVE once it fits', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const setLimit = (storageLimit: number) => admin.client.put('/api/user/storage-limit', { targetUserId: o.id, storageLimit });
+    expect((await setLimit(10_000)).status).toBe(200);
+    expect((await c.uploads('MKCOL', 'late', { headers: { 'oc-total-length': '6000' } })).status).toBe(201);
+    expect((await c.uploads('PUT', 'late/1', { body: bytes(6000, 1) })).status).toBe(201);
+    expect((await setLimit(5000)).status).toBe(200);
+    expect((await c.finish('late', 'late.bin')).status).toBe(507);
+    expect((await c.files('GET', 'late.bin')).status).toBe(404);
+    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(0);
+    expect((await setLimit(10_000)).status).toBe(200);
+    expect((await c.finish('late', 'late.bin')).status).toBe(201);
+    expect(Buffer.from(await (await c.files('GET', 'late.bin')).arrayBuffer()).equals(bytes(6000, 1))).toBe(true);
+    expect(t.server.ctx.services.quota.usage(o.id)).toMatchObject({ used: 6000, free: 4000 });
+  });
+
   test('another login’s uploads are 404; a sub-user without Upload is 403; a viewer member’s MOVE is 403, an editor’s lands in the share', async () => {
     const o = await seed.owner(t);
     const c = await nc(o);
@@ -373,6 +391,25 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
         .query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM chunked_uploads WHERE account_id = ?')
         .get(member.id)!.n,
     ).toBe(0);
+  });
+
+  test("a member's upload reserved in an account that is then deleted ends with it: its row and its bytes go", async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const m = await nc(member);
+    const team = await folder(o.client, 'Team');
+    expect((await o.client.post(`/api/files/${team.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const into = { 'oc-total-length': '20000', destination: m.filesUrl('Shared%20with%20me/Team/y.bin') };
+    expect((await m.uploads('MKCOL', 'orphaned', { headers: into })).status).toBe(201);
+    expect((await m.uploads('PUT', 'orphaned/1', { body: bytes(10_000, 3) })).status).toBe(201);
+    const stored = t.server.ctx.db.$client
+      .query<{ k: string }, [string]>('SELECT storage_key AS k FROM chunked_uploads WHERE account_id = ?')
+      .get(member.id)!.k;
+    expect(stagedFiles(t.dataDir)).toContain(stored);
+    expect((await admin.client.delete(`/api/user/${o.id}`)).status).toBe(202);
+    await eventually(() => expect(t.server.ctx.repos.users.byId(o.id)).toBeNull());
+    await eventually(async () => expect((await m.uploads('PROPFIND', 'orphaned', { headers: { depth: '1' } })).status).toBe(404));
+    expect(stagedFiles(t.dataDir)).not.toContain(stored);
   });
 
   test('the final MOVE into a folder trashed while the file is made is 404 and puts nothing anywhere; the upload stays for a MOVE elsewhere', async () => {

@@ -314,6 +314,8 @@ describe('Nextcloud clients: folder ETags', () => {
     for (let i = 0; i < before.length; i++) expect(after[i]).not.toBe(before[i]!);
     const editorRows = await m.props('Shared%20with%20me/', '1');
     expect(editorRows[1]!.props.permissions).toBe('GCKS');
+    // Shared with me has an oc:size as every folder does: the bytes below its shares.
+    expect(editorRows.map((r) => r.props.size)).toEqual(['2', '2']);
   });
 });
 

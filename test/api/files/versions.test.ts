@@ -97,6 +97,9 @@ describe('what makes a version', () => {
     expect(etag).toMatch(/^"v-/);
     const again = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': etag });
     expect(again.status).toBe(304);
+    // Compared weakly (RFC 9110 13.1.2), a list included.
+    const weak = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': `"x", W/${etag}` });
+    expect(weak.status).toBe(304);
 
     // Versions count in the usage, and GET /api/user/storage says how much of it they are.
     const storage = await json(await o.client.get('/api/user/storage'));

@@ -3,6 +3,7 @@ import { upload } from '../../helpers/files.ts';
 import { owner } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { transactionAtRuns } from '../../helpers/statements.ts';
+import { createUpload, patchUpload } from '../../helpers/tus.ts';
 import { newStorageKey } from '../../../src/storage/keys.ts';
 import { Messages } from '../../../src/errors.ts';
 
@@ -122,6 +123,21 @@ describe("a group commit's writes read an account's usage row once", () => {
     const seen = await transactionAtRuns(t, USAGE_ROW, () => upload(o.client, 'counted.bin', 'counted').then(() => {}), o.id);
     expect(seen).toEqual([true, true]);
     expect(quota().usage(o.id).used).toBe('warm'.length + 'counted'.length);
+  });
+
+  test("a resumable upload's commit, in a transaction of its own, reads the row once for its checks (twice before)", async () => {
+    const o = await owner(t);
+    const created = await createUpload(o.client, 10, { filename: 'resumed.bin' });
+    expect(created.status).toBe(201);
+    // Whether the account still takes files, then its room with the upload's own reservation: one read, in the commit.
+    const seen = await transactionAtRuns(
+      t,
+      USAGE_ROW,
+      async () => expect((await patchUpload(o.client, created.headers.get('location')!, 0, Buffer.from('0123456789'))).status).toBe(204),
+      o.id,
+    );
+    expect(seen).toEqual([true]);
+    expect(quota().usage(o.id).used).toBe(10);
   });
 });
 

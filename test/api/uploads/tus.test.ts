@@ -289,14 +289,23 @@ describe('quota: the whole Upload-Length is reserved at creation', () => {
     expect((await uploadRaw(o.client, 'five.bin', randomBytes(5 * MiB))).status).toBe(200);
   });
 
-  test('completion turns the reservation into usage, whatever the limit became meanwhile', async () => {
+  test('completion turns the reservation into usage; the limit is checked as it stands then, the upload kept when it no longer fits', async () => {
     const o = await seed.owner(t);
     setLimit(o.id, 2 * MiB);
     const data = randomBytes(MiB + 5);
     const location = await created(o.client, data.length);
+    // Lowered by the admin while the bytes arrive: the completing PATCH is refused, as a single upload would be.
     setLimit(o.id, 1000);
-    const done = await patchUpload(o.client, location, 0, data);
-    expect(done.status).toBe(204);
+    const refused = await patchUpload(o.client, location, 0, data);
+    expect(refused.status).toBe(413);
+    expect((await json(refused)).message).toBe(`Storage limit exceeded. Required: ${data.length}, available: 1000.`);
+    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(0);
+    expect(await listAll(o.client, '/api/files')).toEqual([]);
+    // Raised again: the stored bytes become the file at the client's next HEAD, nothing sent twice.
+    setLimit(o.id, 2 * MiB);
+    const head = await headUpload(o.client, location);
+    expect(head.status).toBe(200);
+    expect(head.headers.get('upload-offset')).toBe(String(data.length));
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(data.length);
     expect(t.server.ctx.repos.tusUploads.reserved(o.id)).toBe(0);
   });

@@ -1,0 +1,11 @@
+/**
+ * Whether an If-None-Match header's list names `etag` by RFC 9110's weak comparison (a `W/` on either side
+ * is ignored), as that header is always compared; `*` is the caller's to read.
+ */
+export function noneMatchNames(header: string, etag: string): boolean {
+  const bare = etag.startsWith('W/') ? etag.slice(2) : etag;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return (tag.startsWith('W/') ? tag.slice(2) : tag) === bare;
+  });
+}
