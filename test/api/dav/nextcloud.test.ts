@@ -165,6 +165,34 @@ describe('Nextcloud clients: files under /remote.php', () => {
     expect(intoOther.status).toBe(404);
   });
 
+  test('letter case: another case is another path on /remote.php (404, a new name taken is 409) and one path on /dav/; a MOVE changing only the case renames on both', async () => {
+    const o = await seed.owner(t);
+    const nc = await nextcloudLogin(o);
+    expect((await nc.files('MKCOL', 'Docs')).status).toBe(201);
+    expect((await nc.files('PUT', 'Docs/a.txt', { body: 'lower' })).status).toBe(201);
+    // The desktop client takes a 404 at a rename's old path for "moved", and anything else for "copied": it downloads again.
+    for (const path of ['Docs/A.txt', 'DOCS/a.txt'])
+      expect({ path, status: (await nc.files('PROPFIND', path, { headers: { depth: '0' } })).status }).toEqual({ path, status: 404 });
+    expect((await nc.request('PROPFIND', 'DOCS/A.txt', { headers: { depth: '0' } })).status).toBe(207);
+    // A second file whose name differs only in case (on a case-sensitive disk) is refused, not written over the first.
+    expect((await nc.files('PUT', 'Docs/A.txt', { body: 'UPPER' })).status).toBe(409);
+    expect((await nc.files('MKCOL', 'docs')).status).toBe(409);
+    expect(await (await nc.files('GET', 'Docs/a.txt')).text()).toBe('lower');
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['Docs']);
+
+    const id = (await nc.props('Docs/a.txt'))[0]!.props.fileid;
+    const to = (path: string) => ({ headers: { destination: `${t.url}/remote.php/dav/files/${o.id}/${path}` } });
+    expect((await nc.files('MOVE', 'Docs/a.txt', to('Docs/A.txt'))).status).toBe(201);
+    expect((await nc.files('MOVE', 'Docs', to('DOCS'))).status).toBe(201);
+    expect((await nc.props('DOCS/A.txt'))[0]!.props.fileid).toBe(id);
+    expect((await nc.files('MOVE', 'DOCS/A.txt', to('DOCS/A.txt'))).status).toBe(403);
+    // Finder and Explorer rename by case through /dav/ the same way.
+    expect((await nc.request('MOVE', 'docs/a.txt', { headers: { destination: `${t.url}/dav/DOCS/report.TXT` } })).status).toBe(201);
+    expect((await nc.request('MOVE', 'docs/report.txt', { headers: { destination: `${t.url}/dav/DOCS/Report.txt` } })).status).toBe(201);
+    expect(await nc.list('DOCS/')).toEqual(['/dav/DOCS/', '/dav/DOCS/Report.txt']);
+    expect((await nc.props('DOCS/Report.txt'))[0]!.props.fileid).toBe(id);
+  });
+
   test('a sub-user without Upload is 403 and a viewer member cannot write, through /remote.php, and oc:permissions says so', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'report.txt', 'r1');
