@@ -384,7 +384,7 @@ export class DavService {
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
     return rows.map((r) => {
       const name = (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name;
-      return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!), role: r.role };
+      return { name, item: asMember(davItem(this.d.items.getLive(r.accountId, r.id)!), r.role), role: r.role };
     });
   }
 
@@ -408,7 +408,7 @@ export class DavService {
       const row = this.d.items.getLive(team.id, team.folderId);
       if (!row || this.d.items.liveByName(principal.accountId, null, row.name)) continue;
       const role = this.d.tree.actor(principal, { ids: [row.id] }, 'view').share?.role ?? 'viewer';
-      out.push({ name: row.name, item: davItem(row), role });
+      out.push({ name: row.name, item: asMember(davItem(row), role), role });
     }
     return out;
   }
@@ -443,7 +443,12 @@ export class DavService {
       if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
       if (place.isRoot && opts.write !== 'copy') throw forbidden(Messages.sharedRootOwnerOnly);
     }
-    const { target, parent } = place.kind === 'list' ? LISTED : this.find(place.principal, place.path);
+    const found = place.kind === 'list' ? LISTED : this.find(place.principal, place.path);
+    const { parent } = found;
+    const target =
+      place.kind === 'mount' && place.isRoot && found.target?.kind === 'item'
+        ? { kind: 'item' as const, item: asMember(found.target.item, place.mount.role) }
+        : found.target;
     return { ...place, target, parent, view: opts.listing && target ? this.view(place, target, opts.listing) : null };
   }
 
@@ -1181,10 +1186,18 @@ export class DavService {
   }
 }
 
-/** A digest of the shares' names and ETags. */
+/**
+ * A shared folder as a member sees it: its ETag moves with the member's role too, so that a client lists it
+ * again and learns from oc:permissions what it may do there (Nextcloud marks a share changed on a permission change).
+ */
+function asMember(item: DavItem, role: DavShare['role']): DavItem {
+  return role === 'viewer' && item.type === 'folder' ? { ...item, etag: `${item.etag.slice(0, -1)}-v"` } : item;
+}
+
+/** A digest of the shares' names, ETags and roles. */
 function sharesTag(shares: readonly DavShare[]): string {
   const hash = new Bun.CryptoHasher('sha1');
-  for (const s of shares) hash.update(`${s.name}\n${s.item.etag}\n`);
+  for (const s of shares) hash.update(`${s.name}\n${s.item.etag}\n${s.role}\n`);
   return hash.digest('hex').slice(0, 16);
 }
 

@@ -343,6 +343,29 @@ describe('Nextcloud clients: folder ETags', () => {
     const editorRows = await m.props('Shared%20with%20me/', '1');
     expect(editorRows[1]!.props.permissions).toBe('GCKS');
   });
+
+  test('a member’s role changed moves the member’s root, Shared with me and shared folder ETags, so that a client lists it again; and back', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const team = await folder(o.client, 'Team');
+    await upload(o.client, 'plan.txt', 'plan', { parentId: team.id });
+    expect((await o.client.post(`/api/files/${team.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const m = await nextcloudLogin(member);
+    const tags = async () => [await m.etag(''), await m.etag('Shared%20with%20me/'), await m.etag('Shared%20with%20me/Team/')];
+    const asEditor = await tags();
+    const role = (r: string) => o.client.send('PATCH', `/api/files/${team.id}/members/${member.id}`, { role: r });
+    expect((await role('viewer')).status).toBe(200);
+    const asViewer = await tags();
+    for (let i = 0; i < asEditor.length; i++) expect(asViewer[i]).not.toBe(asEditor[i]!);
+    // The folder's ETag as listed in Shared with me is the one its own PROPFIND answers, and the file's did not change.
+    const listed = await m.props('Shared%20with%20me/', '1');
+    expect(listed[1]!.props.getetag).toBe(asViewer[2]!);
+    expect(listed[1]!.props.permissions).toBe('GS');
+    const inside = await m.props('Shared%20with%20me/Team/', '1');
+    expect(inside[1]!.props.getetag).toBe(await (await nextcloudLogin(o)).etag('Team/plan.txt'));
+    expect((await role('editor')).status).toBe(200);
+    expect(await tags()).toEqual(asEditor);
+  });
 });
 
 /** An item of the account by path, through the API. */

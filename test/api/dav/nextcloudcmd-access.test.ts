@@ -114,6 +114,34 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     expectLocalKept(localFiles(local), inShare);
   });
 
+  test('an editor made viewer between two runs: the next run learns it, uploads nothing and keeps the local changes; made editor again, it uploads them', async () => {
+    const o = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    await upload(o.client, 'notes.txt', 'notes', { parentId: family.id });
+    await upload(o.client, 'keep.txt', 'keep', { parentId: family.id });
+    const member = await seed.owner(t);
+    expect((await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'role-changed');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    await syncOk(member.email, dav.password, local);
+    const before = await serverFiles(o.client);
+
+    expect((await o.client.send('PATCH', `/api/files/${family.id}/members/${member.id}`, { role: 'viewer' })).status).toBe(200);
+    changeLocally(path.join(local, 'Shared with me', 'Family'));
+    const run = await sync(member.email, dav.password, local);
+    expect(run.requests.filter((r) => /^(PUT|MKCOL|DELETE|MOVE|PROPPATCH) /.test(r))).toEqual([]);
+    expect(await serverFiles(o.client)).toEqual(before);
+    expectLocalKept(localFiles(local), 'Shared with me/Family/');
+
+    expect((await o.client.send('PATCH', `/api/files/${family.id}/members/${member.id}`, { role: 'editor' })).status).toBe(200);
+    await sync(member.email, dav.password, local);
+    const after = await serverFiles(o.client);
+    expect(after.get('Family/new here.txt')).toBe('made offline');
+    expect(after.get('Family/New folder/inside.txt')).toBe('inside');
+  });
+
   test('a revoked app password stops the next run with an authentication error, and nothing local is touched', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o, 'nextcloudcmd');
