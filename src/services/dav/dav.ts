@@ -681,7 +681,7 @@ export class DavService {
     const shareRoots: Map<string, 'viewer' | 'editor'> =
       place.kind === 'mount'
         ? new Map([[principal.share!.rootId, place.mount.role]])
-        : new Map(place.kind === 'list' ? shares.map((s) => [s.item.id, s.role]) : []);
+        : new Map((place.kind === 'list' ? shares : mounted).map((s) => [s.item.id, s.role]));
     return {
       rootEtag: place.kind === 'mount' ? null : this.rootEtag(principal, shares),
       sharedEtag: place.kind !== 'mount' && shares.length ? this.sharedEtag(shares) : null,

@@ -3,14 +3,16 @@ import { DavClient, davLogin, type PropfindRow, propfindRows } from '../../helpe
 import { json } from '../../helpers/client.ts';
 import { rawRequest } from '../../helpers/raw-http.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 let t: TestServer;
+let admin: seed.SeededLogin;
 
 beforeAll(async () => {
   t = await startTestServer();
-  await seed.admin(t);
+  admin = await seed.admin(t);
 });
 afterAll(() => t.stop());
 
@@ -191,6 +193,31 @@ describe('Nextcloud clients: files under /remote.php', () => {
     expect((await nc.request('MOVE', 'docs/report.txt', { headers: { destination: `${t.url}/dav/DOCS/Report.txt` } })).status).toBe(201);
     expect(await nc.list('DOCS/')).toEqual(['/dav/DOCS/', '/dav/DOCS/Report.txt']);
     expect((await nc.props('DOCS/Report.txt'))[0]!.props.fileid).toBe(id);
+  });
+
+  test('a team folder listed at the root has its members’ oc:permissions, as under Shared with me: no D, N, V; C and K for an editor only', async () => {
+    const editor = await seed.owner(t);
+    const viewer = await seed.owner(t);
+    const editors = await newGroup(admin, 'Team editors', editor);
+    const viewers = await newGroup(admin, 'Team readers', viewer);
+    const groups = [
+      { groupId: editors, role: 'editor' },
+      { groupId: viewers, role: 'viewer' },
+    ];
+    expect((await admin.client.post('/api/admin/team-folders', { name: 'Crew', quota: null, groups })).status).toBe(201);
+    for (const [login, expected] of [
+      [editor, 'GCKS'],
+      [viewer, 'GS'],
+    ] as const) {
+      const nc = await nextcloudLogin(login);
+      const atRoot = (await nc.props('', '1')).find((r) => r.href.endsWith('/Crew/'));
+      const inShared = (await nc.props('Shared%20with%20me/', '1')).find((r) => r.href.endsWith('/Crew/'));
+      expect([atRoot?.props.permissions, inShared?.props.permissions, (await nc.props('Crew/'))[0]!.props.permissions]).toEqual([
+        expected,
+        expected,
+        expected,
+      ]);
+    }
   });
 
   test('a sub-user without Upload is 403 and a viewer member cannot write, through /remote.php, and oc:permissions says so', async () => {

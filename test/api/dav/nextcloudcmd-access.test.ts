@@ -5,14 +5,16 @@ import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, nextcloudcmdServer, succeeded } from '../../helpers/nextcloudcmd.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 
 const logger = memoryLogger();
 let t: TestServer;
 let dir: string;
+let admin: seed.SeededLogin;
 
-nextcloudcmdServer(logger, 'coffer-nextcloudcmd-access-', (s) => ({ t, dir } = s));
+nextcloudcmdServer(logger, 'coffer-nextcloudcmd-access-', (s) => ({ t, dir, admin } = s));
 
 const sync = (email: string, password: string, local: string) => nextcloudcmd(t.url, logger, email, password, local);
 
@@ -140,6 +142,25 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     const after = await serverFiles(o.client);
     expect(after.get('Family/new here.txt')).toBe('made offline');
     expect(after.get('Family/New folder/inside.txt')).toBe('inside');
+  });
+
+  test('a viewer of a team folder at the root uploads nothing into it: its new local file stays on its disk', async () => {
+    const member = await seed.owner(t);
+    const group = await newGroup(admin, 'Readers', member);
+    const made = await admin.client.post('/api/admin/team-folders', {
+      name: 'Team',
+      quota: null,
+      groups: [{ groupId: group, role: 'viewer' }],
+    });
+    expect(made.status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'team-viewer');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    fs.writeFileSync(path.join(local, 'Team', 'mine.txt'), 'made offline');
+    const run = await sync(member.email, dav.password, local);
+    expect(run.requests.filter((r) => /^(PUT|MKCOL|DELETE|MOVE|PROPPATCH) /.test(r))).toEqual([]);
+    expect(localFiles(local).get('Team/mine.txt')?.toString()).toBe('made offline');
   });
 
   test('a revoked app password stops the next run with an authentication error, and nothing local is touched', async () => {
