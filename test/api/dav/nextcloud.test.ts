@@ -195,6 +195,25 @@ describe('Nextcloud clients: files under /remote.php', () => {
     expect((await nc.props('DOCS/Report.txt'))[0]!.props.fileid).toBe(id);
   });
 
+  test('a refusal under /remote.php is Sabre’s XML error with the reason in s:message, which the clients show; /dav/ keeps its JSON', async () => {
+    const o = await seed.owner(t);
+    const nc = await nextcloudLogin(o);
+    const refused = await nc.files('PUT', `${'x'.repeat(101)}.txt`, { body: 'long' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toStartWith('application/xml');
+    expect(await refused.text()).toBe(
+      '<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:message>' +
+        `Name must be at most 100 characters: &quot;${'x'.repeat(101)}.txt&quot;</s:message></d:error>`,
+    );
+    const unsigned = await fetch(`${t.url}/remote.php/webdav/`, { method: 'PROPFIND' });
+    expect(unsigned.status).toBe(401);
+    expect(unsigned.headers.get('www-authenticate')).toStartWith('Basic');
+    expect(await unsigned.text()).toContain('<s:message>');
+    const onDav = await nc.request('PUT', `${'x'.repeat(101)}.txt`, { body: 'long' });
+    expect(onDav.status).toBe(400);
+    expect((await json(onDav)).message).toContain('at most 100 characters');
+  });
+
   test('a team folder listed at the root has its members’ oc:permissions, as under Shared with me: no D, N, V; C and K for an editor only', async () => {
     const editor = await seed.owner(t);
     const viewer = await seed.owner(t);

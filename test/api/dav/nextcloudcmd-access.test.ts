@@ -74,6 +74,21 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     expect(new Map([...onServer].sort())).toEqual(new Map([...tree].sort()));
   });
 
+  test('names Coffer refuses: the client says why, keeps them on disk and syncs the rest', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'refused-names');
+    fs.mkdirSync(local);
+    const long = `${'x'.repeat(101)}.txt`;
+    for (const name of ['fine.txt', 'what?.txt', long]) fs.writeFileSync(path.join(local, name), `content of ${name}`);
+    const run = await sync(o.email, dav.password, local);
+    expect(run.exitCode).not.toBe(0);
+    expect(run.output).toContain(`(Name must be at most 100 characters: \\"${long}\\")`);
+    expect(run.output).toContain('Name must not contain control characters or any of');
+    expect([...(await serverFiles(o.client)).keys()]).toEqual(['fine.txt']);
+    expect([...localFiles(local).keys()].sort()).toEqual([long, 'fine.txt', 'what?.txt'].sort());
+  });
+
   test('a sub-user without Upload cannot change anything, and its local changes stay on its disk', async () => {
     const o = await seed.owner(t);
     const work = await folder(o.client, 'Work');
