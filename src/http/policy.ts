@@ -28,6 +28,8 @@ export interface RoutePolicy {
   hashesPassword?: boolean;
   /** A Nextcloud OCS endpoint: its refusals, the guard's included, are an OCS envelope in the format asked for. */
   ocs?: boolean;
+  /** A Nextcloud WebDAV door: its refusals, the guard's included, are Sabre's XML error, whose message the clients show. */
+  sabreErrors?: boolean;
 }
 
 const open = { access: 'public', desktopOpen: true, limit: false } as const satisfies RoutePolicy;
@@ -46,6 +48,7 @@ const can = (operation: Operation, limiter?: LimiterName): RoutePolicy => ({
 });
 // Desktop-only access locks browsers out; WebDAV clients are the desktop's own file managers.
 const dav = { access: 'dav', desktopOpen: true } as const satisfies RoutePolicy;
+const ncDav = { ...dav, sabreErrors: true } as const satisfies RoutePolicy;
 // The Nextcloud clients' OCS endpoints: discovery before sign-in, the rest signed in as WebDAV is.
 const ocsOpen = { access: 'public', desktopOpen: true, ocs: true } as const satisfies RoutePolicy;
 const ocsDav = { access: 'dav', desktopOpen: true, ocs: true } as const satisfies RoutePolicy;
@@ -325,21 +328,21 @@ export const ROUTES = {
   'ALL /dav': dav,
   'ALL /dav/*': dav,
   // The same WebDAV under the Nextcloud clients' paths, and what those clients ask first.
-  'GET /remote.php/webdav': dav,
-  'GET /remote.php/webdav/*': dav,
-  'ALL /remote.php/webdav': dav,
-  'ALL /remote.php/webdav/*': dav,
-  'GET /remote.php/dav/files/*': dav,
-  'ALL /remote.php/dav/files/*': dav,
+  'GET /remote.php/webdav': ncDav,
+  'GET /remote.php/webdav/*': ncDav,
+  'ALL /remote.php/webdav': ncDav,
+  'ALL /remote.php/webdav/*': ncDav,
+  'GET /remote.php/dav/files/*': ncDav,
+  'ALL /remote.php/dav/files/*': ncDav,
   // The Nextcloud apps' trashbin, versions and previews, signed in as WebDAV is.
-  'GET /remote.php/dav/trashbin/*': dav,
-  'ALL /remote.php/dav/trashbin/*': dav,
-  'GET /remote.php/dav/versions/*': dav,
-  'ALL /remote.php/dav/versions/*': dav,
+  'GET /remote.php/dav/trashbin/*': ncDav,
+  'ALL /remote.php/dav/trashbin/*': ncDav,
+  'GET /remote.php/dav/versions/*': ncDav,
+  'ALL /remote.php/dav/versions/*': ncDav,
   'GET /index.php/core/preview': dav,
   'GET /index.php/core/preview.png': dav,
-  'GET /remote.php/dav/uploads/*': dav,
-  'ALL /remote.php/dav/uploads/*': dav,
+  'GET /remote.php/dav/uploads/*': ncDav,
+  'ALL /remote.php/dav/uploads/*': ncDav,
   // notify_push: the socket signs in with its first two messages (sign-in limiter); pre_auth as WebDAV.
   'GET /push/ws': { access: 'public', desktopOpen: true },
   'POST /index.php/apps/notify_push/pre_auth': dav,

@@ -75,16 +75,16 @@ export function localFiles(root: string): Map<string, Buffer> {
 export function nextcloudcmdServer(
   logger: ReturnType<typeof memoryLogger>,
   prefix: string,
-  set: (s: { t: TestServer; dir: string }) => void,
+  set: (s: { t: TestServer; dir: string; admin: seed.SeededLogin }) => void,
 ): void {
   let t: TestServer | undefined;
   let dir: string | undefined;
   beforeAll(async () => {
     if (NO_NEXTCLOUDCMD) return;
     t = await startTestServer({ logger });
-    await seed.admin(t);
+    const admin = await seed.admin(t);
     dir = tempDir(prefix);
-    set({ t, dir });
+    set({ t, dir, admin });
   });
   afterAll(async () => {
     if (NO_NEXTCLOUDCMD) return;

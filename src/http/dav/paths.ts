@@ -109,7 +109,7 @@ export function pathOfUrlPath(prefix: string, urlPath: string): DavPath {
     if (segment === '.' || segment === '..') throw badRequest('The path must not contain . or .. segments');
     segments.push(segment);
   }
-  return davPath(segments);
+  return davPath(segments, prefix !== '/dav');
 }
 
 /** The Destination header as a URL on this server; 400 without one (saying `missing`) or when it is no URL, 502 on another host. */

@@ -80,6 +80,11 @@ export function davError(status: number, condition: string, message: string): Re
   );
 }
 
+/** A refusal as Nextcloud's WebDAV (Sabre) writes one: the clients show its message to the user. */
+export function sabreErrorXml(message: string): string {
+  return `${XML_HEAD}<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:message>${escapeXml(message)}</s:message></d:error>`;
+}
+
 export async function xmlBody(request: Request): Promise<XmlElement | null> {
   const text = await readText(request);
   if (text.trim() === '') return null;

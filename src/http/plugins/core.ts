@@ -1,4 +1,5 @@
 import { ocsResponse } from '../nextcloud.ts';
+import { sabreErrorXml, XML_TYPE } from '../dav/xml.ts';
 import { Elysia } from 'elysia';
 import { AppError, badRequest, diskFull, isDatabaseBusy, Messages, RateLimitedError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
@@ -227,6 +228,10 @@ export function corePlugin(deps: {
             const ocs = ocsResponse(request, status, error.message, []);
             set.headers['Content-Type'] = ocs.contentType;
             return ocs.body;
+          }
+          if (error instanceof AppError && policy?.sabreErrors) {
+            set.headers['Content-Type'] = XML_TYPE;
+            return sabreErrorXml(error.message);
           }
           if (error instanceof AppError && policy?.htmlErrors) {
             const page = renderErrorPage(status, error.message);

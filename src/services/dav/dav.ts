@@ -115,11 +115,13 @@ export interface DavPath {
   segments: string[];
   /** Name keys joined by '/', '' for the root: what locks and comparisons use. */
   key: string;
+  /** A segment names only an item of exactly its letter case (the Nextcloud doors: Nextcloud's paths are case-sensitive). */
+  exactCase: boolean;
 }
 
-export function davPath(segments: string[]): DavPath {
+export function davPath(segments: string[], exactCase = false): DavPath {
   const clean = segments.map(normalizeName);
-  return { segments: clean, key: clean.map((s) => `/${nameKeyOf(s)}`).join('') };
+  return { segments: clean, key: clean.map((s) => `/${nameKeyOf(s)}`).join(''), exactCase };
 }
 
 function isAncestorPath(ancestor: DavPath, path: DavPath): boolean {
@@ -348,8 +350,9 @@ function sameTree(a: DavPlace, b: DavPlace): boolean {
   return a.kind === b.kind && (a.kind !== 'mount' || (b.kind === 'mount' && b.mount.prefix.join('/') === a.mount.prefix.join('/')));
 }
 
-function mountPlace(mount: DavMount, rest: string[]): DavPlace {
-  return { kind: 'mount', principal: mount.principal, path: davPath([...mount.ownerSegments, ...rest]), mount, isRoot: rest.length === 0 };
+function mountPlace(mount: DavMount, rest: string[], exactCase: boolean): DavPlace {
+  const path = davPath([...mount.ownerSegments, ...rest], exactCase);
+  return { kind: 'mount', principal: mount.principal, path, mount, isRoot: rest.length === 0 };
 }
 
 /**
@@ -692,14 +695,14 @@ export class DavService {
     if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) {
       // A team folder the account reaches is at the root too, unless an own item has its name.
       const team = this.teamMount(caller, path.segments[0]!);
-      return team ? mountPlace(team, path.segments.slice(1)) : { kind: 'own', principal: caller, path };
+      return team ? mountPlace(team, path.segments.slice(1), path.exactCase) : { kind: 'own', principal: caller, path };
     }
     const shares = this.shares(caller);
     if (shares.length === 0) return { kind: 'own', principal: caller, path };
     if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
     const mount = this.mount(caller, shares, path.segments[1]!);
     if (!mount) throw notFound(Messages.itemNotFound);
-    return mountPlace(mount, path.segments.slice(2));
+    return mountPlace(mount, path.segments.slice(2), path.exactCase);
   }
 
   private view(place: DavPlace, target: DavTarget, needs: DavListingNeeds): DavTreeView {
@@ -783,6 +786,8 @@ export class DavService {
     for (const [i, segment] of path.segments.entries()) {
       const last = i === path.segments.length - 1;
       row = this.d.items.liveByName(principal.accountId, parentId, segment);
+      // Another letter case there is a name nothing has: the clients check that a rename's old path is gone.
+      if (row && path.exactCase && row.name !== segment) row = null;
       if (!row) return { target: null, parent: last ? { id: parentId } : null };
       if (row.type !== 'folder' && !last) return NOTHING_FOUND;
       if (!last) parentId = row.id;
@@ -799,7 +804,7 @@ export class DavService {
    */
   parentFolder(principal: Principal, path: DavPath, found?: DavParent): string | null {
     if (path.segments.length === 0) throw forbidden('The root folder cannot be replaced');
-    const folder = found !== undefined ? found : folderOf(this.resolve(principal, davPath(path.segments.slice(0, -1))));
+    const folder = found !== undefined ? found : folderOf(this.resolve(principal, davPath(path.segments.slice(0, -1), path.exactCase)));
     if (!folder) throw conflict('The parent folder does not exist');
     return folder.id;
   }
@@ -1005,6 +1010,8 @@ export class DavService {
   mkcol(principal: Principal, path: DavPath): DavItem {
     this.allow(principal, 'items.createFolder');
     if (this.resolve(principal, path)) throw new AppError(405, 'Something already exists at this path');
+    // Taken in another letter case (a door with exact case): one name, never a `(n)` folder beside it.
+    if (path.exactCase && this.resolve(principal, { ...path, exactCase: false })) throw conflict(Messages.nameTaken);
     const parentId = this.parentFolder(principal, path);
     const created = this.d.listing.createFolder(principal, { name: this.newName(path), parentId });
     return davItem(this.d.items.getLive(principal.accountId, created.id)!, rightsTag(principal));
@@ -1034,7 +1041,9 @@ export class DavService {
   ): Promise<{ created: boolean }> {
     this.allow(principal, op === 'copy' ? 'copy.start' : 'items.move');
     const oneTree = from.accountId === principal.accountId;
-    if (oneTree && dest.key === source.path.key) throw forbidden('The source and destination are the same');
+    // A change of letter case only is a rename; the same name again changes nothing.
+    if (oneTree && dest.key === source.path.key && dest.segments.at(-1) === source.item.name)
+      throw forbidden('The source and destination are the same');
     if (oneTree && source.item.type === 'folder' && isAncestorPath(source.path, dest))
       throw forbidden(`A folder cannot be ${op === 'copy' ? 'copied' : 'moved'} into itself`);
     // The destination's path looked up once: its folder, and what is there.

@@ -92,4 +92,24 @@ describe.skipIf(NO_RCLONE)('rclone with the nextcloud vendor', () => {
     // rclone's own check compares sizes and SHA1s on both sides.
     await rclone([...flags, 'check', local, `${remote}Backup`]);
   });
+
+  test('rclone sync after a local rename by letter case only: refused (409), and the file stays on Coffer, not in the trash', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'rclone');
+    const local = path.join(dir, 'rclone-case');
+    fs.mkdirSync(local, { recursive: true });
+    fs.writeFileSync(path.join(local, 'a.txt'), 'kept');
+    const obscured = await rclone(['obscure', dav.password]);
+    const remote = `:webdav,url='${t.url}/remote.php/dav/files/${o.id}/',vendor=nextcloud,user='${o.email}',pass='${obscured.stdout.trim()}':`;
+    const flags = ['--config', '/dev/null', '--low-level-retries', '1', '--retries', '1'];
+    await rclone([...flags, 'sync', local, remote]);
+    fs.renameSync(path.join(local, 'a.txt'), path.join(local, 'A.txt'));
+    // The PUT of A.txt once replaced a.txt's content, and the delete of a.txt that followed took the one file to the trash.
+    const run = await runClient([RCLONE!, ...flags, 'sync', local, remote], logger);
+    expect(run.exitCode).not.toBe(0);
+    expect(run.output).toContain('An item with this name already exists: 409 Conflict');
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['a.txt']);
+    expect(await (await dav.request('GET', 'a.txt')).text()).toBe('kept');
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
+  });
 });

@@ -3,14 +3,16 @@ import { DavClient, davLogin, type PropfindRow, propfindRows } from '../../helpe
 import { json } from '../../helpers/client.ts';
 import { rawRequest } from '../../helpers/raw-http.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 let t: TestServer;
+let admin: seed.SeededLogin;
 
 beforeAll(async () => {
   t = await startTestServer();
-  await seed.admin(t);
+  admin = await seed.admin(t);
 });
 afterAll(() => t.stop());
 
@@ -165,6 +167,73 @@ describe('Nextcloud clients: files under /remote.php', () => {
     expect(intoOther.status).toBe(404);
   });
 
+  test('letter case: another case is another path on /remote.php (404, a new name taken is 409) and one path on /dav/; a MOVE changing only the case renames on both', async () => {
+    const o = await seed.owner(t);
+    const nc = await nextcloudLogin(o);
+    expect((await nc.files('MKCOL', 'Docs')).status).toBe(201);
+    expect((await nc.files('PUT', 'Docs/a.txt', { body: 'lower' })).status).toBe(201);
+    // The desktop client takes a 404 at a rename's old path for "moved", and anything else for "copied": it downloads again.
+    for (const path of ['Docs/A.txt', 'DOCS/a.txt'])
+      expect({ path, status: (await nc.files('PROPFIND', path, { headers: { depth: '0' } })).status }).toEqual({ path, status: 404 });
+    expect((await nc.request('PROPFIND', 'DOCS/A.txt', { headers: { depth: '0' } })).status).toBe(207);
+    // A second file whose name differs only in case (on a case-sensitive disk) is refused, not written over the first.
+    expect((await nc.files('PUT', 'Docs/A.txt', { body: 'UPPER' })).status).toBe(409);
+    expect((await nc.files('MKCOL', 'docs')).status).toBe(409);
+    expect(await (await nc.files('GET', 'Docs/a.txt')).text()).toBe('lower');
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['Docs']);
+
+    const id = (await nc.props('Docs/a.txt'))[0]!.props.fileid;
+    const to = (path: string) => ({ headers: { destination: `${t.url}/remote.php/dav/files/${o.id}/${path}` } });
+    expect((await nc.files('MOVE', 'Docs/a.txt', to('Docs/A.txt'))).status).toBe(201);
+    expect((await nc.files('MOVE', 'Docs', to('DOCS'))).status).toBe(201);
+    expect((await nc.props('DOCS/A.txt'))[0]!.props.fileid).toBe(id);
+    expect((await nc.files('MOVE', 'DOCS/A.txt', to('DOCS/A.txt'))).status).toBe(403);
+    // Finder and Explorer rename by case through /dav/ the same way.
+    expect((await nc.request('MOVE', 'docs/a.txt', { headers: { destination: `${t.url}/dav/DOCS/report.TXT` } })).status).toBe(201);
+    expect((await nc.request('MOVE', 'docs/report.txt', { headers: { destination: `${t.url}/dav/DOCS/Report.txt` } })).status).toBe(201);
+    expect(await nc.list('DOCS/')).toEqual(['/dav/DOCS/', '/dav/DOCS/Report.txt']);
+    expect((await nc.props('DOCS/Report.txt'))[0]!.props.fileid).toBe(id);
+  });
+
+  test('a refusal under /remote.php is Sabre’s XML error with the reason in s:message, which the clients show; /dav/ keeps its JSON', async () => {
+    const o = await seed.owner(t);
+    const nc = await nextcloudLogin(o);
+    const refused = await nc.files('PUT', `${'x'.repeat(101)}.txt`, { body: 'long' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toStartWith('application/xml');
+    expect(await refused.text()).toBe(
+      '<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:message>' +
+        `Name must be at most 100 characters: &quot;${'x'.repeat(101)}.txt&quot;</s:message></d:error>`,
+    );
+    const unsigned = await fetch(`${t.url}/remote.php/webdav/`, { method: 'PROPFIND' });
+    expect(unsigned.status).toBe(401);
+    expect(unsigned.headers.get('www-authenticate')).toStartWith('Basic');
+    expect(await unsigned.text()).toContain('<s:message>');
+    const onDav = await nc.request('PUT', `${'x'.repeat(101)}.txt`, { body: 'long' });
+    expect(onDav.status).toBe(400);
+    expect((await json(onDav)).message).toContain('at most 100 characters');
+  });
+
+  test('a team folder listed at the root has its members’ oc:permissions, as inside it: no D, N, V; C and K for an editor only', async () => {
+    const editor = await seed.owner(t);
+    const viewer = await seed.owner(t);
+    const editors = await newGroup(admin, 'Team editors', editor);
+    const viewers = await newGroup(admin, 'Team readers', viewer);
+    const groups = [
+      { groupId: editors, role: 'editor' },
+      { groupId: viewers, role: 'viewer' },
+    ];
+    expect((await admin.client.post('/api/admin/team-folders', { name: 'Crew', quota: null, groups })).status).toBe(201);
+    for (const [login, expected] of [
+      [editor, 'GCKS'],
+      [viewer, 'GS'],
+    ] as const) {
+      const nc = await nextcloudLogin(login);
+      const atRoot = (await nc.props('', '1')).find((r) => r.href.endsWith('/Crew/'));
+      expect([atRoot?.props.permissions, (await nc.props('Crew/'))[0]!.props.permissions]).toEqual([expected, expected]);
+    }
+  });
+
   test('a sub-user without Upload is 403 and a viewer member cannot write, through /remote.php, and oc:permissions says so', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'report.txt', 'r1');
@@ -316,6 +385,29 @@ describe('Nextcloud clients: folder ETags', () => {
     expect(editorRows[1]!.props.permissions).toBe('GCKS');
     // Shared with me has an oc:size as every folder does: the bytes below its shares.
     expect(editorRows.map((r) => r.props.size)).toEqual(['2', '2']);
+  });
+
+  test('a member’s role changed moves the member’s root, Shared with me and shared folder ETags, so that a client lists it again; and back', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const team = await folder(o.client, 'Team');
+    await upload(o.client, 'plan.txt', 'plan', { parentId: team.id });
+    expect((await o.client.post(`/api/files/${team.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const m = await nextcloudLogin(member);
+    const tags = async () => [await m.etag(''), await m.etag('Shared%20with%20me/'), await m.etag('Shared%20with%20me/Team/')];
+    const asEditor = await tags();
+    const role = (r: string) => o.client.send('PATCH', `/api/files/${team.id}/members/${member.id}`, { role: r });
+    expect((await role('viewer')).status).toBe(200);
+    const asViewer = await tags();
+    for (let i = 0; i < asEditor.length; i++) expect(asViewer[i]).not.toBe(asEditor[i]!);
+    // The folder's ETag as listed in Shared with me is the one its own PROPFIND answers, and the file's did not change.
+    const listed = await m.props('Shared%20with%20me/', '1');
+    expect(listed[1]!.props.getetag).toBe(asViewer[2]!);
+    expect(listed[1]!.props.permissions).toBe('GS');
+    const inside = await m.props('Shared%20with%20me/Team/', '1');
+    expect(inside[1]!.props.getetag).toBe(await (await nextcloudLogin(o)).etag('Team/plan.txt'));
+    expect((await role('editor')).status).toBe(200);
+    expect(await tags()).toEqual(asEditor);
   });
 });
 

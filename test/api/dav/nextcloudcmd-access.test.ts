@@ -5,14 +5,16 @@ import { davLogin } from '../../helpers/dav.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, nextcloudcmdServer, succeeded } from '../../helpers/nextcloudcmd.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 
 const logger = memoryLogger();
 let t: TestServer;
 let dir: string;
+let admin: seed.SeededLogin;
 
-nextcloudcmdServer(logger, 'coffer-nextcloudcmd-access-', (s) => ({ t, dir } = s));
+nextcloudcmdServer(logger, 'coffer-nextcloudcmd-access-', (s) => ({ t, dir, admin } = s));
 
 const sync = (email: string, password: string, local: string) => nextcloudcmd(t.url, logger, email, password, local);
 
@@ -72,6 +74,21 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     expect(new Map([...onServer].sort())).toEqual(new Map([...tree].sort()));
   });
 
+  test('names Coffer refuses: the client says why, keeps them on disk and syncs the rest', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'refused-names');
+    fs.mkdirSync(local);
+    const long = `${'x'.repeat(101)}.txt`;
+    for (const name of ['fine.txt', 'what?.txt', long]) fs.writeFileSync(path.join(local, name), `content of ${name}`);
+    const run = await sync(o.email, dav.password, local);
+    expect(run.exitCode).not.toBe(0);
+    expect(run.output).toContain(`(Name must be at most 100 characters: \\"${long}\\")`);
+    expect(run.output).toContain('Name must not contain control characters or any of');
+    expect([...(await serverFiles(o.client)).keys()]).toEqual(['fine.txt']);
+    expect([...localFiles(local).keys()].sort()).toEqual([long, 'fine.txt', 'what?.txt'].sort());
+  });
+
   test('a sub-user without Upload cannot change anything, and its local changes stay on its disk', async () => {
     const o = await seed.owner(t);
     const work = await folder(o.client, 'Work');
@@ -112,6 +129,53 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     expect(run.requests.filter((r) => /^(PUT|MKCOL|DELETE|MOVE|PROPPATCH) /.test(r))).toEqual([]);
     expect(await serverFiles(o.client)).toEqual(before);
     expectLocalKept(localFiles(local), inShare);
+  });
+
+  test('an editor made viewer between two runs: the next run learns it, uploads nothing and keeps the local changes; made editor again, it uploads them', async () => {
+    const o = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    await upload(o.client, 'notes.txt', 'notes', { parentId: family.id });
+    await upload(o.client, 'keep.txt', 'keep', { parentId: family.id });
+    const member = await seed.owner(t);
+    expect((await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'role-changed');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    await syncOk(member.email, dav.password, local);
+    const before = await serverFiles(o.client);
+
+    expect((await o.client.send('PATCH', `/api/files/${family.id}/members/${member.id}`, { role: 'viewer' })).status).toBe(200);
+    changeLocally(path.join(local, 'Shared with me', 'Family'));
+    const run = await sync(member.email, dav.password, local);
+    expect(run.requests.filter((r) => /^(PUT|MKCOL|DELETE|MOVE|PROPPATCH) /.test(r))).toEqual([]);
+    expect(await serverFiles(o.client)).toEqual(before);
+    expectLocalKept(localFiles(local), 'Shared with me/Family/');
+
+    expect((await o.client.send('PATCH', `/api/files/${family.id}/members/${member.id}`, { role: 'editor' })).status).toBe(200);
+    await sync(member.email, dav.password, local);
+    const after = await serverFiles(o.client);
+    expect(after.get('Family/new here.txt')).toBe('made offline');
+    expect(after.get('Family/New folder/inside.txt')).toBe('inside');
+  });
+
+  test('a viewer of a team folder at the root uploads nothing into it: its new local file stays on its disk', async () => {
+    const member = await seed.owner(t);
+    const group = await newGroup(admin, 'Readers', member);
+    const made = await admin.client.post('/api/admin/team-folders', {
+      name: 'Team',
+      quota: null,
+      groups: [{ groupId: group, role: 'viewer' }],
+    });
+    expect(made.status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'team-viewer');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    fs.writeFileSync(path.join(local, 'Team', 'mine.txt'), 'made offline');
+    const run = await sync(member.email, dav.password, local);
+    expect(run.requests.filter((r) => /^(PUT|MKCOL|DELETE|MOVE|PROPPATCH) /.test(r))).toEqual([]);
+    expect(localFiles(local).get('Team/mine.txt')?.toString()).toBe('made offline');
   });
 
   test('a revoked app password stops the next run with an authentication error, and nothing local is touched', async () => {

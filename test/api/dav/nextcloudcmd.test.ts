@@ -110,4 +110,60 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd)', 
     expect(root[0].id).toBe(before.id);
     expect((await listAll(o.client, '/api/files/trash')).map((i) => i.name)).toEqual(['gone.txt']);
   });
+
+  test('a change of letter case arrives as a move either way (no download again); two local names differing only in case both stay on disk', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'case');
+    fs.mkdirSync(path.join(local, 'dir'), { recursive: true });
+    fs.mkdirSync(path.join(local, 'sdir'));
+    fs.writeFileSync(path.join(local, 'a.txt'), 'a');
+    fs.writeFileSync(path.join(local, 'b.txt'), 'b');
+    fs.writeFileSync(path.join(local, 'dir', 'in.txt'), 'in dir');
+    fs.writeFileSync(path.join(local, 'sdir', 'in.txt'), 'in sdir');
+    await sync(o.email, dav.password, local);
+    await sync(o.email, dav.password, local);
+    const ids = new Map((await listAll(o.client, '/api/files')).map((i) => [i.name, i.id]));
+    fs.renameSync(path.join(local, 'a.txt'), path.join(local, 'A.txt'));
+    fs.renameSync(path.join(local, 'dir'), path.join(local, 'DIR'));
+    for (const [name, to] of [
+      ['b.txt', 'B.txt'],
+      ['sdir', 'SDIR'],
+    ])
+      expect((await o.client.post('/api/files/rename', { id: ids.get(name), name: to })).status).toBe(200);
+    const requests = await sync(o.email, dav.password, local);
+    expect(requests.filter((r) => /^(MOVE|PUT|GET|DELETE|MKCOL) \/remote/.test(r)).sort()).toEqual([
+      `MOVE /remote.php/dav/files/${o.id}/a.txt`,
+      `MOVE /remote.php/dav/files/${o.id}/dir`,
+    ]);
+    const root = await listAll(o.client, '/api/files');
+    expect(new Map(root.map((i) => [i.name, i.id]))).toEqual(
+      new Map([
+        ['A.txt', ids.get('a.txt')],
+        ['B.txt', ids.get('b.txt')],
+        ['DIR', ids.get('dir')],
+        ['SDIR', ids.get('sdir')],
+      ]),
+    );
+    const expected = new Map([
+      ['A.txt', 'a'],
+      ['B.txt', 'b'],
+      ['DIR/in.txt', 'in dir'],
+      ['SDIR/in.txt', 'in sdir'],
+    ]);
+    const contents = (files: Map<string, Buffer>) => new Map([...files].map(([rel, bytes]) => [rel, bytes.toString()]));
+    expect(contents(localFiles(local))).toEqual(expected);
+
+    // Linux keeps x.txt and X.txt apart, Coffer cannot: the second is refused (the client says so and retries), not written over the first.
+    fs.writeFileSync(path.join(local, 'x.txt'), 'lower');
+    fs.writeFileSync(path.join(local, 'X.txt'), 'UPPER, longer');
+    const refused = await nextcloudcmd(t.url, logger, o.email, dav.password, local);
+    expect(refused.exitCode).not.toBe(0);
+    const kept = (await listAll(o.client, '/api/files')).filter((i) => i.name.toLowerCase() === 'x.txt');
+    expect(kept).toHaveLength(1);
+    expect((await downloaded(o.client, kept[0]!.id)).toString()).toBe(kept[0]!.name === 'x.txt' ? 'lower' : 'UPPER, longer');
+    await nextcloudcmd(t.url, logger, o.email, dav.password, local);
+    const after = contents(localFiles(local));
+    expect([after.get('x.txt'), after.get('X.txt')]).toEqual(['lower', 'UPPER, longer']);
+  });
 });
