@@ -297,6 +297,31 @@ describe('file manager', () => {
     await context.close();
   });
 
+  test('a name the server refuses (New folder, Rename) keeps the dialog open with its reason, tied to the field', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'notes.txt', 'n');
+    const { context, page, errors } = await openFolder(o);
+    const refused = 'Name must not contain control characters or any of / \\ : * ? " < > |';
+    await button(page, 'New folder').click();
+    const create = page.getByRole('dialog', { name: 'New folder' });
+    await create.getByLabel('Name').fill('2026/05');
+    await create.getByRole('button', { name: 'Create' }).click();
+    await create.getByRole('alert').filter({ hasText: refused }).waitFor();
+    expect(await create.getByLabel('Name').getAttribute('aria-invalid')).toBe('true');
+    await screenshot(page, 'new-folder-refused-name');
+    await page.keyboard.press('Escape');
+    await row(page, 'notes.txt').click();
+    await page.keyboard.press('F2');
+    const rename = page.getByRole('dialog', { name: 'Rename file' });
+    await rename.getByLabel('Name').fill('notes|draft.txt');
+    await rename.getByRole('button', { name: 'Rename' }).click();
+    await rename.getByRole('alert').filter({ hasText: refused }).waitFor();
+    await page.keyboard.press('Escape');
+    expect(await names(o)).toEqual(['notes.txt']);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('organise: new folder, rename (F2) with Undo, move by dialog and by drag, copy as a job, star, cut and paste', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'report.txt', 'r');

@@ -41,6 +41,11 @@ export function refusalMessage(status: number, body: Record<string, unknown>, re
   // A rate limit's answer says only "later"; its Retry-After header says how much later.
   if (status === 429 && body.retryAfterMs === undefined && seconds > 0)
     return `Too many requests. Try again in ${formatDuration(seconds)}.`;
+  // A validation failure's message ("Validation failed") says neither which field nor what to change; its details do.
+  const details = Array.isArray(body.details)
+    ? (body.details as { message?: unknown }[]).map((d) => d?.message).filter((m) => typeof m === 'string' && m)
+    : [];
+  if (details.length) return details.join(' ');
   return String(body.message ?? body.error ?? fallback);
 }
 
