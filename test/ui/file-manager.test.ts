@@ -260,6 +260,35 @@ describe('file manager', () => {
     await context.close();
   });
 
+  test('how uploads end is said to a screen reader: complete, or failed with each file’s reason', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await openFolder(o);
+    const panel = page.getByRole('region', { name: 'Uploads' });
+    const pick = async (name: string) => {
+      const chooser = page.waitForEvent('filechooser');
+      await button(page, 'Upload files').click();
+      await (await chooser).setFiles([{ name, mimeType: 'text/plain', buffer: Buffer.from('hello') }]);
+    };
+    await pick('fine.txt');
+    await panel
+      .getByRole('status')
+      .filter({ hasText: /^1 upload complete$/ })
+      .waitFor();
+    // The server refuses the next one after it was sent (a permission taken away meanwhile).
+    await page.route(
+      (u) => u.pathname === '/api/files/upload',
+      (r) => r.fulfill({ status: 403, contentType: 'application/json', body: JSON.stringify({ message: 'Permission required: Upload' }) }),
+    );
+    await pick('refused.txt');
+    await panel
+      .getByRole('status')
+      .filter({ hasText: /^1 upload failed: refused\.txt: Permission required: Upload$/ })
+      .waitFor();
+    await screenshot(page, 'upload-failed-said');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('rename and new folder open with the name field focused, the base name selected: typing and Enter are enough', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'report.txt', 'r');
