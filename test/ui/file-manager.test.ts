@@ -907,6 +907,30 @@ describe('file manager', () => {
     await context.close();
   });
 
+  test('a context menu opened from the keyboard gives focus back to its row: on Escape, and after the dialog an entry opened', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'menu.txt', 'm');
+    const { context, page, errors } = await openFolder(o);
+    const focused = () => row(page, 'menu.txt').evaluate((el: any) => el === (globalThis as any).document.activeElement);
+    await row(page, 'menu.txt').click();
+    await page.keyboard.press('Shift+F10');
+    const menu = page.getByRole('menu', { name: 'Actions for menu.txt' });
+    await menu.waitFor();
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+    expect(await focused()).toBe(true);
+    await page.keyboard.press('Shift+F10');
+    await menu.getByRole('menuitem', { name: 'Share' }).focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Share “menu.txt”' });
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    expect(await focused()).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('the command palette with nothing matching says so outside its list, which holds options only (axe-core); light and dark', async () => {
     const o = await seed.owner(t);
     for (const [opts, tag] of [
