@@ -194,7 +194,6 @@ export function PhotoGrid(props: PhotoGridProps) {
       id: a.id,
       label: labelOf(a, ctx),
       icon: a.icon,
-      keys: a.keys,
       danger: a.danger,
       secondary: a.secondary,
       run: () => void Promise.resolve(a.run(ctx)).catch(toastError),
