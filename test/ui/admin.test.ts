@@ -108,7 +108,11 @@ describe('admin console', () => {
     const owner = await signedInContext(browser, t.url, o);
     await owner.page.goto('/files');
     await uploadThroughPage(owner.page, 'too-big.bin', 900_000);
-    await owner.page.getByRole('alert').filter({ hasText: 'Not uploaded: Storage limit exceeded.' }).waitFor();
+    // In the app's units, not the API's bytes (Required: 900000, available: 748576).
+    await owner.page
+      .getByRole('alert')
+      .filter({ hasText: 'Not uploaded: Storage limit exceeded. This needs 878.9 KiB; 731.0 KiB is free.' })
+      .waitFor();
     expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['some.bin']);
 
     await entry.getByRole('button', { name: `Storage limit of ${o.email}` }).click();
