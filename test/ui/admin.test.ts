@@ -247,7 +247,10 @@ describe('admin console', () => {
     await learnt;
     await apiSettled(op);
     await uploadThroughPage(op, 'two-megs.bin', 2 * 1024 * 1024);
-    await op.getByText('2.00 MiB is more than the 1.00 MiB this server accepts per file.').waitFor();
+    await op
+      .getByRole('list', { name: 'Files being uploaded' })
+      .getByText('2.00 MiB is more than the 1.00 MiB this server accepts per file.')
+      .waitFor();
     await max.fill('10G');
     await maxSection.getByRole('button', { name: 'Save' }).click();
     await maxSection.getByText('Saved: files up to 10.0 GiB.').waitFor();
