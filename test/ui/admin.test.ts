@@ -108,7 +108,11 @@ describe('admin console', () => {
     const owner = await signedInContext(browser, t.url, o);
     await owner.page.goto('/files');
     await uploadThroughPage(owner.page, 'too-big.bin', 900_000);
-    await owner.page.getByRole('alert').filter({ hasText: 'Not uploaded: Storage limit exceeded.' }).waitFor();
+    // In the app's units, not the API's bytes (Required: 900000, available: 748576).
+    await owner.page
+      .getByRole('alert')
+      .filter({ hasText: 'Not uploaded: Storage limit exceeded. This needs 878.9 KiB; 731.0 KiB is free.' })
+      .waitFor();
     expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['some.bin']);
 
     await entry.getByRole('button', { name: `Storage limit of ${o.email}` }).click();
@@ -243,7 +247,10 @@ describe('admin console', () => {
     await learnt;
     await apiSettled(op);
     await uploadThroughPage(op, 'two-megs.bin', 2 * 1024 * 1024);
-    await op.getByText('2.00 MiB is more than the 1.00 MiB this server accepts per file.').waitFor();
+    await op
+      .getByRole('list', { name: 'Files being uploaded' })
+      .getByText('2.00 MiB is more than the 1.00 MiB this server accepts per file.')
+      .waitFor();
     await max.fill('10G');
     await maxSection.getByRole('button', { name: 'Save' }).click();
     await maxSection.getByText('Saved: files up to 10.0 GiB.').waitFor();

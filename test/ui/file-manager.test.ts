@@ -260,6 +260,35 @@ describe('file manager', () => {
     await context.close();
   });
 
+  test('how uploads end is said to a screen reader: complete, or failed with each file’s reason', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await openFolder(o);
+    const panel = page.getByRole('region', { name: 'Uploads' });
+    const pick = async (name: string) => {
+      const chooser = page.waitForEvent('filechooser');
+      await button(page, 'Upload files').click();
+      await (await chooser).setFiles([{ name, mimeType: 'text/plain', buffer: Buffer.from('hello') }]);
+    };
+    await pick('fine.txt');
+    await panel
+      .getByRole('status')
+      .filter({ hasText: /^1 upload complete$/ })
+      .waitFor();
+    // The server refuses the next one after it was sent (a permission taken away meanwhile).
+    await page.route(
+      (u) => u.pathname === '/api/files/upload',
+      (r) => r.fulfill({ status: 403, contentType: 'application/json', body: JSON.stringify({ message: 'Permission required: Upload' }) }),
+    );
+    await pick('refused.txt');
+    await panel
+      .getByRole('status')
+      .filter({ hasText: /^1 upload failed: refused\.txt: Permission required: Upload$/ })
+      .waitFor();
+    await screenshot(page, 'upload-failed-said');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('rename and new folder open with the name field focused, the base name selected: typing and Enter are enough', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'report.txt', 'r');
@@ -293,6 +322,31 @@ describe('file manager', () => {
     await page.keyboard.press('Enter');
     await row(page, 'Projects').waitFor();
     expect(await names(o)).toEqual(['Projects', 'summary.txt']);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a name the server refuses (New folder, Rename) keeps the dialog open with its reason, tied to the field', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'notes.txt', 'n');
+    const { context, page, errors } = await openFolder(o);
+    const refused = 'Name must not contain control characters or any of / \\ : * ? " < > |';
+    await button(page, 'New folder').click();
+    const create = page.getByRole('dialog', { name: 'New folder' });
+    await create.getByLabel('Name').fill('2026/05');
+    await create.getByRole('button', { name: 'Create' }).click();
+    await create.getByRole('alert').filter({ hasText: refused }).waitFor();
+    expect(await create.getByLabel('Name').getAttribute('aria-invalid')).toBe('true');
+    await screenshot(page, 'new-folder-refused-name');
+    await page.keyboard.press('Escape');
+    await row(page, 'notes.txt').click();
+    await page.keyboard.press('F2');
+    const rename = page.getByRole('dialog', { name: 'Rename file' });
+    await rename.getByLabel('Name').fill('notes|draft.txt');
+    await rename.getByRole('button', { name: 'Rename' }).click();
+    await rename.getByRole('alert').filter({ hasText: refused }).waitFor();
+    await page.keyboard.press('Escape');
+    expect(await names(o)).toEqual(['notes.txt']);
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -850,6 +904,30 @@ describe('file manager', () => {
     await palette.getByRole('combobox').fill('trash');
     await page.keyboard.press('Enter');
     await page.waitForURL('**/trash');
+    await context.close();
+  });
+
+  test('a context menu opened from the keyboard gives focus back to its row: on Escape, and after the dialog an entry opened', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'menu.txt', 'm');
+    const { context, page, errors } = await openFolder(o);
+    const focused = () => row(page, 'menu.txt').evaluate((el: any) => el === (globalThis as any).document.activeElement);
+    await row(page, 'menu.txt').click();
+    await page.keyboard.press('Shift+F10');
+    const menu = page.getByRole('menu', { name: 'Actions for menu.txt' });
+    await menu.waitFor();
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+    expect(await focused()).toBe(true);
+    await page.keyboard.press('Shift+F10');
+    await menu.getByRole('menuitem', { name: 'Share' }).focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Share “menu.txt”' });
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    expect(await focused()).toBe(true);
+    expect(errors).toEqual([]);
     await context.close();
   });
 

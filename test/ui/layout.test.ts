@@ -120,4 +120,61 @@ describe('file manager layout at desktop and phone widths', () => {
       await context.close();
     }
   });
+
+  test('a right-to-left name reads in its own direction, whole or losing its middle (desktop and 390 px)', async () => {
+    const short = 'מסמך חשוב.txt';
+    const long = `${'תמונות מהחופשה בפורטוגל '.repeat(3)}סוף.txt`;
+    await upload(o.client, short, 'x');
+    await upload(o.client, long, 'x');
+    for (const [name, opts] of [
+      ['light-desktop', {}],
+      ['dark-390', { dark: true, viewport: PHONE, touch: true }],
+    ] as const) {
+      const { context, page, errors } = await signedInContext(browser, t.url, o, opts);
+      await page.goto('/files');
+      for (const n of [short, long]) {
+        const row = page.getByRole('row', { name: new RegExp(`^${n.replace('.', '\\.')},`) });
+        await row.scrollIntoViewIfNeeded();
+        // Its end (the tail, with the extension) is at the left of its start, as the name is read.
+        const head = (await row.locator('.tname-head').boundingBox())!;
+        const tail = (await row.locator('.tname-tail').boundingBox())!;
+        expect(tail.x + tail.width).toBeLessThanOrEqual(head.x + 0.5);
+      }
+      await screenshot(page, `layout-rtl-names-${name}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  test('at 390 px the last row scrolls clear of the floating New button and of the selection bar, in the list and the grid', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE, touch: true });
+    await page.goto('/files');
+    // Nothing covers the point a finger would press: the element there is the control itself.
+    const reachable = async (control: ReturnType<Page['locator']>) => {
+      const box = (await control.boundingBox())!;
+      return control.evaluate(
+        (el: any, [x, y]) => el.contains((globalThis as any).document.elementFromPoint(x, y)),
+        [box.x + box.width / 2, box.y + box.height / 2],
+      );
+    };
+    const toBottom = () => page.locator('.scroller').evaluate((el: any) => el.scrollTo(0, el.scrollHeight));
+    await page.getByRole('row', { name: /^report-00\.txt,/ }).waitFor();
+    await toBottom();
+    const row = page.locator('.scroller').getByRole('row').last();
+    await eventually(() => reachable(row.getByRole('button', { name: /^More actions for / })));
+    await screenshot(page, 'layout-last-row-clear-of-new-390');
+    await row.getByRole('checkbox').click();
+    await page.getByRole('toolbar', { name: 'Selection actions' }).getByText('1 selected').waitFor();
+    await toBottom();
+    await eventually(() => reachable(row.getByRole('button', { name: /^More actions for / })));
+    await screenshot(page, 'layout-last-row-clear-of-selection-390');
+    await page.getByRole('button', { name: 'Clear selection' }).click();
+    await page.getByRole('button', { name: 'Grid view' }).click();
+    await page.getByRole('option', { name: /^report-00\.txt/ }).waitFor();
+    await toBottom();
+    await eventually(() => reachable(page.getByRole('option').last()));
+    await screenshot(page, 'layout-last-tile-clear-of-new-390');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });

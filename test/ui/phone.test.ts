@@ -93,3 +93,33 @@ describe('on a phone', () => {
     await desktop.context.close();
   });
 });
+
+describe('the navigation drawer on a phone', () => {
+  test('opened from the keyboard it takes the focus and keeps Tab inside; Escape closes it, focus back on its button (light, dark)', async () => {
+    for (const dark of [false, true]) {
+      const { context, page, errors } = await signedInContext(browser, t.url, owner, { viewport: PHONE, touch: true, dark });
+      await page.goto('/files');
+      await page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
+      const opener = page.getByRole('button', { name: 'Open navigation' });
+      await opener.focus();
+      await page.keyboard.press('Enter');
+      const drawer = page.locator('aside.sidebar');
+      const inDrawer = () => drawer.evaluate((el: any) => el.contains((globalThis as any).document.activeElement));
+      await eventually(inDrawer);
+      expect(await page.evaluate(() => (globalThis as any).document.activeElement.getAttribute('aria-current'))).toBe('page');
+      await screenshot(page, `drawer-open-${dark ? 'dark' : 'light'}-390`);
+      await expectAccessible(page, `navigation drawer, ${dark ? 'dark' : 'light'}`);
+      // Every link of the drawer, and then not the page behind it.
+      for (let i = 0; i < 10; i++) {
+        await page.keyboard.press('Tab');
+        expect(await page.evaluate(() => (globalThis as any).document.activeElement.closest('.main-column'))).toBeNull();
+      }
+      await page.keyboard.press('Escape');
+      await eventually(async () => !(await drawer.isVisible()));
+      expect(await opener.evaluate((el: any) => el === (globalThis as any).document.activeElement)).toBe(true);
+      expect(await opener.getAttribute('aria-expanded')).toBe('false');
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { DESKTOP, expectAccessible, type PageOptions, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder } from '../helpers/files.ts';
@@ -16,6 +16,7 @@ let ada: seed.SeededLogin;
 let grace: seed.SeededLogin;
 let trip: { id: string };
 let picks: string[];
+let cat: { id: string };
 
 /** A photo of `o`, its thumbnail made. */
 const photo = async (o: seed.SeededLogin, name: string, i: number, parentId?: string) =>
@@ -30,7 +31,7 @@ beforeAll(async () => {
   await photo(ada, 'tiles.jpg', 2, trip.id);
   const loose = await photo(ada, 'sunset.jpg', 3);
   picks = [loose.id];
-  await photo(grace, 'my-cat.jpg', 4);
+  cat = await photo(grace, 'my-cat.jpg', 4);
 });
 
 const row = (page: Page, name: string) => page.getByRole('row', { name: new RegExp(`^${name},`) });
@@ -128,4 +129,54 @@ describe('sharing photos with people', () => {
       await context.close();
     });
   }
+
+  test('a viewer of an album takes out the photos it added as an editor, and only those (light, dark at phone width)', async () => {
+    const { album } = await json(await ada.client.post('/api/albums', { name: 'Cats and sunsets', ids: picks }));
+    const member = (role: string) => ada.client.post(`/api/albums/${album.id}/members`, { accountId: grace.id, role });
+    await json(await member('editor'));
+    await json(await grace.client.post(`/api/albums/${album.id}/items`, { ids: [cat.id] }));
+    await json(await member('viewer'));
+    for (const [name, opts] of [
+      ['light-desktop', {}],
+      ['dark-phone', { dark: true, viewport: PHONE, touch: true }],
+    ] as const) {
+      const { context, page, errors } = await signedInContext(browser, t.url, grace, opts);
+      await page.goto(`/photos/albums/${album.id}`);
+      await page.getByText('Shared by Ada Lovelace · you can view').waitFor();
+      const grid = page.getByRole('listbox', { name: 'Photos in Cats and sunsets' });
+      const remove = page.getByRole('button', { name: 'Remove from album' });
+      // The owner's photo: a viewer may only look.
+      await tile(grid as unknown as Page, 'sunset.jpg').click({ modifiers: ['Control'] });
+      await page.getByText('1 selected').waitFor();
+      expect(await remove.count()).toBe(0);
+      await tile(grid as unknown as Page, 'my-cat.jpg').click({ modifiers: ['Control'] });
+      await page.getByText('2 selected').waitFor();
+      expect(await remove.count()).toBe(0);
+      await tile(grid as unknown as Page, 'sunset.jpg').click({ modifiers: ['Control'] });
+      await remove.waitFor();
+      // Every action is on screen or under More: none hides past the bar's edge.
+      const bar = page.getByRole('toolbar', { name: 'Selection actions' });
+      for (const b of await bar.getByRole('button').all()) {
+        const box = (await b.boundingBox())!;
+        expect(box.x + box.width).toBeLessThanOrEqual(((opts as PageOptions).viewport ?? DESKTOP).width);
+      }
+      await bar.getByRole('button', { name: /Move to trash|Delete/ }).waitFor();
+      await bar.getByRole('button', { name: 'More actions' }).click();
+      await page.getByRole('menu', { name: 'More actions' }).getByRole('menuitem', { name: /Copy/ }).waitFor();
+      await page.keyboard.press('Escape');
+      await expectAccessible(page, `a viewer's own photo selected in a shared album, ${name}`);
+      await screenshot(page, `album-viewer-remove-own-${name}`);
+      if (name === 'dark-phone') {
+        await remove.click();
+        await page.getByText('1 item removed from the album; they stay in your files').waitFor();
+        await eventually(async () => (await tile(grid as unknown as Page, 'my-cat.jpg').count()) === 0);
+        await tile(grid as unknown as Page, 'sunset.jpg').waitFor();
+        expect((await json(await ada.client.get(`/api/albums/${album.id}`))).items.map((i: { name: string }) => i.name)).toEqual([
+          'sunset.jpg',
+        ]);
+      }
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { signal } from '@preact/signals';
 import type { Api, ApiKey, PathParams } from '../../src/contract/api.ts';
 import type { Item } from '../../src/contract/files.ts';
-import { formatDuration } from './format.ts';
+import { formatDuration, formatSize } from './format.ts';
 
 /** A refused or failed call, carrying the server's own message for the user. */
 export class ApiError extends Error {
@@ -35,12 +35,22 @@ export interface CallOptions {
   anonymous?: boolean;
 }
 
+const QUOTA_REFUSAL = /^Storage limit exceeded\. Required: (\d+), available: (\d+)\.$/;
+
 /** What a refusal says to the user: the server's message, and for a rate limit how long to wait. */
 export function refusalMessage(status: number, body: Record<string, unknown>, retryAfter: string | null, fallback: string): string {
   const seconds = Number(retryAfter);
   // A rate limit's answer says only "later"; its Retry-After header says how much later.
   if (status === 429 && body.retryAfterMs === undefined && seconds > 0)
     return `Too many requests. Try again in ${formatDuration(seconds)}.`;
+  // The storage limit's refusal counts bytes (its form is the API's); a person reads them in the app's units.
+  const quota = status === 413 ? QUOTA_REFUSAL.exec(String(body.message ?? '')) : null;
+  if (quota) return `Storage limit exceeded. This needs ${formatSize(Number(quota[1]))}; ${formatSize(Number(quota[2]))} is free.`;
+  // A validation failure's message ("Validation failed") says neither which field nor what to change; its details do.
+  const details = Array.isArray(body.details)
+    ? (body.details as { message?: unknown }[]).map((d) => d?.message).filter((m) => typeof m === 'string' && m)
+    : [];
+  if (details.length) return details.join(' ');
   return String(body.message ?? body.error ?? fallback);
 }
 

@@ -61,10 +61,18 @@ function NavLink(p: { href: string; icon: IconName; label: string; active: boole
   );
 }
 
+/** Below this width (shell.css) the sidebar is a drawer opened from the top bar's menu button. */
+const DRAWER = '(max-width: 760px)';
+
 function Sidebar({ open, close }: { open: boolean; close: () => void }) {
   const path = route.value.path;
+  const ref = useRef<HTMLElement>(null);
+  // An opened drawer takes the focus (it comes first in the page, behind the button that opened it), on its current page's link.
+  useEffect(() => {
+    if (open) (ref.current?.querySelector<HTMLElement>('[aria-current=page]') ?? ref.current?.querySelector<HTMLElement>('a'))?.focus();
+  }, [open]);
   return (
-    <aside class={`sidebar ${open ? 'open' : ''}`} aria-label="Sidebar">
+    <aside ref={ref} class={`sidebar ${open ? 'open' : ''}`} aria-label="Sidebar">
       <a href="/" class="brand" onClick={close}>
         <span class="brand-mark" aria-hidden="true">
           <Icon name="folder" size={18} />
@@ -203,6 +211,24 @@ function Screen() {
 
 function Shell() {
   const menuOpen = useSignal(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const focusBack = useRef(false);
+  // Once the page behind is no longer inert, the drawer's button takes the focus back.
+  useEffect(() => {
+    if (!menuOpen.value && focusBack.current) {
+      focusBack.current = false;
+      menuButton.current?.focus();
+    }
+  }, [menuOpen.value]);
+  // A window widened past the drawer's width shows the sidebar in place: nothing is left open (and the page inert).
+  useEffect(() => {
+    const drawer = matchMedia(DRAWER);
+    const changed = () => {
+      if (!drawer.matches) menuOpen.value = false;
+    };
+    drawer.addEventListener('change', changed);
+    return () => drawer.removeEventListener('change', changed);
+  }, []);
   const path = route.value.path;
   const first = useRef(true);
   useEffect(() => {
@@ -241,7 +267,12 @@ function Shell() {
     const keys = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement;
       const typing = t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName);
-      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
+      // Escape closes the drawer wherever focus went (Tab may have left its links), with focus back on its button.
+      if (e.key === 'Escape' && menuOpen.value) {
+        e.preventDefault();
+        focusBack.current = true;
+        menuOpen.value = false;
+      } else if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'k') {
         e.preventDefault();
         openPalette();
       } else if (!typing && !document.querySelector('dialog[open]') && e.key === '/' && !e.ctrlKey && !e.metaKey) {
@@ -276,9 +307,11 @@ function Shell() {
       </a>
       <Sidebar open={menuOpen.value} close={() => (menuOpen.value = false)} />
       {menuOpen.value && <div class="scrim" aria-hidden="true" onClick={() => (menuOpen.value = false)} />}
-      <div class="main-column">
+      {/* While the drawer is open the page behind it is out of reach, as behind a dialog: Tab stays in the drawer. */}
+      <div class="main-column" inert={menuOpen.value}>
         <header class="topbar">
           <button
+            ref={menuButton}
             type="button"
             class="icon-button menu-button"
             aria-label="Open navigation"

@@ -1,11 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
 import type { Listing } from '../app/listings.ts';
 import { sortBy, sortOrder, viewMode } from '../app/prefs.ts';
 import { can } from '../app/session.ts';
 import { toastError } from '../app/toasts.ts';
 import { Icon } from '../ui/icons.tsx';
 import { openMenu } from '../ui/menu.tsx';
-import { SelectionToolbar, type Tool, ToolButton } from '../ui/selection-toolbar.tsx';
+import { SelectionToolbar, type Tool, ToolButton, useWindowWidth } from '../ui/selection-toolbar.tsx';
 import { type Action, type ActionContext, labelOf } from './actions.tsx';
 import { emptyTrash } from './item-operations.ts';
 
@@ -20,14 +19,16 @@ function selectionBarRoom(width: number): number {
   return width > BOTTOM_BAR_MAX ? Number.POSITIVE_INFINITY : Math.max(1, Math.floor((width - 210) / 50));
 }
 
-function useWindowWidth(): number {
-  const [width, setWidth] = useState(window.innerWidth);
-  useEffect(() => {
-    const resized = () => setWidth(window.innerWidth);
-    window.addEventListener('resize', resized);
-    return () => window.removeEventListener('resize', resized);
-  }, []);
-  return width;
+/**
+ * The selection's buttons that fit the bar (a danger one always; on a phone as many as fit) and those handed to
+ * More (the rest, then the less used), so no action hides past the bar's edge.
+ */
+export function useSelectionBar<T extends { danger?: boolean; secondary?: boolean }>(items: T[]): { shown: T[]; more: T[] } {
+  const primary = items.filter((a) => !a.secondary);
+  const room = selectionBarRoom(useWindowWidth()) - primary.filter((a) => a.danger).length;
+  let kept = 0;
+  const shown = primary.filter((a) => a.danger || kept++ < room);
+  return { shown, more: [...primary.filter((a) => !shown.includes(a)), ...items.filter((a) => a.secondary)] };
 }
 
 /** An action as a toolbar or menu button in this context. */
@@ -79,14 +80,8 @@ export function BrowserToolbar(p: {
   count: number;
 }) {
   const { ctx, actions, run } = p;
-  const windowWidth = useWindowWidth();
   const globals = actions.filter((a) => a.global);
-  const selectionActions = actions.filter((a) => !a.global && !a.secondary && a.id !== 'open');
-  // On a phone the bar keeps what fits (Delete always) and hands the rest to More.
-  const room = selectionBarRoom(windowWidth) - selectionActions.filter((a) => a.danger).length;
-  let kept = 0;
-  const onSelection = selectionActions.filter((a) => a.danger || kept++ < room);
-  const more = [...selectionActions.filter((a) => !onSelection.includes(a)), ...actions.filter((a) => !a.global && a.secondary)];
+  const { shown: onSelection, more } = useSelectionBar(actions.filter((a) => !a.global && a.id !== 'open'));
   return (
     <SelectionToolbar
       count={ctx.selection.length}

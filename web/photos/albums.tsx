@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { ALBUM_NAME_MAX, type Album } from '../../src/contract/albums.ts';
 import { api } from '../api/index.ts';
 import { plural } from '../app/format.ts';
-import { albumSource, invalidateListings } from '../app/listings.ts';
+import { albumSource, invalidateListings, type PhotoItem } from '../app/listings.ts';
 import { useLoad } from '../app/load.ts';
 import { navigate } from '../app/router.ts';
 import { can } from '../app/session.ts';
@@ -119,6 +119,9 @@ export function AlbumScreen({ id }: { id: string }) {
   // Another account's album: an editor adds and takes out photos, a viewer looks; only the owner renames, deletes or shares.
   const owner = album?.role === 'owner';
   const mayEdit = can('files.edit') && (album?.role === 'owner' || album?.role === 'editor');
+  // A viewer still takes out its own photos (added while it was an editor): the server allows only those.
+  const mayRemove = (selection: PhotoItem[]) =>
+    mayEdit || (can('files.edit') && album?.role === 'viewer' && selection.every((p) => !p.owner));
   const changed = () => {
     invalidateListings();
     void meta.reload();
@@ -183,7 +186,7 @@ export function AlbumScreen({ id }: { id: string }) {
       label={album ? `Photos in ${album.name}` : 'Photos in the album'}
       empty={<p>This album is empty. Select photos in All photos and choose “Add to album”.</p>}
       tools={(selection, clear) =>
-        mayEdit
+        mayRemove(selection)
           ? [
               {
                 id: 'album-remove',
@@ -195,7 +198,7 @@ export function AlbumScreen({ id }: { id: string }) {
                     selection.map((s) => s.id),
                   );
                   toast(
-                    `${plural(removed, 'item')} removed from the album; ${owner ? 'they stay in your files' : 'the files stay where they are'}`,
+                    `${plural(removed, 'item')} removed from the album; ${owner || album?.role === 'viewer' ? 'they stay in your files' : 'the files stay where they are'}`,
                   );
                   clear();
                   changed();

@@ -8,6 +8,7 @@ import { plural } from '../app/format.ts';
 import { toastError } from '../app/toasts.ts';
 import { openActionMenu } from '../files/action-menu.ts';
 import { type Action, type ActionContext, available, labelOf, openItem } from '../files/actions.tsx';
+import { useSelectionBar } from '../files/browser-toolbar.tsx';
 import type { IconName } from '../ui/icons.tsx';
 import { SelectionToolbar, type Tool } from '../ui/selection-toolbar.tsx';
 import { useSelection } from '../ui/use-selection.ts';
@@ -184,7 +185,7 @@ export function PhotoGrid(props: PhotoGridProps) {
   };
   // Details need the file manager's side panel; everything else acts the same here.
   const actions = available(ctx).filter((a) => !a.global && a.id !== 'info' && a.id !== 'open' && fitsShared(a, selection));
-  const tools: Tool[] = [
+  const bar = useSelectionBar<Tool & { secondary?: boolean }>([
     ...(selection.length ? props.tools(selection, sel.clear) : []).map((t) => ({
       ...t,
       run: () => void Promise.resolve(t.run()).catch(toastError),
@@ -194,9 +195,10 @@ export function PhotoGrid(props: PhotoGridProps) {
       label: labelOf(a, ctx),
       icon: a.icon,
       danger: a.danger,
+      secondary: a.secondary,
       run: () => void Promise.resolve(a.run(ctx)).catch(toastError),
     })),
-  ];
+  ]);
 
   const press = (index: number, e: MouseEvent) => {
     sel.focus.value = index;
@@ -238,7 +240,8 @@ export function PhotoGrid(props: PhotoGridProps) {
       <SelectionToolbar
         count={selection.length}
         onClear={sel.clear}
-        tools={tools}
+        tools={bar.shown}
+        more={bar.more}
         idleLabel="Selection actions"
         idle={<PhotosIdle count={items.length} loaded={loaded} more={more} />}
       />

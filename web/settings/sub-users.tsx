@@ -2,7 +2,6 @@ import { useState } from 'preact/hooks';
 import { DISPLAY_NAME_MAX, PASSWORD } from '../../src/contract/limits.ts';
 import type { Permission } from '../../src/contract/permissions.ts';
 import { api } from '../api/index.ts';
-import { ApiError } from '../app/api.ts';
 import type { PermissionInfo, SubUser } from '../../src/contract/accounts.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
@@ -10,19 +9,6 @@ import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
 import { EmailInput, Field, FormError, PasswordInput } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
-
-/** A refusal in the server's words; a validation failure names each field's problem. */
-function messageOf(err: unknown): string {
-  if (err instanceof ApiError && Array.isArray(err.body.details)) {
-    return (
-      (err.body.details as { message?: string }[])
-        .map((d) => d.message)
-        .filter(Boolean)
-        .join(' ') || err.message
-    );
-  }
-  return (err as Error).message;
-}
 
 function PermissionBoxes({
   catalog,
@@ -86,7 +72,7 @@ function AddForm({ catalog, close }: { catalog: PermissionInfo[]; close: (create
           const r = await api.subUsers.create({ name: name.trim(), email: email.trim(), password, permissions: ordered(catalog, chosen) });
           close(r.subUser);
         } catch (err) {
-          setError(messageOf(err));
+          setError((err as Error).message);
           setBusy(false);
         }
       }}
@@ -130,7 +116,7 @@ function EditForm({ sub, catalog, close }: { sub: SubUser; catalog: PermissionIn
           const r = await api.subUsers.setPermissions(sub.id, { permissions: ordered(catalog, chosen) });
           close(r.subUser);
         } catch (err) {
-          setError(messageOf(err));
+          setError((err as Error).message);
           setBusy(false);
         }
       }}

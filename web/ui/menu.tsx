@@ -15,16 +15,26 @@ interface OpenMenu {
   y: number;
   entries: MenuEntry[];
   label: string;
+  /** What had focus when the menu opened: it gets it back when the menu closes from the keyboard or an entry runs. */
+  opener: HTMLElement | null;
 }
 
 const current = signal<OpenMenu | null>(null);
 
 /** Opens a context menu at a point (right click, long press, the ⋯ button). */
 export function openMenu(x: number, y: number, entries: MenuEntry[], label = 'Actions'): void {
-  if (entries.length) current.value = { x, y, entries, label };
+  const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+  if (entries.length) current.value = { x, y, entries, label, opener };
 }
 
 const closeMenu = () => (current.value = null);
+
+/** Closes the menu with focus back on its opener (not on the page's body), so a dialog an entry opens returns there too. */
+function closeBack(): void {
+  const opener = current.value?.opener;
+  closeMenu();
+  if (opener?.isConnected) opener.focus({ preventScroll: true });
+}
 
 export function MenuHost() {
   const m = current.value;
@@ -61,7 +71,7 @@ export function MenuHost() {
         else if (e.key === 'ArrowUp') list[(at - 1 + list.length) % list.length]?.focus();
         else if (e.key === 'Home') list[0]?.focus();
         else if (e.key === 'End') list[list.length - 1]?.focus();
-        else if (e.key === 'Escape' || e.key === 'Tab') closeMenu();
+        else if (e.key === 'Escape' || e.key === 'Tab') closeBack();
         else return;
         e.preventDefault();
         e.stopPropagation();
@@ -77,7 +87,7 @@ export function MenuHost() {
           aria-keyshortcuts={entry.keys}
           class={`menu-item ${entry.danger ? 'danger' : ''}`}
           onClick={() => {
-            closeMenu();
+            closeBack();
             entry.run();
           }}
         >

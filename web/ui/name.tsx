@@ -9,7 +9,8 @@ export function Name({ text, class: cls = '' }: { text: string; class?: string }
   const keep = Math.min(extensionOf(text).length + 6, Math.floor(text.length / 2));
   const head = text.slice(0, text.length - keep);
   return (
-    <span class={`tname ${cls}`} title={text}>
+    // A right-to-left name lays its two parts out right to left, or a word split between them reads in pieces.
+    <span class={`tname ${cls}`} title={text} dir="auto">
       <span class="tname-head">{head}</span>
       {keep > 0 && <span class="tname-tail">{text.slice(head.length)}</span>}
     </span>

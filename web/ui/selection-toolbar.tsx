@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Icon, type IconName } from './icons.tsx';
 import { openMenu } from './menu.tsx';
 
@@ -11,6 +12,40 @@ export interface Tool {
   keys?: string;
   danger?: boolean;
   run: () => void;
+}
+
+export function useWindowWidth(): number {
+  const [width, setWidth] = useState(window.innerWidth);
+  useEffect(() => {
+    const resized = () => setWidth(window.innerWidth);
+    window.addEventListener('resize', resized);
+    return () => window.removeEventListener('resize', resized);
+  }, []);
+  return width;
+}
+
+/**
+ * The tools that fit the bar's width, the others handed to More from the end (a danger one stays): a label
+ * longer than the view planned for, or a narrow window, must not push an action past the bar's hidden edge.
+ */
+function useFit(all: Tool[], extra: Tool[], active: boolean) {
+  const ref = useRef<HTMLDivElement>(null);
+  const width = useWindowWidth();
+  // Another set of tools or another width starts again from all of them.
+  const key = `${all.map((t) => t.id).join()}|${width}`;
+  const [fit, setFit] = useState({ key, cut: 0 });
+  const cut = fit.key === key ? fit.cut : 0;
+  const movable = all.filter((t) => !t.danger);
+  const moved = new Set(movable.slice(movable.length - cut).map((t) => t.id));
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (active && el && el.scrollWidth > el.clientWidth + 1 && cut < movable.length) setFit({ key, cut: cut + 1 });
+  });
+  return {
+    ref,
+    tools: cut ? all.filter((t) => !moved.has(t.id)) : all,
+    more: cut ? [...all.filter((t) => moved.has(t.id)), ...extra] : extra,
+  };
 }
 
 /**
@@ -26,9 +61,14 @@ export function SelectionToolbar(p: {
   idleLabel: string;
   idle: ComponentChildren;
 }) {
-  const more = p.more ?? [];
+  const { tools, more, ref } = useFit(p.tools, p.more ?? [], p.count > 0);
   return (
-    <div class={`toolbar ${p.count ? 'has-selection' : ''}`} role="toolbar" aria-label={p.count ? 'Selection actions' : p.idleLabel}>
+    <div
+      ref={ref}
+      class={`toolbar ${p.count ? 'has-selection' : ''}`}
+      role="toolbar"
+      aria-label={p.count ? 'Selection actions' : p.idleLabel}
+    >
       {p.count > 0 ? (
         <>
           <button type="button" class="icon-button" aria-label="Clear selection" onClick={p.onClear}>
@@ -37,7 +77,7 @@ export function SelectionToolbar(p: {
           <span class="selection-count" aria-live="polite">
             {p.count} selected
           </span>
-          {p.tools.map((a) => (
+          {tools.map((a) => (
             <ToolButton key={a.id} tool={a} class={`tool ${a.danger ? 'danger' : ''}`} />
           ))}
           {more.length > 0 && (

@@ -50,7 +50,8 @@ export function UploadPanel() {
   const list = uploads.value;
   if (!list.length) return null;
   const active = activeUploads.value;
-  const failed = list.filter((u) => u.status.value === 'failed').length;
+  const failures = list.filter((u) => u.status.value === 'failed').map((u) => `${u.file.name}: ${u.error.value ?? 'Failed'}`);
+  const failed = failures.length;
   const total = active.reduce((n, u) => n + u.file.size, 0);
   const sent = active.reduce((n, u) => n + u.loaded.value, 0);
   const speed = active.reduce((n, u) => n + u.speed.value, 0);
@@ -59,8 +60,13 @@ export function UploadPanel() {
     : failed
       ? `${plural(failed, 'upload')} failed`
       : `${plural(list.length, 'upload')} complete`;
+  // What a screen reader hears: that uploads started, then how they ended and why any failed, not every second left.
+  const said = active.length ? `Uploading ${plural(active.length, 'file')}` : failed ? `${title}: ${failures.join('; ')}` : title;
   return (
     <section class={`upload-panel ${open.value ? 'open' : ''}`} aria-label="Uploads">
+      <p class="sr-only" role="status">
+        {said}
+      </p>
       <header class="upload-head">
         <button type="button" class="upload-toggle" aria-expanded={open.value} onClick={() => (open.value = !open.value)}>
           <span>{title}</span>
