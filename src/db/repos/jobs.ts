@@ -114,6 +114,11 @@ export class JobsRepo {
       .run(error, runAt, at, id);
   }
 
+  /** Waiting jobs due after `now` are due `by` earlier (not before now). */
+  bringBackWaiting(now: number, by: number): void {
+    this.sqlite.query(`UPDATE jobs SET run_at = MAX(?1, run_at - ?2) WHERE status = 'created' AND run_at > ?1`).run(now, by);
+  }
+
   /** Back to `created` without spending the attempt. */
   defer(id: string, runAt: number, at: number): void {
     this.sqlite
@@ -197,6 +202,16 @@ export class JobsRepo {
 
   setNextRun(name: string, at: number): void {
     this.sqlite.query('UPDATE schedules SET next_run_at = ? WHERE name = ?').run(at, name);
+  }
+
+  /** Every schedule more than one interval ahead of `now` moves back by whole intervals into the next one (its time of day kept). */
+  realignSchedules(now: number): void {
+    this.sqlite
+      .query(
+        `UPDATE schedules SET next_run_at = next_run_at - ((next_run_at - ?1 - 1) / interval_ms) * interval_ms
+         WHERE next_run_at > ?1 + interval_ms`,
+      )
+      .run(now);
   }
 
   nextDueAt(): number | null {
