@@ -75,6 +75,7 @@ export class Schedules {
   private clockWentBack(now: number, by: number): void {
     this.inTransaction(() => {
       this.repo.realignSchedules(now);
+      this.repo.forgetWindowsRunAhead(now);
       this.repo.bringBackWaiting(now, by);
     });
   }

@@ -165,6 +165,11 @@ export class JobsRepo {
   }
 
   /** Deletes finished jobs older than the cutoff, in batches. */
+  /** When the last job finished: the newest time the database recorded (the index on finished_at answers it). */
+  lastFinishedAt(): number | null {
+    return this.sqlite.query<{ t: number | null }, []>('SELECT MAX(finished_at) AS t FROM jobs').get()?.t ?? null;
+  }
+
   purgeFinishedBefore(cutoff: number, batch = 500): number {
     return deleteInBatches(
       batch,
@@ -210,6 +215,15 @@ export class JobsRepo {
       .query(
         `UPDATE schedules SET next_run_at = next_run_at - ((next_run_at - ?1 - 1) / interval_ms) * interval_ms
          WHERE next_run_at > ?1 + interval_ms`,
+      )
+      .run(now);
+  }
+
+  /** Finished jobs created after `now` (the clock was ahead) give up their windows' keys: those windows come round again. */
+  forgetWindowsRunAhead(now: number): void {
+    this.sqlite
+      .query(
+        `UPDATE jobs SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at > ? AND status NOT IN ('created', 'active')`,
       )
       .run(now);
   }

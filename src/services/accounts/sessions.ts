@@ -26,6 +26,7 @@ export interface RequestInfo {
 
 export interface SessionDeps {
   clock: Clock;
+  retentionClock: Pick<Clock, 'now'>;
   presence: Presence;
   jwtSecret: Uint8Array;
   transactions: Transactions;
@@ -237,6 +238,6 @@ export class SessionService {
 
   /** Daily maintenance: session rows unused for 30 days go (their tokens expired long before). */
   purgeOld(): number {
-    return this.d.sessions.deleteInactiveSince(this.d.clock.now() - SESSION_MAX_AGE_MS);
+    return this.d.sessions.deleteInactiveSince(this.d.retentionClock.now() - SESSION_MAX_AGE_MS);
   }
 }

@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
-import { json } from '../../helpers/client.ts';
+import { json, type TestClient } from '../../helpers/client.ts';
+import { rowCount, upload } from '../../helpers/files.ts';
+import { memoryLogger } from '../../helpers/logs.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, tempDir } from '../../helpers/server.ts';
 
@@ -32,12 +34,15 @@ describe('a wall clock that jumps (a Raspberry Pi without a real-time clock, NTP
       const due = new Date(2030, 0, 11, 3, 30, 0).getTime();
       expect(await nextBackup()).toBe(due);
 
-      clock.set(start + YEAR);
+      clock.jump(YEAR);
       await t.server.worker.drain();
       expect(await nextBackup()).toBe(due + YEAR);
+      // The backup that ran a year ahead made one archive.
+      expect(fs.readdirSync(env.BACKUP_DIR)).toHaveLength(1);
       const retry = t.server.ctx.queue.insert(Jobs.presenceSweep, null, { runAt: clock.now() + 60_000 });
 
-      clock.set(start + 3_600_000);
+      clock.jump(-YEAR);
+      clock.advance(3_600_000);
       await t.server.worker.drain();
       expect(await nextBackup()).toBe(due);
       const purge = t.server.ctx.schedules.get('__trash.purge__')!;
@@ -51,6 +56,82 @@ describe('a wall clock that jumps (a Raspberry Pi without a real-time clock, NTP
       clock.set(due + 1000);
       await t.server.worker.drain();
       expect((await backups()).lastRun).toMatchObject({ trigger: 'scheduled', status: 'succeeded' });
+      expect(fs.readdirSync(env.BACKUP_DIR)).toHaveLength(2);
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
+
+  test('a year ahead and back: the trash, the versions, a link with an expiry, sessions and the audit log are all still there, and retention goes on after', async () => {
+    const clock = new ManualClock(Date.parse('2030-03-01T12:00:00Z'));
+    const logger = memoryLogger();
+    const t = await startTestServer({ clock, logger, startWorker: false });
+    try {
+      await seed.admin(t);
+      const o = await seed.owner(t);
+      const trashed = await upload(o.client, 'trashed.txt', 'in the trash');
+      await o.client.post('/api/files/delete', { ids: [trashed.id] });
+      const kept = await upload(o.client, 'kept.txt', 'first');
+      const replace = async (content: string) => {
+        const form = new FormData();
+        form.append('file', new File([content], 'kept.txt'));
+        expect((await o.client.request(`/api/files/${kept.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+      };
+      await replace('second');
+      const shared = await o.client.post('/api/files/share', { ids: [kept.id], shared: true });
+      const token = /\/s\/([A-Za-z0-9_-]+)/.exec((await json(shared)).links[kept.id])![1]!;
+      const versions = async (client: TestClient) => (await json(await client.get(`/api/files/${kept.id}/versions`))).versions.length;
+      const auditEntries = () => {
+        t.server.ctx.services.audit.flush();
+        return t.server.ctx.services.audit.list({ limit: 10_000 }).length;
+      };
+      const entriesBefore = auditEntries();
+      expect(await versions(o.client)).toBe(1);
+
+      clock.jump(YEAR);
+      await t.server.worker.drain();
+      // A year ahead, every daily sweep has run; a replace thins the versions as it goes.
+      const ahead = await seed.login(t, o.email);
+      const form = new FormData();
+      form.append('file', new File(['third'], 'kept.txt'));
+      expect((await ahead.request(`/api/files/${kept.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+
+      clock.jump(-YEAR);
+      clock.advance(60_000);
+      await t.server.worker.drain();
+      expect(rowCount(t, 'id = ?', trashed.id)).toBe(1);
+      expect(await versions(o.client)).toBe(2);
+      expect((await fetch(`${t.url}/s/${token}`)).status).toBe(200);
+      expect(auditEntries()).toBeGreaterThanOrEqual(entriesBefore);
+      expect(logger.lines.some((l) => l.level === 'warn' && l.msg.startsWith('the clock jumped forward'))).toBe(true);
+
+      // Real time passes: the trash's 30 days end and the daily purge takes it.
+      clock.advance(31 * DAY);
+      await t.server.worker.drain();
+      expect(rowCount(t, 'id = ?', trashed.id)).toBe(0);
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
+
+  test('a clock set right after a boot at 1970 (no real-time clock) is followed: the trash older than its retention is purged', async () => {
+    const start = Date.parse('2030-03-01T12:00:00Z');
+    const clock = new ManualClock(start);
+    const t = await startTestServer({ clock, startWorker: false });
+    try {
+      await seed.admin(t);
+      const o = await seed.owner(t);
+      const trashed = await upload(o.client, 'trashed.txt', 'in the trash');
+      await o.client.post('/api/files/delete', { ids: [trashed.id] });
+      clock.advance(DAY);
+      await t.server.worker.drain();
+      clock.set(0);
+      await t.restart();
+      await t.server.worker.drain();
+      expect(rowCount(t, 'id = ?', trashed.id)).toBe(1);
+      clock.jump(start + 31 * DAY);
+      await t.server.worker.drain();
+      expect(rowCount(t, 'id = ?', trashed.id)).toBe(0);
     } finally {
       await t.stop();
     }
