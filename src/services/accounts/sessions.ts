@@ -9,6 +9,7 @@ import type { EventHub } from '../../events/hub.ts';
 import type { Presence } from '../../events/presence.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
+import { recordUnlessDiskRefuses } from '../files/disk-space.ts';
 import { PageCache } from '../files/page-cache.ts';
 import { parsePermissions, type Principal } from '../identity/principal.ts';
 import { TOKEN_LIFETIME_MS, type TokenClaims, TokenSigner } from './tokens.ts';
@@ -112,7 +113,7 @@ export class SessionService {
     if (row.tokenVersion !== claims.tv) throw unauthorized(Messages.sessionExpired);
 
     if (now - session.lastActivityAt > ACTIVITY_WRITE_INTERVAL_MS || session.ipAddress !== info.ip) {
-      this.d.sessions.touch(claims.sid, now, info.ip);
+      recordUnlessDiskRefuses(() => this.d.sessions.touch(claims.sid, now, info.ip));
       session.lastActivityAt = now;
       session.ipAddress = info.ip;
     }
@@ -213,7 +214,7 @@ export class SessionService {
   /** Browser presence: marks the current session online and records its address and activity. */
   heartbeat(principal: Principal, info: { ip: string }): void {
     this.d.presence.beat(principal.sessionId, { loginId: principal.loginId, sessionId: principal.sessionId, ip: info.ip });
-    this.d.sessions.touch(principal.sessionId, this.d.clock.now(), info.ip);
+    recordUnlessDiskRefuses(() => this.d.sessions.touch(principal.sessionId, this.d.clock.now(), info.ip));
   }
 
   offline(principal: Principal): void {
