@@ -136,4 +136,39 @@ describe('a wall clock that jumps (a Raspberry Pi without a real-time clock, NTP
       await t.stop();
     }
   }, 60_000);
+
+  test('backups made while the clock was a year ahead do not push out the ones made after it came back (BACKUP_KEEP counts runs, not the times in their names)', async () => {
+    const root = tempDir('coffer-backups-');
+    dirs.push(root);
+    const dir = path.join(root, 'archives');
+    const clock = new ManualClock(Date.parse('2030-03-01T12:00:00Z'));
+    const t = await startTestServer({ env: { BACKUP_DIR: dir, BACKUP_KEEP: '2' }, clock, startWorker: false });
+    try {
+      const admin = await seed.admin(t);
+      const backUp = async () => {
+        const client = await seed.login(t, admin.email);
+        expect((await client.post('/api/user/backups/run', {})).status).toBe(202);
+        await t.server.worker.drain();
+        return (await json(await client.get('/api/user/backups'))).lastRun;
+      };
+      await backUp();
+      clock.jump(YEAR);
+      await backUp();
+      clock.advance(DAY);
+      await backUp();
+      clock.jump(-YEAR);
+      clock.advance(60_000);
+      const last = await backUp();
+      expect(last).toMatchObject({ status: 'succeeded' });
+      expect(Date.parse(last.startedAt)).toBe(clock.now());
+      // The newest archive and the one before it, whatever their names say.
+      expect(fs.existsSync(last.archive)).toBe(true);
+      expect(fs.readdirSync(dir)).toHaveLength(2);
+      clock.advance(DAY);
+      const next = await backUp();
+      expect(fs.readdirSync(dir).sort()).toEqual([path.basename(last.archive), path.basename(next.archive)].sort());
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
 });
