@@ -164,12 +164,12 @@ export class JobsRepo {
     return counts;
   }
 
-  /** Deletes finished jobs older than the cutoff, in batches. */
   /** When the last job finished: the newest time the database recorded (the index on finished_at answers it). */
   lastFinishedAt(): number | null {
     return this.sqlite.query<{ t: number | null }, []>('SELECT MAX(finished_at) AS t FROM jobs').get()?.t ?? null;
   }
 
+  /** Deletes finished jobs older than the cutoff, in batches. */
   purgeFinishedBefore(cutoff: number, batch = 500): number {
     return deleteInBatches(
       batch,
