@@ -1,7 +1,7 @@
 import { LibraryHostWrites } from './services/libraries/host-writes.ts';
 import fs from 'node:fs';
 import type { Config } from './config.ts';
-import { systemClock, type Clock } from './clock.ts';
+import { RetentionClock, systemClock, type Clock } from './clock.ts';
 import type { AppContext, CoreContext } from './context.ts';
 import { acquireLock, type DataPaths, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
 import { closeDatabase, type Db, openDatabase } from './db/client.ts';
@@ -276,6 +276,7 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
       config,
       paths,
       clock,
+      retentionClock: new RetentionClock(clock, repos.jobs.lastFinishedAt(), log),
       log,
       db,
       repos,

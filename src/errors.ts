@@ -179,6 +179,9 @@ export const Messages = {
   diskFull:
     'The server is running out of disk space, so it takes no new files for now. ' +
     'Free some space (empty the trash or delete files you no longer need) or ask the administrator to add storage.',
+  diskFailing:
+    "The server's disk is read-only or failing, so nothing can be saved right now. " +
+    'Files already stored can still be read; the administrator finds the cause in the server log.',
 } as const;
 
 /** 403 to password sign-in and sign-up under OIDC_DISABLE_PASSWORD_LOGIN, naming the way in. */
@@ -219,6 +222,11 @@ export function fileTooLarge(maxBytes: number): AppError {
 /** 507: the data disk is (nearly) full; the message says what frees space. */
 export function diskFull(): AppError {
   return new AppError(507, Messages.diskFull);
+}
+
+/** 503: the data disk refuses writes (read-only after an error, failing); it does not heal by itself, so clients wait a minute. */
+export function diskFailing(): AppError {
+  return new AppError(503, Messages.diskFailing, undefined, { 'Retry-After': '60' });
 }
 
 /** 507 (RFC 4918 §9.2.1): a PROPPATCH or COPY would take dead properties past their caps. */

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.ts';
 import { AppError, Messages } from '../errors.ts';
-import { isDiskFullError } from '../services/files/disk-space.ts';
+import { diskRefusal } from '../services/files/disk-space.ts';
 import type { InlineRun, TrashPlan } from '../services/files/trash.ts';
 import { idsBody, type ProgressLine, trashQuery } from '../contract/files.ts';
 import { pageResponse } from './fields.ts';
@@ -40,7 +40,7 @@ export function trashRoutes(ctx: AppContext) {
             } else controller.enqueue(ndjsonLine({ type: 'progress', ...step.value }));
           } catch (err) {
             ctx.log.error('operation failed part-way', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
-            const message = err instanceof AppError ? err.message : isDiskFullError(err) ? Messages.diskFull : Messages.internal;
+            const message = err instanceof AppError ? err.message : (diskRefusal(err)?.message ?? Messages.internal);
             controller.enqueue(ndjsonLine({ type: 'error', message }));
             controller.close();
           }

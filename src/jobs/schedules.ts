@@ -17,6 +17,8 @@ export interface ScheduleSpec<J extends JobSpec> {
  * or a restart in the middle cannot run a window twice; missed windows collapse into one run.
  */
 export class Schedules {
+  private lastNow = Number.NEGATIVE_INFINITY;
+
   constructor(
     private readonly repo: JobsRepo,
     private readonly queue: JobQueue,
@@ -50,6 +52,8 @@ export class Schedules {
   /** Enqueues a job for every due schedule and moves each to its next window. Returns how many fired. */
   runDue(): number {
     const now = this.clock.now();
+    if (now < this.lastNow) this.clockWentBack(now, this.lastNow - now);
+    this.lastNow = now;
     // A read first: a poll with nothing due does not wait for a write lock another thread holds (the index writer's).
     const next = this.repo.nextDueAt();
     if (next === null || next > now) return 0;
@@ -61,6 +65,18 @@ export class Schedules {
         this.repo.setNextRun(s.name, s.nextRunAt + missed * s.intervalMs);
       }
       return due.length;
+    });
+  }
+
+  /**
+   * The wall clock went back (NTP undoing a jump ahead): windows and retries set from the later time
+   * would wait that much longer (a daily backup a year), so each comes back with it.
+   */
+  private clockWentBack(now: number, by: number): void {
+    this.inTransaction(() => {
+      this.repo.realignSchedules(now);
+      this.repo.forgetWindowsRunAhead(now);
+      this.repo.bringBackWaiting(now, by);
     });
   }
 

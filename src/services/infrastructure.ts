@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock, RetentionClock } from '../clock.ts';
 import type { DataPaths } from '../data-dir.ts';
 import type { Repos } from '../db/repos/index.ts';
 import type { EventHub } from '../events/hub.ts';
@@ -16,6 +16,8 @@ export interface Infrastructure {
   config: Config;
   paths: DataPaths;
   clock: Clock;
+  /** The time what retention deletes is measured against: it does not follow the clock's jumps forward. */
+  retentionClock: RetentionClock;
   log: Logger;
   /** One repository per table group: the only code that holds SQL. */
   repos: Repos;

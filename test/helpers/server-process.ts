@@ -34,6 +34,8 @@ export function upOrExited(url: string, proc: { exitCode: number | null }, timeo
 export class ServerProcess {
   proc: ReturnType<typeof Bun.spawn> | null = null;
   url = '';
+  /** The last 64 KiB the server wrote to stderr (its error lines at the default LOG_LEVEL=error), as it comes. */
+  stderr = '';
 
   constructor(
     private readonly dataDir: string,
@@ -76,7 +78,10 @@ export class ServerProcess {
   private async drain(stderr: ReadableStream<Uint8Array>): Promise<string> {
     const decoder = new TextDecoder();
     let tail = '';
-    for await (const chunk of stderr) tail = (tail + decoder.decode(chunk, { stream: true })).slice(-65_536);
+    for await (const chunk of stderr) {
+      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-65_536);
+      this.stderr = tail;
+    }
     return tail;
   }
 

@@ -1,8 +1,11 @@
-import { count, desc, eq } from 'drizzle-orm';
+import { and, asc, count, desc, eq, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { backupRuns } from '../schema/backups.ts';
 
 export type BackupRun = typeof backupRuns.$inferSelect;
+
+// Newest is last inserted: a start time is the wall clock's, which may have been set back since.
+const newestFirst = desc(sql`rowid`);
 
 /** The SQL of `backup_runs`: one row per run, newest first. */
 export class BackupRunsRepo {
@@ -25,20 +28,26 @@ export class BackupRunsRepo {
   }
 
   latest(): BackupRun | null {
-    return this.db.select().from(backupRuns).orderBy(desc(backupRuns.startedAt)).limit(1).get() ?? null;
+    return this.db.select().from(backupRuns).orderBy(newestFirst).limit(1).get() ?? null;
   }
 
   latestWith(status: BackupRun['status']): BackupRun | null {
-    return (
-      this.db.select().from(backupRuns).where(eq(backupRuns.status, status)).orderBy(desc(backupRuns.startedAt)).limit(1).get() ?? null
-    );
+    return this.db.select().from(backupRuns).where(eq(backupRuns.status, status)).orderBy(newestFirst).limit(1).get() ?? null;
   }
 
   latestScheduled(): BackupRun | null {
-    return (
-      this.db.select().from(backupRuns).where(eq(backupRuns.trigger, 'scheduled')).orderBy(desc(backupRuns.startedAt)).limit(1).get() ??
-      null
-    );
+    return this.db.select().from(backupRuns).where(eq(backupRuns.trigger, 'scheduled')).orderBy(newestFirst).limit(1).get() ?? null;
+  }
+
+  /** Where each succeeded run wrote its archive, oldest run first. */
+  archives(): string[] {
+    return this.db
+      .select({ archive: backupRuns.archive })
+      .from(backupRuns)
+      .where(and(eq(backupRuns.status, 'succeeded'), isNotNull(backupRuns.archive)))
+      .orderBy(asc(sql`rowid`))
+      .all()
+      .map((r) => r.archive!);
   }
 
   failures(): number {

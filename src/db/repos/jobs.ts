@@ -114,6 +114,11 @@ export class JobsRepo {
       .run(error, runAt, at, id);
   }
 
+  /** Waiting jobs due after `now` are due `by` earlier (not before now). */
+  bringBackWaiting(now: number, by: number): void {
+    this.sqlite.query(`UPDATE jobs SET run_at = MAX(?1, run_at - ?2) WHERE status = 'created' AND run_at > ?1`).run(now, by);
+  }
+
   /** Back to `created` without spending the attempt. */
   defer(id: string, runAt: number, at: number): void {
     this.sqlite
@@ -159,6 +164,11 @@ export class JobsRepo {
     return counts;
   }
 
+  /** When the last job finished: the newest time the database recorded (the index on finished_at answers it). */
+  lastFinishedAt(): number | null {
+    return this.sqlite.query<{ t: number | null }, []>('SELECT MAX(finished_at) AS t FROM jobs').get()?.t ?? null;
+  }
+
   /** Deletes finished jobs older than the cutoff, in batches. */
   purgeFinishedBefore(cutoff: number, batch = 500): number {
     return deleteInBatches(
@@ -197,6 +207,25 @@ export class JobsRepo {
 
   setNextRun(name: string, at: number): void {
     this.sqlite.query('UPDATE schedules SET next_run_at = ? WHERE name = ?').run(at, name);
+  }
+
+  /** Every schedule more than one interval ahead of `now` moves back by whole intervals into the next one (its time of day kept). */
+  realignSchedules(now: number): void {
+    this.sqlite
+      .query(
+        `UPDATE schedules SET next_run_at = next_run_at - ((next_run_at - ?1 - 1) / interval_ms) * interval_ms
+         WHERE next_run_at > ?1 + interval_ms`,
+      )
+      .run(now);
+  }
+
+  /** Finished jobs created after `now` (the clock was ahead) give up their windows' keys: those windows come round again. */
+  forgetWindowsRunAhead(now: number): void {
+    this.sqlite
+      .query(
+        `UPDATE jobs SET idempotency_key = NULL WHERE idempotency_key IS NOT NULL AND created_at > ? AND status NOT IN ('created', 'active')`,
+      )
+      .run(now);
   }
 
   nextDueAt(): number | null {

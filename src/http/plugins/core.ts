@@ -1,11 +1,11 @@
 import { ocsResponse } from '../nextcloud.ts';
 import { sabreErrorXml, XML_TYPE } from '../dav/xml.ts';
 import { Elysia } from 'elysia';
-import { AppError, badRequest, diskFull, isDatabaseBusy, Messages, RateLimitedError } from '../../errors.ts';
+import { AppError, badRequest, isDatabaseBusy, Messages, RateLimitedError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { ObjectIntegrityError, StorageNotFoundError, StorageUnavailableError } from '../../storage/driver.ts';
 import { KeyUnavailableError } from '../../storage/keyring.ts';
-import { isDiskFullError } from '../../services/files/disk-space.ts';
+import { diskRefusal, isDiskFailingError } from '../../services/files/disk-space.ts';
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
 import type { AddressCap } from '../address-cap.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
@@ -76,7 +76,8 @@ function describeError(
 ): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } | null {
   if (error instanceof AppError) return { status: error.status, body: error.body(), headers: error.headers };
   if (error instanceof StorageNotFoundError) return { status: 500, body: { message: Messages.storedObjectMissing } };
-  if (isDiskFullError(error)) return { status: 507, body: diskFull().body() };
+  const refused = diskRefusal(error);
+  if (refused) return { status: refused.status, body: refused.body(), headers: refused.headers };
   if (error instanceof StorageUnavailableError) {
     return { status: 503, body: { message: Messages.storageUnavailable }, headers: { 'Retry-After': '30' } };
   }
@@ -205,6 +206,15 @@ export function corePlugin(deps: {
         if (error instanceof StorageUnavailableError) {
           const meta = requestMeta(request);
           log.warn('storage unavailable', { requestId: meta.id, method: request.method, path: meta.path, err: error.message });
+        }
+        if (isDiskFailingError(error)) {
+          const meta = requestMeta(request);
+          log.error('the data disk refused a write', {
+            requestId: meta.id,
+            method: request.method,
+            path: meta.path,
+            err: (error as Error).message,
+          });
         }
         if (isDatabaseBusy(error)) {
           const meta = requestMeta(request);

@@ -9,6 +9,7 @@ import { AppError, forbidden, Messages, notFound, validationFailed } from '../..
 import { newId } from '../../lib/ids.ts';
 import { emailKey } from './email.ts';
 import { AuditActions, type AuditService, loginFields } from '../admin/audit.ts';
+import { recordUnlessDiskRefuses } from '../files/disk-space.ts';
 import { PageCache } from '../files/page-cache.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { verifyAgainstDummy, verifyPassword } from '../identity/passwords.ts';
@@ -189,7 +190,7 @@ export class AppPasswordService {
       via = 'app_password';
       sessionId = credentialOf(app.id);
       if (app.lastUsedAt === null || now - app.lastUsedAt > TOUCH_INTERVAL_MS || app.lastIp !== ip) {
-        this.d.repo.touch(app.id, now, ip);
+        recordUnlessDiskRefuses(() => this.d.repo.touch(app.id, now, ip));
         app.lastUsedAt = now;
         app.lastIp = ip;
       }

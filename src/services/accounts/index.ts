@@ -48,6 +48,7 @@ export function createAccountsServices(
   const { transactions } = repos;
   const sessions = new SessionService({
     clock,
+    retentionClock: infra.retentionClock,
     presence: infra.presence,
     jwtSecret,
     transactions,

@@ -9,6 +9,7 @@ import type { EventHub } from '../../events/hub.ts';
 import type { Presence } from '../../events/presence.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
+import { recordUnlessDiskRefuses } from '../files/disk-space.ts';
 import { PageCache } from '../files/page-cache.ts';
 import { parsePermissions, type Principal } from '../identity/principal.ts';
 import { TOKEN_LIFETIME_MS, type TokenClaims, TokenSigner } from './tokens.ts';
@@ -26,6 +27,7 @@ export interface RequestInfo {
 
 export interface SessionDeps {
   clock: Clock;
+  retentionClock: Pick<Clock, 'now'>;
   presence: Presence;
   jwtSecret: Uint8Array;
   transactions: Transactions;
@@ -111,7 +113,7 @@ export class SessionService {
     if (row.tokenVersion !== claims.tv) throw unauthorized(Messages.sessionExpired);
 
     if (now - session.lastActivityAt > ACTIVITY_WRITE_INTERVAL_MS || session.ipAddress !== info.ip) {
-      this.d.sessions.touch(claims.sid, now, info.ip);
+      recordUnlessDiskRefuses(() => this.d.sessions.touch(claims.sid, now, info.ip));
       session.lastActivityAt = now;
       session.ipAddress = info.ip;
     }
@@ -212,7 +214,7 @@ export class SessionService {
   /** Browser presence: marks the current session online and records its address and activity. */
   heartbeat(principal: Principal, info: { ip: string }): void {
     this.d.presence.beat(principal.sessionId, { loginId: principal.loginId, sessionId: principal.sessionId, ip: info.ip });
-    this.d.sessions.touch(principal.sessionId, this.d.clock.now(), info.ip);
+    recordUnlessDiskRefuses(() => this.d.sessions.touch(principal.sessionId, this.d.clock.now(), info.ip));
   }
 
   offline(principal: Principal): void {
@@ -237,6 +239,6 @@ export class SessionService {
 
   /** Daily maintenance: session rows unused for 30 days go (their tokens expired long before). */
   purgeOld(): number {
-    return this.d.sessions.deleteInactiveSince(this.d.clock.now() - SESSION_MAX_AGE_MS);
+    return this.d.sessions.deleteInactiveSince(this.d.retentionClock.now() - SESSION_MAX_AGE_MS);
   }
 }

@@ -170,6 +170,7 @@ export interface AuditDeps {
   repo: AuditRepo;
   metrics: MetricsService;
   clock: Clock;
+  retentionClock: Pick<Clock, 'now'>;
   log: Logger;
   retentionDays: number;
   gaugeIntervalSeconds: number;
@@ -296,7 +297,7 @@ export class AuditService {
 
   /** Retention: everything older than AUDIT_RETENTION_DAYS goes. */
   applyRetention(): number {
-    return this.d.repo.purgeBefore(this.d.clock.now() - this.d.retentionDays * 24 * 3600_000);
+    return this.d.repo.purgeBefore(this.d.retentionClock.now() - this.d.retentionDays * 24 * 3600_000);
   }
 
   /** Newest first. `action` matches exactly, or as a prefix when it names a group (`auth`, `file`). */

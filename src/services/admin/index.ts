@@ -22,6 +22,7 @@ export function createAdminServices(infra: Infrastructure) {
     repo: repos.audit,
     metrics,
     clock,
+    retentionClock: infra.retentionClock,
     log,
     retentionDays: config.auditRetentionDays,
     gaugeIntervalSeconds: config.queueMetricsIntervalSeconds,

@@ -112,6 +112,7 @@ export class ChangeLog {
   constructor(
     private readonly d: {
       clock: Clock;
+      retentionClock: Pick<Clock, 'now'>;
       repo: ChangesRepo;
       members: MembersRepo;
       tree: TreeReach;
@@ -279,7 +280,7 @@ export class ChangeLog {
 
   /** Retention: rows older than CHANGES_RETENTION_DAYS go, in batches. */
   thin(): number {
-    const cutoff = this.d.clock.now() - this.d.retentionDays * DAY_MS;
+    const cutoff = this.d.retentionClock.now() - this.d.retentionDays * DAY_MS;
     return deleteInBatches(THIN_BATCH, (limit) => this.d.repo.thinBatch(cutoff, limit));
   }
 }

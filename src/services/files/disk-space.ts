@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Infrastructure } from '../infrastructure.ts';
-import { diskFull } from '../../errors.ts';
+import { type AppError, diskFailing, diskFull } from '../../errors.ts';
 import { formatSize } from '../../contract/size.ts';
 
 export interface DiskSpace {
@@ -22,6 +22,37 @@ export function isDiskFullError(err: unknown): boolean {
   return (
     e?.code === 'ENOSPC' || e?.code === 'SQLITE_FULL' || /database or disk is full|no space left on device/i.test(String(e?.message ?? ''))
   );
+}
+
+/** A read-only file system or a failing disk (SQLite's I/O and read-only errors): no write can succeed until the administrator acts. */
+export function isDiskFailingError(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  return (
+    code === 'EROFS' ||
+    code === 'EIO' ||
+    code.startsWith('SQLITE_IOERR') ||
+    code.startsWith('SQLITE_READONLY') ||
+    /disk I\/O error|attempt to write a readonly database|read-only file system/i.test(String(e?.message ?? ''))
+  );
+}
+
+/** The answer to an error the disk gave: 507 for a full one, 503 for a read-only or failing one; null for any other error. */
+export function diskRefusal(err: unknown): AppError | null {
+  if (isDiskFullError(err)) return diskFull();
+  return isDiskFailingError(err) ? diskFailing() : null;
+}
+
+/**
+ * A write that only records use (when a session or an app password was last used): on a full, read-only
+ * or failing disk it is left out, so the read that made it is still answered.
+ */
+export function recordUnlessDiskRefuses(write: () => void): void {
+  try {
+    write();
+  } catch (err) {
+    if (!isDiskFullError(err) && !isDiskFailingError(err)) throw err;
+  }
 }
 
 /**

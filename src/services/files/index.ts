@@ -77,7 +77,14 @@ export function createFilesServices<V extends ReplacedVersions>(
   const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), accessVersion);
   const views = new ItemViews(repos.shares, repos.libraries, repos.thumbnails, hasThumbnail);
   const access = new AccessTracker(repos.items, clock, log);
-  const changes = new ChangeLog({ clock, repo: repos.changes, members: repos.members, tree, retentionDays: config.changesRetentionDays });
+  const changes = new ChangeLog({
+    clock,
+    retentionClock: infra.retentionClock,
+    repo: repos.changes,
+    members: repos.members,
+    tree,
+    retentionDays: config.changesRetentionDays,
+  });
   const events = new FileEvents(infra.hub, audit, repos.members, repos.items, (itemId) => changes.claimSeq(itemId), accessVersion);
   const items = new ItemService({
     clock,
@@ -142,7 +149,7 @@ export function createFilesServices<V extends ReplacedVersions>(
     audit,
     libraryFiles,
   });
-  const trash = new TrashService({ ...fileDeps, listing: items, libraries: repos.libraries });
+  const trash = new TrashService({ ...fileDeps, retentionClock: infra.retentionClock, listing: items, libraries: repos.libraries });
   const copy = new CopyService({ ...fileDeps, libraryFiles, libraryContent, trash });
   // Moves across a library's edge are a copy then a delete, which the tree's own moves leave to the copies.
   items.moveAcrossWith(copy);

@@ -45,6 +45,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export interface TrashDeps {
   clock: Clock;
+  retentionClock: Pick<Clock, 'now'>;
   queue: JobQueue;
   transactions: Transactions;
   items: ItemsRepo;
@@ -346,7 +347,7 @@ export class TrashService {
   /** Job body of `trash.purge`: trash roots older than the retention (docs/compatibility.md › Files), every account. */
   purgeExpired(retentionDays: number, run: BatchRun = {}): number {
     if (retentionDays <= 0) return 0;
-    const cutoff = this.d.clock.now() - retentionDays * 24 * 3600_000;
+    const cutoff = this.d.retentionClock.now() - retentionDays * 24 * 3600_000;
     let count = 0;
     for (;;) {
       const roots = this.d.items.expiredTrashRoots(cutoff, 100);

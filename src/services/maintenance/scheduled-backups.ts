@@ -212,7 +212,7 @@ export class ScheduledBackupService {
         archive = `s3://${config.destination.s3.bucket}/${config.destination.s3.prefix}${name}`;
         backup.recordFull(archive, bytes, written.result().manifest, true, 'system');
       }
-      await this.rotate();
+      await this.rotate(name);
       const finishedAt = clock.now();
       runs.finish(id, { status: 'succeeded', finishedAt, bytes, archive, error: null });
       log.info('backup written', { archive, bytes, seconds: (finishedAt - startedAt) / 1000 });
@@ -240,23 +240,26 @@ export class ScheduledBackupService {
     });
   }
 
-  /** Deletes archives beyond BACKUP_KEEP, oldest first; only archives this service names. */
-  private async rotate(): Promise<void> {
-    const { config } = this.deps;
+  /**
+   * Deletes archives beyond BACKUP_KEEP, oldest first; only archives this service names. Oldest by the order the
+   * runs were made in, `written` (this run's) newest: the time in a name is the clock's, which may have been set
+   * back since. Archives no run recorded (copied in, from before runs were recorded) are older, by name.
+   */
+  private async rotate(written: string): Promise<void> {
+    const { config, runs } = this.deps;
+    const made = runs.archives().map((a) => a.slice(a.lastIndexOf('/') + 1));
+    const rank = (name: string) => (name === written ? made.length : made.lastIndexOf(name));
+    const oldestFirst = (names: string[]) => names.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
     if (config.destination.kind === 'dir') {
       const dir = config.destination.dir;
-      const names = fs
-        .readdirSync(dir)
-        .filter((n) => ARCHIVE_NAME.test(n))
-        .sort();
+      const names = oldestFirst(fs.readdirSync(dir).filter((n) => ARCHIVE_NAME.test(n)));
       for (const name of names.slice(0, Math.max(0, names.length - config.keep))) fs.rmSync(path.join(dir, name), { force: true });
       return;
     }
     const bucket = this.bucket();
     const keys: string[] = [];
     for await (const o of bucket.list()) if (ARCHIVE_NAME.test(o.key)) keys.push(o.key);
-    keys.sort();
-    for (const key of keys.slice(0, Math.max(0, keys.length - config.keep))) await bucket.delete(key);
+    for (const key of oldestFirst(keys).slice(0, Math.max(0, keys.length - config.keep))) await bucket.delete(key);
   }
 
   status(): BackupStatus {

@@ -92,6 +92,7 @@ type PublicPage = { items: PublicItem[]; nextCursor: string | null };
 
 export interface ShareDeps {
   clock: Clock;
+  retentionClock: Pick<Clock, 'now'>;
   transactions: Transactions;
   shares: SharesRepo;
   items: ItemsRepo;
@@ -367,7 +368,7 @@ export class ShareService {
 
   /** Daily: links that expired more than EXPIRED_LINK_KEEP_MS ago go (their memberships with them). */
   purgeExpiredLinks(): number {
-    const cutoff = this.d.clock.now() - EXPIRED_LINK_KEEP_MS;
+    const cutoff = this.d.retentionClock.now() - EXPIRED_LINK_KEEP_MS;
     return deleteInBatches(EXPIRED_LINK_BATCH, (limit) =>
       this.d.transactions.immediate(() => {
         const links = this.d.shares.expiredBefore(cutoff, limit);

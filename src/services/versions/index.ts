@@ -16,6 +16,7 @@ export function createVersionService(
   const { clock, queue, repos } = infra;
   return new VersionService({
     clock,
+    retentionClock: infra.retentionClock,
     queue,
     transactions: repos.transactions,
     items: repos.items,

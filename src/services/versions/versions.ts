@@ -54,6 +54,7 @@ export function retentionDrops<T extends Pick<VersionAge, 'createdAt'>>(newestFi
 
 export interface VersionDeps {
   clock: Clock;
+  retentionClock: Pick<Clock, 'now'>;
   queue: JobQueue;
   transactions: Transactions;
   items: ItemsRepo;
@@ -210,7 +211,7 @@ export class VersionService {
 
   /** Applies retention to one file's versions; inside a transaction. */
   private thinItem(itemId: string): number {
-    const drops = retentionDrops(this.d.versions.agesOf(itemId), this.d.clock.now(), this.retention());
+    const drops = retentionDrops(this.d.versions.agesOf(itemId), this.d.retentionClock.now(), this.retention());
     if (drops.length) this.release(this.d.versions.deleteRows(drops.map((v) => v.seq)));
     return drops.length;
   }
