@@ -61,7 +61,7 @@ export interface Config {
   docserverBackendUrl: string | null;
   /** MAP_TILE_URL: a tile server's URL template ({z}/{x}/{y}) for the small map of a photo's place; null: no map, no request. */
   mapTileUrl: string | null;
-  /** COFFER_PUBLIC_URL: the origin browsers use, whose host is the passkeys' relying party and the document server's way in; null: the request's. */
+  /** COFFER_PUBLIC_URL: the origin browsers use (passkeys' relying party, the document server's way in, the sign-on redirect); null: the request's. */
   publicUrl: string | null;
   /** Problems with values that fall back to a default instead of stopping the start; logged by the server. */
   warnings: string[];
@@ -243,8 +243,8 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   the photo details show the place on one tile of it (default: none, no map
                                   and no request to any other server; not a template: a warning and none)
   COFFER_PUBLIC_URL               the URL people open Coffer at, e.g. https://files.example.com; passkeys are
-                                  bound to its host name, and the document server is sent there (default: the
-                                  host each request names)
+                                  bound to its host name; the document server and single sign-on's redirect
+                                  are sent there (default: the host each request names)
   COFFER_STORAGE                  where file contents go: local (default, <data dir>/blobs) or s3
   S3_BUCKET                       bucket name (required for s3; it must exist)
   S3_ENDPOINT                     e.g. http://127.0.0.1:9000 for MinIO or Garage (default AWS)
