@@ -3,8 +3,9 @@ import path from 'node:path';
 
 /**
  * The one way to a library's host files: every path is a library root plus names checked one by one
- * (no `..`, no `/`, no NUL, nothing absolute), and every file opened is checked, after opening, to be
- * inside the root, so a symlink (at any depth, swapped in at any time) cannot lead out of it.
+ * (no `..`, no `/`, no NUL, nothing absolute), every file opened is checked, after opening, to be inside
+ * the root, and every folder written in is held open, checked, and named through its descriptor, so a
+ * symlink (at any depth, swapped in at any time) cannot lead out of it.
  */
 
 /** A name or path that would leave the library, or that the host filesystem cannot hold. */
