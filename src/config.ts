@@ -61,7 +61,7 @@ export interface Config {
   docserverBackendUrl: string | null;
   /** MAP_TILE_URL: a tile server's URL template ({z}/{x}/{y}) for the small map of a photo's place; null: no map, no request. */
   mapTileUrl: string | null;
-  /** COFFER_PUBLIC_URL: the origin browsers use, whose host is the passkeys' relying party; null: the request's. */
+  /** COFFER_PUBLIC_URL: the origin browsers use (passkeys' relying party, the document server's way in, the sign-on redirect); null: the request's. */
   publicUrl: string | null;
   /** Problems with values that fall back to a default instead of stopping the start; logged by the server. */
   warnings: string[];
@@ -237,12 +237,14 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
-                                  it is given (default: the share base URL, else the URL the browser used)
+                                  it is given (default: the share base URL, else COFFER_PUBLIC_URL, else the URL
+                                  the browser used)
   MAP_TILE_URL                    a map tile server's URL template, e.g. https://tiles.example.com/{z}/{x}/{y}.png:
                                   the photo details show the place on one tile of it (default: none, no map
                                   and no request to any other server; not a template: a warning and none)
   COFFER_PUBLIC_URL               the URL people open Coffer at, e.g. https://files.example.com; passkeys are
-                                  bound to its host name (default: the host each request names)
+                                  bound to its host name; the document server and single sign-on's redirect
+                                  are sent there (default: the host each request names)
   COFFER_STORAGE                  where file contents go: local (default, <data dir>/blobs) or s3
   S3_BUCKET                       bucket name (required for s3; it must exist)
   S3_ENDPOINT                     e.g. http://127.0.0.1:9000 for MinIO or Garage (default AWS)

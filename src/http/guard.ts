@@ -10,7 +10,7 @@ import { readJson } from './body.ts';
 import { credentialsOf, IDP_PENDING_COOKIE, readCookie, tokenCookie } from './cookies.ts';
 import { enforceLimit, type Limits, spendPasswordHash } from './limits.ts';
 import { policyOf, type RoutePolicy } from './policy.ts';
-import { type RequestMeta, requestMeta } from './request-meta.ts';
+import { loggedPath, type RequestMeta, requestMeta } from './request-meta.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -60,7 +60,7 @@ function limitKey(
  * Registered once, before every area; each route gets the principal from its declaration (http/route.ts).
  */
 export function guardPlugin(ctx: AppContext, limits: Limits) {
-  const routeOf = (request: Request) => `${request.method} ${requestMeta(request).path}`;
+  const routeOf = (request: Request) => `${request.method} ${loggedPath(requestMeta(request).path)}`;
   const deny = (err: unknown, request: Request, principal: Principal) => {
     if (err instanceof AppError) {
       ctx.services.audit.record({

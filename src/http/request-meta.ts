@@ -107,6 +107,15 @@ export function pathOf(url: string): string {
   return url.slice(start, end) || '/';
 }
 
+// A path segment that is itself a credential: a share or album link's token (its pages, its management routes), a sign-in flow's token.
+const CAPABILITY =
+  /^(\/s\/(?:album\/)?|\/api\/(?:files|team-folders\/[^/]+)\/share\/links\/|\/connect\/|\/api\/login-flows\/)([^/]{4})[^/]*/;
+
+/** A request path as logs and audit events show it: a token in it cut to its first four characters, enough to tell links apart. */
+export function loggedPath(path: string): string {
+  return path.replace(CAPABILITY, '$1$2…');
+}
+
 /** The query of a request URL (without `?`), never parsing the URL, for the same reason as pathOf. */
 export function queryOf(url: string): string {
   const start = url.indexOf('?');

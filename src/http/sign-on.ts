@@ -30,7 +30,8 @@ export function idpRoutes(ctx: AppContext) {
         const { origin, secure } = requestMeta(request);
         try {
           const next = new URL(request.url, origin).searchParams.get('next');
-          const { url, state } = await idp.begin({ origin, next });
+          // The default redirect URL: COFFER_PUBLIC_URL when set, not the Host header a client writes (a provider that matches loosely would send the code there).
+          const { url, state } = await idp.begin({ origin: ctx.config.publicUrl ?? origin, next });
           return redirect(set, url, [idpCookie(IDP_STATE_COOKIE, state, STATE_TTL_S, secure)]);
         } catch (err) {
           if (err instanceof IdpFailure) return redirect(set, loginError(err), []);

@@ -3,8 +3,9 @@ import path from 'node:path';
 
 /**
  * The one way to a library's host files: every path is a library root plus names checked one by one
- * (no `..`, no `/`, no NUL, nothing absolute), and every file opened is checked, after opening, to be
- * inside the root, so a symlink (at any depth, swapped in at any time) cannot lead out of it.
+ * (no `..`, no `/`, no NUL, nothing absolute), every file opened is checked, after opening, to be inside
+ * the root, and every folder written in is held open, checked, and named through its descriptor, so a
+ * symlink (at any depth, swapped in at any time) cannot lead out of it.
  */
 
 /** A name or path that would leave the library, or that the host filesystem cannot hold. */
@@ -74,12 +75,29 @@ export function openInside(root: string, names: readonly string[]): number {
   }
 }
 
-/** The real path of a folder under `root`, checked to be inside it (a symlinked parent leading out is refused). */
-export function folderInside(root: string, names: readonly string[]): string {
-  const real = fs.realpathSync(hostPath(root, names));
-  if (!isInside(root, real)) throw new HostPathError('The folder leads outside its library.');
-  if (!fs.statSync(real).isDirectory()) throw new HostPathError('Not a folder.');
-  return real;
+/**
+ * Runs `use` with a folder under `root` held open and named through its descriptor (`/proc/self/fd/N`), once
+ * the descriptor itself is shown to be a folder inside the root: a folder swapped for a symlink after the
+ * check cannot send what `use` makes, renames or removes in it anywhere else.
+ */
+export function inFolderInside<T>(root: string, names: readonly string[], use: (folder: string) => T): T {
+  let fd: number;
+  try {
+    fd = fs.openSync(hostPath(root, names), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') throw new HostPathError('Not a folder.');
+    throw err;
+  }
+  let async = false;
+  try {
+    if (!isInside(root, realPathOf(fd))) throw new HostPathError('The folder leads outside its library.');
+    const result = use(`/proc/self/fd/${fd}`);
+    if (!(result instanceof Promise)) return result;
+    async = true;
+    return result.finally(() => fs.closeSync(fd)) as T;
+  } finally {
+    if (!async) fs.closeSync(fd);
+  }
 }
 
 /** Why `candidate` cannot be a library root, or null; `candidate` is what the admin typed. */

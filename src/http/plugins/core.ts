@@ -9,7 +9,7 @@ import { diskRefusal, isDiskFailingError } from '../../services/files/disk-space
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
 import type { AddressCap } from '../address-cap.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
-import { isValidHost, pathOf, requestMeta, setRequestMeta, type RequestMeta } from '../request-meta.ts';
+import { isValidHost, loggedPath, pathOf, requestMeta, setRequestMeta, type RequestMeta } from '../request-meta.ts';
 import { policyOfPath } from '../policy.ts';
 import { renderErrorPage } from '../../web/error-page.ts';
 
@@ -57,7 +57,7 @@ function accessLine(log: Logger, request: Request, meta: RequestMeta, status: nu
   (meta.path === '/health' ? log.debug : log.info)('request', {
     requestId: meta.id,
     method: request.method,
-    path: meta.path,
+    path: loggedPath(meta.path),
     status,
     ms: Math.round((performance.now() - meta.start) * 100) / 100,
     ip: meta.ip,
@@ -205,7 +205,7 @@ export function corePlugin(deps: {
         // The bucket failed, not the request: one line for the admin, a 503 the client may retry.
         if (error instanceof StorageUnavailableError) {
           const meta = requestMeta(request);
-          log.warn('storage unavailable', { requestId: meta.id, method: request.method, path: meta.path, err: error.message });
+          log.warn('storage unavailable', { requestId: meta.id, method: request.method, path: loggedPath(meta.path), err: error.message });
         }
         if (isDiskFailingError(error)) {
           const meta = requestMeta(request);
@@ -218,7 +218,12 @@ export function corePlugin(deps: {
         }
         if (isDatabaseBusy(error)) {
           const meta = requestMeta(request);
-          log.warn('database busy', { requestId: meta.id, method: request.method, path: meta.path, err: (error as Error).message });
+          log.warn('database busy', {
+            requestId: meta.id,
+            method: request.method,
+            path: loggedPath(meta.path),
+            err: (error as Error).message,
+          });
         }
         // Every 500 is a bug or a damaged store: one line with the request id, whatever mapped it.
         if (status === 500) {
@@ -226,7 +231,7 @@ export function corePlugin(deps: {
           log.error(known ? 'server error' : 'unhandled error', {
             requestId: meta.id,
             method: request.method,
-            path: meta.path,
+            path: loggedPath(meta.path),
             err: error instanceof Error ? (error.stack ?? error.message) : String(error),
           });
         }

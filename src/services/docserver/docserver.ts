@@ -161,7 +161,7 @@ class AlreadySaved extends Error {}
 export interface DocserverDeps {
   clock: Clock;
   log: Logger;
-  config: Pick<Config, 'docserverAutosaveIntervalMs' | 'docserverBackendUrl'>;
+  config: Pick<Config, 'docserverAutosaveIntervalMs' | 'docserverBackendUrl' | 'publicUrl'>;
   /** Coffer's own token secret; file links are signed with a key derived from it, never with the document server's secret. */
   jwtSecret: Uint8Array;
   repo: DocserverRepo;
@@ -430,11 +430,15 @@ export class DocserverService {
     return docserver;
   }
 
-  /** Where the document server reaches Coffer: DOCSERVER_BACKEND_URL, else the share base URL, else the request's origin. */
+  /**
+   * Where the document server reaches Coffer: DOCSERVER_BACKEND_URL, else the share base URL, else COFFER_PUBLIC_URL,
+   * else the request's origin. A named address comes first because the request's comes from its Host header, which a
+   * client sets: the signed config would send the document server to fetch and save at a host of that client's choosing.
+   */
   private backendBase(requestOrigin: string): string {
     if (this.d.config.docserverBackendUrl) return this.d.config.docserverBackendUrl;
-    const share = this.d.settings.get('shareBaseUrl');
-    return share ? new URL(share).origin : requestOrigin;
+    const named = this.d.settings.get('shareBaseUrl') ?? this.d.config.publicUrl;
+    return named ? new URL(named).origin : requestOrigin;
   }
 
   /** One schedule per key (its name is the key), first run a full interval away, on the interval's boundaries. */

@@ -186,10 +186,25 @@ async function sniff(head: Uint8Array): Promise<string | null> {
   }
 }
 
+// `type/subtype` and optional parameters, printable ASCII only (RFC 9110 8.3.1): the stored type becomes every download's Content-Type.
+const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(?:[ \t]*;[\x20-\x7e]*)?$/;
+const MAX_CLIENT_TYPE = 255;
+
+/** The client's type when it is a media type a header can carry; anything else (a line break in tus metadata) is none at all. */
+function clientTypeOf(sent: string | null | undefined): string | null {
+  return sent && sent.length <= MAX_CLIENT_TYPE && MEDIA_TYPE.test(sent) ? sent : null;
+}
+
+/** Whether the client named no useful type, so a replaced file keeps the type it had. */
+const noClientType = (sent: string | null | undefined) => {
+  const type = clientTypeOf(sent);
+  return type === null || type === DEFAULT_TYPE;
+};
+
 /** docs/api.md › Upload rules 1: the type detected from the content, else the client's, else the default. */
 async function detectType(head: Uint8Array, clientType: string | null): Promise<{ mimeType: string; detected: boolean }> {
   const detected = await sniff(head);
-  return { mimeType: detected ?? (clientType || DEFAULT_TYPE), detected: detected !== null };
+  return { mimeType: detected ?? clientTypeOf(clientType) ?? DEFAULT_TYPE, detected: detected !== null };
 }
 
 /**
@@ -568,8 +583,7 @@ export class UploadService {
         object: newObject,
       } = await this.readOneFile(req, stored, () => this.budget(principal.accountId, roomRuleOf(principal), current.size, req.sizeHint));
       // Content not recognised and no useful client type: keep the type the file had.
-      if (!newObject.detected && (!part.mimeType || part.mimeType === DEFAULT_TYPE) && current.mimeType)
-        newObject.mimeType = current.mimeType;
+      if (!newObject.detected && noClientType(part.mimeType) && current.mimeType) newObject.mimeType = current.mimeType;
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       await this.toLibrary(current.parentId, newObject, modified, current);
       const row = this.commitReplacement(principal.accountId, newObject, {
@@ -791,7 +805,7 @@ export class UploadService {
     const by: ChangeBy = file.droppedVia ? { accountId: uploader.accountId, actor: { kind: 'link', id: file.droppedVia } } : uploader;
     const target = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
     if (target?.type === 'file') {
-      if (!detected && (!file.clientType || file.clientType === DEFAULT_TYPE) && target.mimeType) object.mimeType = target.mimeType;
+      if (!detected && noClientType(file.clientType) && target.mimeType) object.mimeType = target.mimeType;
       const row = this.commitReplacement(uploader.accountId, object, {
         current: () => this.d.items.getLive(uploader.accountId, target.id) ?? target,
         by,

@@ -4,7 +4,7 @@ import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { AppError, badRequest, conflict, forbidden } from '../../errors.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
-import { folderInside, HostPathError, hostNameProblem, hostPath, STAGING_PREFIX } from '../../storage/host-paths.ts';
+import { HostPathError, hostNameProblem, hostPath, inFolderInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { LIBRARY_TRASH } from './scanner.ts';
 
 const MAX_DEPTH = 10_000;
@@ -52,15 +52,16 @@ export class LibraryHostWrites {
     try {
       const problem = hostNameProblem(item.name);
       if (problem) throw badRequest(problem);
-      const parent = folderInside(library.path, this.namesOf(library, parentId));
-      fs.mkdirSync(`${parent}/${item.name}`);
-      const st = fs.statSync(`${parent}/${item.name}`);
-      this.d.libraries.putEntry({
-        itemId: item.id,
-        libraryId: library.id,
-        fileId: `${st.dev}:${st.ino}`,
-        hostModifiedAt: Math.floor(st.mtimeMs),
-        unavailable: false,
+      inFolderInside(library.path, this.namesOf(library, parentId), (parent) => {
+        fs.mkdirSync(`${parent}/${item.name}`);
+        const st = fs.statSync(`${parent}/${item.name}`);
+        this.d.libraries.putEntry({
+          itemId: item.id,
+          libraryId: library.id,
+          fileId: `${st.dev}:${st.ino}`,
+          hostModifiedAt: Math.floor(st.mtimeMs),
+          unavailable: false,
+        });
       });
     } catch (err) {
       throw hostError(err, library, item.name);
@@ -74,9 +75,14 @@ export class LibraryHostWrites {
   async stage(library: LibraryRow, folderId: string, body: AsyncIterable<Uint8Array>, modifiedAt: number): Promise<StagedHostFile> {
     let path: string | null = null;
     try {
-      const folder = folderInside(library.path, this.namesOf(library, folderId));
-      path = `${folder}/${STAGING_PREFIX}${randomBytes(9).toString('base64url')}`;
-      const file = await fs.promises.open(path, 'wx', 0o666);
+      const name = `${STAGING_PREFIX}${randomBytes(9).toString('base64url')}`;
+      const opened = await inFolderInside(library.path, this.namesOf(library, folderId), async (folder) => ({
+        // Where the held folder is: the staged file's path, which the commit renames and a failure removes.
+        at: `${fs.readlinkSync(folder)}/${name}`,
+        file: await fs.promises.open(`${folder}/${name}`, 'wx', 0o666),
+      }));
+      path = opened.at;
+      const file = opened.file;
       try {
         for await (const chunk of body) {
           let done = 0;
@@ -113,19 +119,20 @@ export class LibraryHostWrites {
       if (replace && this.d.items.nameAndParent(itemId)?.deletedAt !== null) throw conflict(IN_TRASH);
       const problem = hostNameProblem(name);
       if (problem) throw badRequest(problem);
-      const folder = folderInside(library.path, names.slice(0, -1));
-      const target = `${folder}/${name}`;
-      if (!replace && exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
-      if (replace) keepMode(target, staged.path);
-      fs.renameSync(staged.path, target);
-      syncFolder(folder);
-      const st = fs.statSync(target);
-      this.d.libraries.putEntry({
-        itemId,
-        libraryId: library.id,
-        fileId: `${st.dev}:${st.ino}`,
-        hostModifiedAt: Math.floor(st.mtimeMs),
-        unavailable: false,
+      inFolderInside(library.path, names.slice(0, -1), (folder) => {
+        const target = `${folder}/${name}`;
+        if (!replace && exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
+        if (replace) keepMode(target, staged.path);
+        fs.renameSync(staged.path, target);
+        syncFolder(folder);
+        const st = fs.statSync(target);
+        this.d.libraries.putEntry({
+          itemId,
+          libraryId: library.id,
+          fileId: `${st.dev}:${st.ino}`,
+          hostModifiedAt: Math.floor(st.mtimeMs),
+          unavailable: false,
+        });
       });
     } catch (err) {
       throw hostError(err, library, name);
@@ -139,10 +146,10 @@ export class LibraryHostWrites {
   trash(library: LibraryRow, itemId: string): void {
     const names = this.namesOf(library, itemId);
     try {
-      const source = `${folderInside(library.path, names.slice(0, -1))}/${names.at(-1)!}`;
-      const bin = hostPath(library.path, [LIBRARY_TRASH]);
-      fs.mkdirSync(bin, { recursive: true, mode: 0o700 });
-      fs.renameSync(source, `${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`);
+      fs.mkdirSync(hostPath(library.path, [LIBRARY_TRASH]), { recursive: true, mode: 0o700 });
+      inFolderInside(library.path, names.slice(0, -1), (from) =>
+        inFolderInside(library.path, [LIBRARY_TRASH], (bin) => fs.renameSync(`${from}/${names.at(-1)!}`, `${bin}/${itemId}`)),
+      );
     } catch (err) {
       throw hostError(err, library, names.at(-1)!);
     }
@@ -153,11 +160,15 @@ export class LibraryHostWrites {
     try {
       const problem = hostNameProblem(name);
       if (problem) throw badRequest(problem);
-      const kept = `${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`;
-      if (!exists(kept)) throw conflict(`"${name}" is no longer in the library's trash folder on the server (${LIBRARY_TRASH}).`);
-      const target = `${folderInside(library.path, this.namesOf(library, parentId))}/${name}`;
-      if (exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
-      fs.renameSync(kept, target);
+      inFolderInside(library.path, [LIBRARY_TRASH], (bin) => {
+        const kept = `${bin}/${itemId}`;
+        if (!exists(kept)) throw conflict(`"${name}" is no longer in the library's trash folder on the server (${LIBRARY_TRASH}).`);
+        inFolderInside(library.path, this.namesOf(library, parentId), (folder) => {
+          const target = `${folder}/${name}`;
+          if (exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
+          fs.renameSync(kept, target);
+        });
+      });
     } catch (err) {
       throw hostError(err, library, name);
     }
@@ -170,7 +181,7 @@ export class LibraryHostWrites {
    */
   purgeTrashed(library: LibraryRow, itemId: string): void {
     try {
-      fs.rmSync(`${folderInside(library.path, [LIBRARY_TRASH])}/${itemId}`, { recursive: true, force: true });
+      inFolderInside(library.path, [LIBRARY_TRASH], (bin) => fs.rmSync(`${bin}/${itemId}`, { recursive: true, force: true }));
     } catch {
       // The entry stays in the library's trash folder on the host.
     }
@@ -189,13 +200,17 @@ export class LibraryHostWrites {
   move(plan: HostMove): void {
     const { library, from, to } = plan;
     try {
-      const source = `${folderInside(library.path, from.folder)}/${from.name}`;
-      const target = `${folderInside(library.path, to.folder)}/${to.name}`;
-      if (source === target) return;
-      // rename(2) replaces an existing file silently: an entry already there (one Coffer does not list) is refused.
-      if (exists(target) && !sameEntry(source, target))
-        throw conflict(`"${to.name}" already exists in the library's folder on the server.`);
-      fs.renameSync(source, target);
+      if (from.name === to.name && from.folder.join('/') === to.folder.join('/')) return;
+      inFolderInside(library.path, from.folder, (fromFolder) =>
+        inFolderInside(library.path, to.folder, (toFolder) => {
+          const source = `${fromFolder}/${from.name}`;
+          const target = `${toFolder}/${to.name}`;
+          // rename(2) replaces an existing file silently: an entry already there (one Coffer does not list) is refused.
+          if (exists(target) && !sameEntry(source, target))
+            throw conflict(`"${to.name}" already exists in the library's folder on the server.`);
+          fs.renameSync(source, target);
+        }),
+      );
     } catch (err) {
       throw hostError(err, library, to.name);
     }
