@@ -80,6 +80,21 @@ export function recordCofferVersion(db: Db, version: string): void {
   db.$client.query("INSERT INTO coffer_meta (key, value) VALUES ('version', ?1) ON CONFLICT (key) DO UPDATE SET value = ?1").run(version);
 }
 
+/**
+ * The instance's id (the end of every `oc:id`), made once and kept in the database: a Nextcloud client that finds
+ * it changed walks every folder, and downloads a file moved meanwhile again instead of moving its copy.
+ */
+export function instanceIdOf(db: Db): string {
+  const sqlite = db.$client;
+  createMetaTable(db);
+  const read = () => sqlite.query<{ value: string }, []>("SELECT value FROM coffer_meta WHERE key = 'instance_id'").get()?.value;
+  const kept = read();
+  if (kept) return kept;
+  // Read first: a command opened beside the server that made the id then needs no write lock.
+  sqlite.query("INSERT INTO coffer_meta (key, value) VALUES ('instance_id', ?) ON CONFLICT (key) DO NOTHING").run(crypto.randomUUID());
+  return read()!;
+}
+
 /** A consistent copy of the database (one transaction's view) in `file`. */
 export function snapshotDatabase(db: Db, file: string): void {
   new DatabaseRepo(db.$client).snapshotTo(file);
