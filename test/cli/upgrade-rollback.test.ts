@@ -218,6 +218,26 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     }
   });
 
+  test('a snapshot a crash cut short (its .partial directory, as big as the database) goes at the next upgrade', () => {
+    const dir = tempDir('coffer-snapshot-crash-');
+    dirs.push(dir);
+    const paths = dataPaths(dir);
+    fs.writeFileSync(paths.secrets, '{}');
+    const db = openDatabase(paths.database);
+    try {
+      upgradeDatabase(db, paths);
+      const cut = path.join(paths.snapshots, '0.1.0-20260101T000000Z.partial');
+      fs.mkdirSync(cut, { recursive: true });
+      fs.writeFileSync(path.join(cut, 'coffer.db'), 'half a database');
+      revertLatest((sql) => db.$client.run(sql));
+      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      const { snapshot } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 0, 2) });
+      expect(fs.readdirSync(paths.snapshots)).toEqual([path.basename(snapshot!.dir)]);
+    } finally {
+      closeDatabase(db);
+    }
+  });
+
   test('migrations that fail part-way leave the database exactly as before', () => {
     const dir = tempDir('coffer-failed-migration-');
     dirs.push(dir);

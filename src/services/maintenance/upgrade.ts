@@ -92,7 +92,10 @@ function takeSnapshot(db: Db, paths: DataPaths, o: { schema: string; pending: st
   const name = `${cofferVersion.replace(/[^A-Za-z0-9._-]/g, '_')}-${timeStamp(o.now)}`;
   const dir = path.join(paths.snapshots, name);
   const partial = `${dir}.partial`;
-  fs.rmSync(partial, { recursive: true, force: true });
+  // Snapshots a crash cut short: each as big as the database, never listed, so never among the three kept.
+  for (const left of fs.readdirSync(paths.snapshots).filter((n) => n.endsWith('.partial'))) {
+    fs.rmSync(path.join(paths.snapshots, left), { recursive: true, force: true });
+  }
   fs.mkdirSync(partial, { mode: 0o700 });
   snapshotDatabase(db, path.join(partial, 'coffer.db'));
   if (fs.existsSync(paths.secrets)) fs.copyFileSync(paths.secrets, path.join(partial, 'secrets.json'));
