@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, test } from 'bun:test';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Database } from 'bun:sqlite';
 import { dataPaths } from '../../src/data-dir.ts';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate, pendingMigrations } from '../../src/db/migrate.ts';
-import { embeddedMigrations } from '../../src/db/migrations.ts';
+import { embeddedMigrations, knownMigration } from '../../src/db/migrations.ts';
 import { listUpgradeSnapshots, rollbackTo, upgradeDatabase } from '../../src/services/maintenance/upgrade.ts';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
@@ -235,6 +236,41 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
       expect(fs.readdirSync(paths.snapshots)).toEqual([path.basename(snapshot!.dir)]);
     } finally {
       closeDatabase(db);
+    }
+  });
+
+  test("a database main's builds recorded under a migration's former tag (renumbered at a merge, the same SQL) upgrades; another SQL under it is refused", () => {
+    const dir = tempDir('coffer-former-tags-');
+    dirs.push(dir);
+    const at = embeddedMigrations.findIndex((m) => m.tag === '0013_share_link_options');
+    const contentSearch = embeddedMigrations.find((m) => m.tag === '0017_content_search')!;
+    const sha = (sql: string) => createHash('sha256').update(sql).digest('hex');
+    // As a build of 2026-11-27 01:01 left it: 0000-0012, then the content search as 0013_content_search.
+    const asBuilt = (file: string, hash: string) => {
+      const db = openDatabase(path.join(dir, file));
+      migrate(db, embeddedMigrations.slice(0, at));
+      for (const statement of contentSearch.sql.split('--> statement-breakpoint')) if (statement.trim()) db.$client.run(statement);
+      db.$client.query('INSERT INTO coffer_migrations (tag, hash, applied_at) VALUES (?, ?, ?)').run('0013_content_search', hash, 1);
+      return db;
+    };
+    const db = asBuilt('renumbered.db', sha(contentSearch.sql));
+    try {
+      expect(migrate(db).applied).toEqual(
+        embeddedMigrations
+          .slice(at)
+          .map((m) => m.tag)
+          .filter((tag) => tag !== contentSearch.tag),
+      );
+      expect(pendingMigrations(db)).toEqual([]);
+      expect(knownMigration('0013_content_search')).toBe(true);
+    } finally {
+      closeDatabase(db);
+    }
+    const other = asBuilt('other.db', sha('another content search'));
+    try {
+      expect(() => pendingMigrations(other)).toThrow('written by a newer version of Coffer (it has migration 0013_content_search)');
+    } finally {
+      closeDatabase(other);
     }
   });
 
