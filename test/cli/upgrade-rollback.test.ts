@@ -274,6 +274,30 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     }
   });
 
+  test('a command of the newer version leaves the database alone while an older server runs on it (its lock held by a live process)', async () => {
+    const dir = tempDir('coffer-upgrade-beside-server-');
+    dirs.push(dir);
+    const paths = dataPaths(dir);
+    fs.writeFileSync(paths.secrets, '{}');
+    const db = openDatabase(paths.database);
+    const server = Bun.spawn(['sleep', '60']);
+    try {
+      upgradeDatabase(db, paths);
+      revertLatest((sql) => db.$client.run(sql));
+      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      fs.writeFileSync(paths.lock, String(server.pid));
+      expect(() => upgradeDatabase(db, paths)).toThrow(`a Coffer server (pid ${server.pid}) is running on ${dir}`);
+      expect(pendingMigrations(db).map((m) => m.tag)).toEqual(since);
+      expect(fs.existsSync(paths.snapshots) ? fs.readdirSync(paths.snapshots) : []).toEqual([]);
+      server.kill();
+      await server.exited;
+      expect(upgradeDatabase(db, paths).applied).toEqual(since);
+    } finally {
+      server.kill();
+      closeDatabase(db);
+    }
+  });
+
   test('migrations that fail part-way leave the database exactly as before', () => {
     const dir = tempDir('coffer-failed-migration-');
     dirs.push(dir);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DataPaths } from '../../data-dir.ts';
+import { type DataPaths, otherLockHolder } from '../../data-dir.ts';
 import type { Db } from '../../db/client.ts';
 import {
   appliedSchema,
@@ -64,6 +64,13 @@ export function listUpgradeSnapshots(paths: DataPaths): UpgradeSnapshot[] {
  */
 export function upgradeDatabase(db: Db, paths: DataPaths, opts: { now?: number; announce?: (line: string) => void } = {}): UpgradeResult {
   const pending = pendingMigrations(db).map((m) => m.tag);
+  const server = pending.length > 0 ? otherLockHolder(paths) : null;
+  if (server !== null) {
+    // The older server would go on writing without what the migrations added (stored folder sizes, ETags, the change log).
+    throw new StartupError(
+      `a Coffer server (pid ${server}) is running on ${paths.root} with its older database; restart it with this version first (it upgrades the database), then run this command`,
+    );
+  }
   const schema = appliedSchema(db);
   let snapshot: UpgradeSnapshot | null = null;
   if (pending.length > 0 && schema !== null) {
