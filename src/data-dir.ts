@@ -117,10 +117,8 @@ export function acquireLock(paths: DataPaths): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
         throw new StartupError(`cannot create lock file ${paths.lock} (${(err as NodeJS.ErrnoException).code ?? err})`);
       }
-      const pid = Number(fs.readFileSync(paths.lock, 'utf8'));
-      if (pid && pid !== process.pid && isAlive(pid)) {
-        throw new StartupError(`another Coffer server (pid ${pid}) is already using ${paths.root}`);
-      }
+      const pid = otherLockHolder(paths);
+      if (pid !== null) throw new StartupError(`another Coffer server (pid ${pid}) is already using ${paths.root}`);
       fs.rmSync(paths.lock, { force: true });
     }
   }
