@@ -12,6 +12,7 @@ import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { downloaded, upload } from '../helpers/files.ts';
+import { DavClient, davLogin, propfindRows } from '../helpers/dav.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -143,6 +144,32 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     try {
       client = await seed.login(t, owner.email);
       expect((await downloaded(client, before.id)).toString()).toBe('written by the older version');
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test('after a rollback, folder and root ETags never repeat one the newer version answered: a sync client would take new changes for known ones', async () => {
+    const t = await startTestServer();
+    const paths = dataPaths(t.dataDir);
+    const owner = await seed.owner(t);
+    let dav: DavClient = await davLogin(t, owner);
+    expect((await dav.request('MKCOL', 'A/')).status).toBe(201);
+    await t.restart({ whileDown: async () => toPreviousRelease(paths.database) });
+    dav = new DavClient(t.url, dav.email, dav.password);
+    const etags = async () => propfindRows(await (await dav.propfind('', '1')).text()).map((row) => `${row.href} ${row.props.getetag}`);
+    expect((await dav.put('A/newer.txt', 'made by the newer version')).status).toBe(201);
+    const seen = await etags();
+    await t.server.stop({ graceMs: 1000 });
+    const r = await runCli(['rollback', '--to', listUpgradeSnapshots(paths)[0]!.dir, '--data-dir', t.dataDir]);
+    expect(r.code).toBe(0);
+    t.server = await startTestServer({ dataDir: t.dataDir }).then((s) => s.server);
+    try {
+      dav = new DavClient(t.server.url, dav.email, dav.password);
+      expect((await dav.put('A/older.txt', 'made after the rollback')).status).toBe(201);
+      const after = await etags();
+      expect(after).toHaveLength(seen.length);
+      for (const etag of after) expect(seen).not.toContain(etag);
     } finally {
       await t.stop();
     }

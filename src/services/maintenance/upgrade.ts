@@ -152,6 +152,8 @@ export function rollbackTo(
   const staged = `${paths.database}.rollback-${process.pid}`;
   fs.copyFileSync(db, staged);
   fs.chmodSync(staged, 0o600);
+  // Sync clients hold folder ETags the newer version answered; the time in ms exceeds any count of changes since.
+  DatabaseRepo.moveTreeVersionsPast(staged, now);
   if (fs.existsSync(paths.database)) {
     // Renamed, not opened: SQLite may delete the log of a database it fails to open, and it is where a
     // killed server's last commits are. Opening the kept database reads them from its renamed log.
