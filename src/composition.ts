@@ -5,7 +5,7 @@ import { RetentionClock, systemClock, type Clock } from './clock.ts';
 import type { AppContext, CoreContext } from './context.ts';
 import { acquireLock, type DataPaths, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
 import { closeDatabase, type Db, openDatabase } from './db/client.ts';
-import { DatabaseTooNewError } from './db/migrate.ts';
+import { DatabaseTooNewError, instanceIdOf } from './db/migrate.ts';
 import { listUpgradeSnapshots, rollbackTo, type UpgradeSnapshot, upgradeDatabase } from './services/maintenance/upgrade.ts';
 import { createRepos } from './db/repos/index.ts';
 import { StartupError } from './errors.ts';
@@ -272,7 +272,7 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
     // The CLI has no worker, but the server's worker picks up what it enqueues.
     const queue = new JobQueue(repos.jobs, clock, { available: !isServer });
     const core: CoreContext = {
-      instanceId: crypto.randomUUID(),
+      instanceId: instanceIdOf(db),
       config,
       paths,
       clock,

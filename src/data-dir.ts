@@ -88,6 +88,17 @@ export function requireExistingDataDir(paths: DataPaths): void {
   if (!fs.existsSync(paths.database)) throw new StartupError(`${paths.root} holds no Coffer database: ${fix}`);
 }
 
+/** The pid of another live process that holds the data dir's lock (a running `serve`), or null. */
+export function otherLockHolder(paths: DataPaths): number | null {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(paths.lock, 'utf8'));
+  } catch {
+    return null;
+  }
+  return pid && pid !== process.pid && isAlive(pid) ? pid : null;
+}
+
 /** Only one `serve` may own a data dir; a stale lock from a dead process is taken over. */
 export function acquireLock(paths: DataPaths): () => void {
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -106,10 +117,8 @@ export function acquireLock(paths: DataPaths): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
         throw new StartupError(`cannot create lock file ${paths.lock} (${(err as NodeJS.ErrnoException).code ?? err})`);
       }
-      const pid = Number(fs.readFileSync(paths.lock, 'utf8'));
-      if (pid && pid !== process.pid && isAlive(pid)) {
-        throw new StartupError(`another Coffer server (pid ${pid}) is already using ${paths.root}`);
-      }
+      const pid = otherLockHolder(paths);
+      if (pid !== null) throw new StartupError(`another Coffer server (pid ${pid}) is already using ${paths.root}`);
       fs.rmSync(paths.lock, { force: true });
     }
   }

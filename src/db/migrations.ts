@@ -43,8 +43,15 @@ import m0040 from '../../migrations/0040_auth_generation_app_passwords.sql' with
 import m0041 from '../../migrations/0041_access_generation_libraries.sql' with { type: 'text' };
 import m0042 from '../../migrations/0042_changes_item_row.sql' with { type: 'text' };
 
+export interface EmbeddedMigration {
+  tag: string;
+  sql: string;
+  /** Its tags on main before a merge renumbered it, with this same SQL: a database that recorded one of them has it. */
+  formerTags?: readonly string[];
+}
+
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
-export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
+export const embeddedMigrations: ReadonlyArray<EmbeddedMigration> = [
   { tag: '0000_initial', sql: m0000 },
   // Hand-written: FTS5 and triggers, which drizzle-kit cannot express.
   { tag: '0001_search', sql: m0001 },
@@ -55,7 +62,17 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0006_webdav', sql: m0006 },
   { tag: '0007_idp_identities', sql: m0007 },
   { tag: '0008_tus_uploads', sql: m0008 },
-  { tag: '0009_account_status_request_ids', sql: m0009 },
+  {
+    tag: '0009_account_status_request_ids',
+    sql: m0009,
+    formerTags: [
+      '0004_account_status_request_ids',
+      '0005_account_status_request_ids',
+      '0006_account_status_request_ids',
+      '0007_account_status_request_ids',
+      '0008_account_status_request_ids',
+    ],
+  },
   { tag: '0010_tus_durable_offset', sql: m0010 },
   { tag: '0011_versions', sql: m0011 },
   { tag: '0012_passkeys', sql: m0012 },
@@ -64,7 +81,7 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   { tag: '0015_item_members', sql: m0015 },
   { tag: '0016_thumbnails', sql: m0016 },
   // Generated, then the FTS5 table, its settings and its triggers added by hand.
-  { tag: '0017_content_search', sql: m0017 },
+  { tag: '0017_content_search', sql: m0017, formerTags: ['0013_content_search', '0015_content_search', '0016_content_search'] },
   // Generated (its expression index written back by hand: drizzle-kit quotes it apart), then the backfill and triggers.
   { tag: '0018_photos_taken_at', sql: m0018 },
   { tag: '0019_thumbnail_sources', sql: m0019 },
@@ -102,5 +119,8 @@ export const embeddedMigrations: ReadonlyArray<{ tag: string; sql: string }> = [
   // Generated, with a hand-written backfill: the change log's item index keyed by the item's row number.
   { tag: '0042_changes_item_row', sql: m0042 },
 ];
+
+/** Whether a database whose last migration is `tag` is one this Coffer can open (and upgrade). */
+export const knownMigration = (tag: string): boolean => embeddedMigrations.some((m) => m.tag === tag || m.formerTags?.includes(tag));
 
 export const journalTags: readonly string[] = journal.entries.map((e) => e.tag);

@@ -1,16 +1,18 @@
 import { afterAll, describe, expect, test } from 'bun:test';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Database } from 'bun:sqlite';
 import { dataPaths } from '../../src/data-dir.ts';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate, pendingMigrations } from '../../src/db/migrate.ts';
-import { embeddedMigrations } from '../../src/db/migrations.ts';
+import { embeddedMigrations, knownMigration } from '../../src/db/migrations.ts';
 import { listUpgradeSnapshots, rollbackTo, upgradeDatabase } from '../../src/services/maintenance/upgrade.ts';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { downloaded, upload } from '../helpers/files.ts';
+import { DavClient, davLogin, propfindRows } from '../helpers/dav.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -147,6 +149,32 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     }
   }, 120_000);
 
+  test('after a rollback, folder and root ETags never repeat one the newer version answered: a sync client would take new changes for known ones', async () => {
+    const t = await startTestServer();
+    const paths = dataPaths(t.dataDir);
+    const owner = await seed.owner(t);
+    let dav: DavClient = await davLogin(t, owner);
+    expect((await dav.request('MKCOL', 'A/')).status).toBe(201);
+    await t.restart({ whileDown: async () => toPreviousRelease(paths.database) });
+    dav = new DavClient(t.url, dav.email, dav.password);
+    const etags = async () => propfindRows(await (await dav.propfind('', '1')).text()).map((row) => `${row.href} ${row.props.getetag}`);
+    expect((await dav.put('A/newer.txt', 'made by the newer version')).status).toBe(201);
+    const seen = await etags();
+    await t.server.stop({ graceMs: 1000 });
+    const r = await runCli(['rollback', '--to', listUpgradeSnapshots(paths)[0]!.dir, '--data-dir', t.dataDir]);
+    expect(r.code).toBe(0);
+    t.server = await startTestServer({ dataDir: t.dataDir }).then((s) => s.server);
+    try {
+      dav = new DavClient(t.server.url, dav.email, dav.password);
+      expect((await dav.put('A/older.txt', 'made after the rollback')).status).toBe(201);
+      const after = await etags();
+      expect(after).toHaveLength(seen.length);
+      for (const etag of after) expect(seen).not.toContain(etag);
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
   test("rollback keeps the newer database with its write-ahead log's commits, and the newer secrets.json beside it (0600)", async () => {
     const dir = tempDir('coffer-rollback-keeps-');
     dirs.push(dir);
@@ -214,6 +242,85 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
       expect(listUpgradeSnapshots(paths).map((s) => s.createdAt.slice(0, 10))).toEqual(['2026-01-04', '2026-01-03', '2026-01-02']);
       expect(fs.readdirSync(paths.snapshots)).toHaveLength(3);
     } finally {
+      closeDatabase(db);
+    }
+  });
+
+  test('a snapshot a crash cut short (its .partial directory, as big as the database) goes at the next upgrade', () => {
+    const dir = tempDir('coffer-snapshot-crash-');
+    dirs.push(dir);
+    const paths = dataPaths(dir);
+    fs.writeFileSync(paths.secrets, '{}');
+    const db = openDatabase(paths.database);
+    try {
+      upgradeDatabase(db, paths);
+      const cut = path.join(paths.snapshots, '0.1.0-20260101T000000Z.partial');
+      fs.mkdirSync(cut, { recursive: true });
+      fs.writeFileSync(path.join(cut, 'coffer.db'), 'half a database');
+      revertLatest((sql) => db.$client.run(sql));
+      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      const { snapshot } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 0, 2) });
+      expect(fs.readdirSync(paths.snapshots)).toEqual([path.basename(snapshot!.dir)]);
+    } finally {
+      closeDatabase(db);
+    }
+  });
+
+  test("a database main's builds recorded under a migration's former tag (renumbered at a merge, the same SQL) upgrades; another SQL under it is refused", () => {
+    const dir = tempDir('coffer-former-tags-');
+    dirs.push(dir);
+    const at = embeddedMigrations.findIndex((m) => m.tag === '0013_share_link_options');
+    const contentSearch = embeddedMigrations.find((m) => m.tag === '0017_content_search')!;
+    const sha = (sql: string) => createHash('sha256').update(sql).digest('hex');
+    // As a build of 2026-11-27 01:01 left it: 0000-0012, then the content search as 0013_content_search.
+    const asBuilt = (file: string, hash: string) => {
+      const db = openDatabase(path.join(dir, file));
+      migrate(db, embeddedMigrations.slice(0, at));
+      for (const statement of contentSearch.sql.split('--> statement-breakpoint')) if (statement.trim()) db.$client.run(statement);
+      db.$client.query('INSERT INTO coffer_migrations (tag, hash, applied_at) VALUES (?, ?, ?)').run('0013_content_search', hash, 1);
+      return db;
+    };
+    const db = asBuilt('renumbered.db', sha(contentSearch.sql));
+    try {
+      expect(migrate(db).applied).toEqual(
+        embeddedMigrations
+          .slice(at)
+          .map((m) => m.tag)
+          .filter((tag) => tag !== contentSearch.tag),
+      );
+      expect(pendingMigrations(db)).toEqual([]);
+      expect(knownMigration('0013_content_search')).toBe(true);
+    } finally {
+      closeDatabase(db);
+    }
+    const other = asBuilt('other.db', sha('another content search'));
+    try {
+      expect(() => pendingMigrations(other)).toThrow('written by a newer version of Coffer (it has migration 0013_content_search)');
+    } finally {
+      closeDatabase(other);
+    }
+  });
+
+  test('a command of the newer version leaves the database alone while an older server runs on it (its lock held by a live process)', async () => {
+    const dir = tempDir('coffer-upgrade-beside-server-');
+    dirs.push(dir);
+    const paths = dataPaths(dir);
+    fs.writeFileSync(paths.secrets, '{}');
+    const db = openDatabase(paths.database);
+    const server = Bun.spawn(['sleep', '60']);
+    try {
+      upgradeDatabase(db, paths);
+      revertLatest((sql) => db.$client.run(sql));
+      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      fs.writeFileSync(paths.lock, String(server.pid));
+      expect(() => upgradeDatabase(db, paths)).toThrow(`a Coffer server (pid ${server.pid}) is running on ${dir}`);
+      expect(pendingMigrations(db).map((m) => m.tag)).toEqual(since);
+      expect(fs.existsSync(paths.snapshots) ? fs.readdirSync(paths.snapshots) : []).toEqual([]);
+      server.kill();
+      await server.exited;
+      expect(upgradeDatabase(db, paths).applied).toEqual(since);
+    } finally {
+      server.kill();
       closeDatabase(db);
     }
   });

@@ -101,6 +101,23 @@ export class DatabaseRepo {
     }
   }
 
+  /**
+   * Moves a database's folder versions (in folder and root ETags) up by `past`, more than any count of changes: they
+   * count up by one per change, so an older database put back would hand out again ETags a newer one answered.
+   */
+  static moveTreeVersionsPast(file: string, past: number): void {
+    const db = new Database(file);
+    try {
+      if (!db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tree_versions'").get()) return;
+      db.transaction(() => {
+        db.query('UPDATE tree_versions SET version = version + ?').run(past);
+        db.query("UPDATE items SET tree_version = tree_version + ? WHERE type = 'folder'").run(past);
+      })();
+    } finally {
+      db.close();
+    }
+  }
+
   /** A snapshot file's integrity check, then (when it passes) its facts, read from the snapshot itself. */
   static inspectSnapshot(file: string): { integrity: string[]; facts: SnapshotFacts | null } {
     const db = new Database(file, { readonly: true });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { dataPaths } from '../../data-dir.ts';
-import { embeddedMigrations } from '../../db/migrations.ts';
+import { knownMigration } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
 import { badRequest } from '../../errors.ts';
 import {
@@ -259,7 +259,7 @@ export function checkDatabase(file: string, generation: string): string {
       objectName.snapshot(generation),
       `the database built from it fails its integrity check: ${integrity.join('; ')}`,
     );
-  if (!embeddedMigrations.some((m) => m.tag === facts.schema)) {
+  if (!knownMigration(facts.schema)) {
     throw badRequest(`the replica's database has schema ${facts.schema}, newer than this Coffer knows: use that version or later`);
   }
   return facts.schema;

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type DataPaths, dataPaths } from '../../data-dir.ts';
 import { masterKeyIdsIn } from '../../storage/secrets-file.ts';
-import { embeddedMigrations } from '../../db/migrations.ts';
+import { knownMigration } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
 import { closeDatabase, openDatabase } from '../../db/client.ts';
 import { createRepos } from '../../db/repos/index.ts';
@@ -111,7 +111,7 @@ async function unpack(
   if (header.format !== 'coffer-full-backup' || header.formatVersion !== 1) {
     throw invalid(`unknown format ${header.format} version ${header.formatVersion}`);
   }
-  if (!embeddedMigrations.some((m) => m.tag === header.schema)) {
+  if (!knownMigration(header.schema)) {
     throw badRequest(
       `the backup was made by Coffer ${header.cofferVersion}, whose database is newer than this Coffer knows: use that version or later`,
     );

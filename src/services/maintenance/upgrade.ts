@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DataPaths } from '../../data-dir.ts';
+import { type DataPaths, otherLockHolder } from '../../data-dir.ts';
 import type { Db } from '../../db/client.ts';
 import {
   appliedSchema,
@@ -64,6 +64,13 @@ export function listUpgradeSnapshots(paths: DataPaths): UpgradeSnapshot[] {
  */
 export function upgradeDatabase(db: Db, paths: DataPaths, opts: { now?: number; announce?: (line: string) => void } = {}): UpgradeResult {
   const pending = pendingMigrations(db).map((m) => m.tag);
+  const server = pending.length > 0 ? otherLockHolder(paths) : null;
+  if (server !== null) {
+    // The older server would go on writing without what the migrations added (stored folder sizes, ETags, the change log).
+    throw new StartupError(
+      `a Coffer server (pid ${server}) is running on ${paths.root} with its older database; restart it with this version first (it upgrades the database), then run this command`,
+    );
+  }
   const schema = appliedSchema(db);
   let snapshot: UpgradeSnapshot | null = null;
   if (pending.length > 0 && schema !== null) {
@@ -92,7 +99,10 @@ function takeSnapshot(db: Db, paths: DataPaths, o: { schema: string; pending: st
   const name = `${cofferVersion.replace(/[^A-Za-z0-9._-]/g, '_')}-${timeStamp(o.now)}`;
   const dir = path.join(paths.snapshots, name);
   const partial = `${dir}.partial`;
-  fs.rmSync(partial, { recursive: true, force: true });
+  // Snapshots a crash cut short: each as big as the database, never listed, so never among the three kept.
+  for (const left of fs.readdirSync(paths.snapshots).filter((n) => n.endsWith('.partial'))) {
+    fs.rmSync(path.join(paths.snapshots, left), { recursive: true, force: true });
+  }
   fs.mkdirSync(partial, { mode: 0o700 });
   snapshotDatabase(db, path.join(partial, 'coffer.db'));
   if (fs.existsSync(paths.secrets)) fs.copyFileSync(paths.secrets, path.join(partial, 'secrets.json'));
@@ -142,6 +152,8 @@ export function rollbackTo(
   const staged = `${paths.database}.rollback-${process.pid}`;
   fs.copyFileSync(db, staged);
   fs.chmodSync(staged, 0o600);
+  // Sync clients hold folder ETags the newer version answered; the time in ms exceeds any count of changes since.
+  DatabaseRepo.moveTreeVersionsPast(staged, now);
   if (fs.existsSync(paths.database)) {
     // Renamed, not opened: SQLite may delete the log of a database it fails to open, and it is where a
     // killed server's last commits are. Opening the kept database reads them from its renamed log.

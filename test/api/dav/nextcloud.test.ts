@@ -291,6 +291,22 @@ describe('Nextcloud clients: files under /remote.php', () => {
     expect((await nc.props('A/B/h.txt'))[0]!.props.fileid).toBe(id);
   });
 
+  test('oc:id and OC-FileId stay the same across a restart (an upgrade is one): clients match moved files by them', async () => {
+    const s = await startTestServer();
+    try {
+      const o = await seed.admin(s);
+      const nc = new NextcloudClient(await davLogin(s, o), o.id);
+      const put = await nc.files('PUT', 'kept.txt', { body: 'kept' });
+      const before = (await nc.props('kept.txt'))[0]!.props.id!;
+      expect(put.headers.get('oc-fileid')).toBe(before);
+      await s.restart({ samePort: true });
+      expect((await nc.props('kept.txt'))[0]!.props.id).toBe(before);
+      expect(before.endsWith(s.server.ctx.instanceId)).toBe(true);
+    } finally {
+      await s.stop();
+    }
+  });
+
   test('PUT: X-OC-Mtime sets the modified time; ETag, OC-ETag and OC-FileId answer; a stale If-Match is 412 and changes nothing', async () => {
     const o = await seed.owner(t);
     const nc = await nextcloudLogin(o);
