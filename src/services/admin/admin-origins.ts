@@ -1,0 +1,46 @@
+import type { Clock } from '../../clock.ts';
+import type { SettingsRepo } from '../../db/repos/settings.ts';
+
+const KEY = 'adminOrigins';
+/** An admin reaching the box by a handful of names (LAN address, a name, a VPN address) fits; the oldest goes first. */
+const MAX_ORIGINS = 16;
+
+/**
+ * The origins (scheme, host, port) the admin has used the instance at, recorded from the admin's signed-in
+ * requests. Anyone can write a Host header, but only the admin's requests add to this list, so it names
+ * addresses the instance is really reached at without configuration (docs/documents.md › Two addresses).
+ */
+export class AdminOrigins {
+  private origins: string[] | null = null;
+
+  constructor(
+    private readonly repo: SettingsRepo,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Records an origin the admin used; a write only the first time it is seen. */
+  note(origin: string): void {
+    const known = this.list();
+    if (known.includes(origin)) return;
+    this.origins = [...known, origin].slice(-MAX_ORIGINS);
+    this.repo.set(KEY, JSON.stringify(this.origins), this.clock.now());
+  }
+
+  has(origin: string): boolean {
+    return this.list().includes(origin);
+  }
+
+  /** The origin the admin most recently started using, or null before the admin has signed in at all. */
+  latest(): string | null {
+    return this.list().at(-1) ?? null;
+  }
+
+  private list(): string[] {
+    if (this.origins === null) {
+      const stored = this.repo.get(KEY);
+      const parsed: unknown = stored === null ? [] : JSON.parse(stored);
+      this.origins = Array.isArray(parsed) ? parsed.filter((o): o is string => typeof o === 'string') : [];
+    }
+    return this.origins;
+  }
+}
