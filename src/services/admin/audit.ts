@@ -22,6 +22,7 @@ export const AuditActions = {
   mfaDisable: 'mfa.disable',
   mfaBackupCodesRegenerate: 'mfa.backup_codes_regenerate',
   mfaReset: 'mfa.reset',
+  mfaCodesLocked: 'mfa.codes_locked',
   passkeyAdd: 'passkey.add',
   passkeyUse: 'passkey.use',
   passkeyRemove: 'passkey.remove',

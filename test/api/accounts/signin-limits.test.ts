@@ -149,3 +149,28 @@ describe('password hashes per address, whichever emails they are for', () => {
     }
   });
 });
+
+describe('second-factor codes per login, from every address together', () => {
+  test('past 10 wrong codes in 15 minutes every code is 429 whichever address sends it, audited; the next window lets the owner in', async () => {
+    const WINDOW = 15 * 60_000;
+    clock.advance(WINDOW - (clock.now() % WINDOW));
+    const login = await seed.owner(t);
+    const setup = await json(await login.client.post('/api/mfa/setup'));
+    const code = () => generate({ secret: setup.secret, epoch: Math.floor(clock.now() / 1000) });
+    expect((await login.client.post('/api/mfa/verify', { code: await code() })).status).toBe(200);
+    clock.advance(60_000);
+    const attempt = (mfaCode: string) => t.client().post('/api/login', { email: login.email, password: login.password, mfaCode }, newAddress());
+    const right = await code();
+    const wrong = right === '000000' ? '000001' : '000000';
+    for (let i = 0; i < 10; i++) expect((await attempt(wrong)).status).toBe(401);
+    const refused = await attempt(right);
+    expect(refused.status).toBe(429);
+    expect(await json(refused)).toEqual(errors.tooManyRequests);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    await t.server.ctx.services.audit.flush();
+    const locked = t.server.ctx.services.audit.list({ action: 'mfa' }).filter((e) => e.action === 'mfa.codes_locked' && e.loginId === login.id);
+    expect(locked).toHaveLength(1);
+    clock.advance(WINDOW);
+    expect((await attempt(await code())).status).toBe(200);
+  });
+});
