@@ -1,3 +1,4 @@
+import { servedType } from '../../lib/media-type.ts';
 import { edenGC } from 'bun:jsc';
 import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
 import { isoString, utcString } from '../../lib/dates.ts';
@@ -337,7 +338,7 @@ class PropfindAnswer {
       case 'getcontentlength':
         return folder ? undefined : String(item!.size);
       case 'getcontenttype':
-        return folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream');
+        return folder ? undefined : escapeXml(servedType(item!.mimeType));
       case 'getetag':
         return item ? etagXml(item) : escapeXml((shared ? this.view.sharedEtag : this.view.rootEtag) ?? '') || undefined;
       case 'supportedlock':
@@ -367,7 +368,7 @@ class PropfindAnswer {
     out += propXml(DAV, 'displayname', escapeXml(item.name));
     if (file) {
       out += `<D:getcontentlength>${item.size}</D:getcontentlength>`;
-      out += propXml(DAV, 'getcontenttype', escapeXml(item.mimeType ?? 'application/octet-stream'));
+      out += propXml(DAV, 'getcontenttype', escapeXml(servedType(item.mimeType)));
     }
     out += `${propXml(DAV, 'getetag', etagXml(item))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
     out += locks.length ? `<D:lockdiscovery>${locks.map(lockXml).join('')}</D:lockdiscovery>` : '<D:lockdiscovery/>';
