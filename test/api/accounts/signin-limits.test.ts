@@ -159,7 +159,8 @@ describe('second-factor codes per login, from every address together', () => {
     const code = () => generate({ secret: setup.secret, epoch: Math.floor(clock.now() / 1000) });
     expect((await login.client.post('/api/mfa/verify', { code: await code() })).status).toBe(200);
     clock.advance(60_000);
-    const attempt = (mfaCode: string) => t.client().post('/api/login', { email: login.email, password: login.password, mfaCode }, newAddress());
+    const attempt = (mfaCode: string) =>
+      t.client().post('/api/login', { email: login.email, password: login.password, mfaCode }, newAddress());
     const right = await code();
     const wrong = right === '000000' ? '000001' : '000000';
     for (let i = 0; i < 10; i++) expect((await attempt(wrong)).status).toBe(401);
@@ -168,7 +169,9 @@ describe('second-factor codes per login, from every address together', () => {
     expect(await json(refused)).toEqual(errors.tooManyRequests);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     await t.server.ctx.services.audit.flush();
-    const locked = t.server.ctx.services.audit.list({ action: 'mfa' }).filter((e) => e.action === 'mfa.codes_locked' && e.loginId === login.id);
+    const locked = t.server.ctx.services.audit
+      .list({ action: 'mfa' })
+      .filter((e) => e.action === 'mfa.codes_locked' && e.loginId === login.id);
     expect(locked).toHaveLength(1);
     clock.advance(WINDOW);
     expect((await attempt(await code())).status).toBe(200);
