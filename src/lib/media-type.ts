@@ -15,3 +15,17 @@ export function isMediaType(type: string | null | undefined): type is string {
 export function servedType(stored: string | null | undefined): string {
   return isMediaType(stored) ? stored : UNKNOWN_TYPE;
 }
+
+// Types a page loads as code or style (WHATWG's JavaScript MIME types, CSS, JSON and its `+json` kin, WebAssembly).
+const ACTIVE_TYPE =
+  /^(?:(?:application|text)\/(?:x-)?(?:javascript|ecmascript)|text\/(?:javascript1\.[0-5]|jscript|livescript)|text\/css|(?:application|text)\/json|application\/[\w.+-]*\+json|application\/wasm)$/i;
+
+/**
+ * The Content-Type of a file's bytes as a response: servedType, except that a type a page would load as a script, a
+ * stylesheet, a JSON module or WebAssembly goes out as text/plain, which with `nosniff` no page runs or applies (as
+ * Nextcloud and Seafile serve them). The bytes are unchanged; listings (PROPFIND, the API) keep the stored type.
+ */
+export function inertType(stored: string | null | undefined): string {
+  const type = servedType(stored);
+  return ACTIVE_TYPE.test(type.split(';')[0]!.trim()) ? 'text/plain' : type;
+}
