@@ -11,7 +11,7 @@ import type { MfaService } from './mfa.ts';
 export type Confirmation = { password?: string; code?: string } | null | undefined;
 
 /** A session signed in this recently confirms its login on its own: a cookie stolen later is older than that. */
-export const RECENT_SIGN_IN_MS = 10 * 60_000;
+const RECENT_SIGN_IN_MS = 10 * 60_000;
 
 /** What the check is for: the audited action of a refusal, and the messages that say what to enter. */
 export interface ConfirmationPurpose {
