@@ -8,7 +8,7 @@ const MAX_ORIGINS = 16;
 /**
  * The origins (scheme, host, port) the admin has used the instance at, recorded from the admin's signed-in
  * requests. Anyone can write a Host header, but only the admin's requests add to this list, so it names
- * addresses the instance is really reached at without configuration (docs/documents.md › Two addresses).
+ * addresses the instance is really reached at without configuration (docs/documents.md › Editing documents).
  */
 export class AdminOrigins {
   private origins: string[] | null = null;
