@@ -22,8 +22,14 @@ export class AdminOrigins {
   note(origin: string): void {
     const known = this.list();
     if (known.includes(origin)) return;
-    this.origins = [...known, origin].slice(-MAX_ORIGINS);
-    this.repo.set(KEY, JSON.stringify(this.origins), this.clock.now());
+    const origins = [...known, origin].slice(-MAX_ORIGINS);
+    try {
+      this.repo.set(KEY, JSON.stringify(origins), this.clock.now());
+    } catch {
+      // A write that fails (a full disk, a busy database) is tried again at the admin's next request; this one goes on.
+      return;
+    }
+    this.origins = origins;
   }
 
   has(origin: string): boolean {
