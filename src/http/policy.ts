@@ -38,7 +38,11 @@ const owner = { access: 'owner' } as const satisfies RoutePolicy;
 const admin = { access: 'admin' } as const satisfies RoutePolicy;
 const publicGeneral = { access: 'public' } as const satisfies RoutePolicy;
 /** A signed-in change that checks the login's password (or a code) again: it spends the login's sign-in attempts, like a password change. */
-const confirmsIdentity = { access: 'session', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true } as const satisfies RoutePolicy;
+const confirmsIdentity = {
+  access: 'session',
+  limit: { limiter: 'auth', key: 'ip+email' },
+  hashesPassword: true,
+} as const satisfies RoutePolicy;
 const signIn = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true } as const satisfies RoutePolicy;
 const share = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
 // Called by the document server, which has no session: open under desktop-only access (docs/compatibility.md › Operations) and on the
