@@ -1,4 +1,5 @@
 import type { Confirmation, ConfirmationPurpose, IdentityCheck } from './identity-check.ts';
+import type { PasswordTries } from './password-tries.ts';
 import type { AppPassword } from '../../contract/accounts.ts';
 import { createHash, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
@@ -64,6 +65,7 @@ export interface AppPasswordDeps {
   davLocks: DavLockService;
   database: Pick<DatabaseRepo, 'authVersion'>;
   identity: IdentityCheck;
+  passwordTries: PasswordTries;
 }
 
 const CONFIRM_APP_PASSWORD: ConfirmationPurpose = {
@@ -219,7 +221,7 @@ export class AppPasswordService {
       if (at !== undefined && now - at < ACCOUNT_PASSWORD_CACHE_MS) via = 'account_password';
       else {
         beforeHash();
-        if (hash ? await verifyPassword(password, hash) : await verifyAgainstDummy(password)) {
+        if (await this.d.passwordTries.check(email, () => (hash ? verifyPassword(password, hash) : verifyAgainstDummy(password)))) {
           this.verified.set(key, now);
           via = 'account_password';
         }

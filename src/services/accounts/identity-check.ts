@@ -6,6 +6,7 @@ import type { AuditAction, AuditService } from '../admin/audit.ts';
 import { verifyPassword } from '../identity/passwords.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { MfaService } from './mfa.ts';
+import type { PasswordTries } from './password-tries.ts';
 
 /** What a login gives to prove it is itself again: its password, or a code of its second factor. */
 export type Confirmation = { password?: string; code?: string } | null | undefined;
@@ -29,7 +30,16 @@ export interface ConfirmationPurpose {
  * is needed, with `confirm` naming it for clients (`password` or `code`), and a wrong one is audited.
  */
 export class IdentityCheck {
-  constructor(private readonly d: { clock: Clock; users: UsersRepo; sessions: SessionsRepo; mfa: MfaService; audit: AuditService }) {}
+  constructor(
+    private readonly d: {
+      clock: Clock;
+      users: UsersRepo;
+      sessions: SessionsRepo;
+      mfa: MfaService;
+      passwordTries: PasswordTries;
+      audit: AuditService;
+    },
+  ) {}
 
   async confirm(principal: Principal, proof: Confirmation, purpose: ConfirmationPurpose): Promise<void> {
     const login = this.d.users.byId(principal.loginId);
@@ -46,7 +56,9 @@ export class IdentityCheck {
       throw badRequest(message);
     };
     if (login.passwordHash && proof?.password) {
-      if (!(await verifyPassword(proof.password, login.passwordHash))) refuse('wrong_password', Messages.wrongCurrentPassword);
+      const hash = login.passwordHash;
+      if (!(await this.d.passwordTries.check(login.email, () => verifyPassword(proof.password!, hash))))
+        refuse('wrong_password', Messages.wrongCurrentPassword);
       return;
     }
     if (login.mfaEnabled && proof?.code) {

@@ -177,3 +177,37 @@ describe('second-factor codes per login, from every address together', () => {
     expect((await attempt(await code())).status).toBe(200);
   });
 });
+
+describe('wrong passwords per email, from every address together', () => {
+  test('past 100 in 15 minutes every password is 429 whichever address sends it, the right one too, audited; app passwords keep working; the next window lets the owner in', async () => {
+    const WINDOW = 15 * 60_000;
+    clock.advance(WINDOW - (clock.now() % WINDOW));
+    const o = await seed.owner(t);
+    const app = await davLogin(t, o);
+    const statuses: number[] = [];
+    // Each address stays under its own limits (AUTH_LIMIT per address and email, HASH_BUDGET hashes a minute).
+    let from = newAddress();
+    for (let i = 0; i < 100; i++) {
+      if (i % AUTH_LIMIT === 0) from = newAddress();
+      statuses.push((await signIn(o.email, `wrong guess ${i}`, from)).status);
+    }
+    expect(tally(statuses)).toEqual({ 401: 100 });
+    const refused = await signIn(o.email, o.password, newAddress());
+    expect(refused.status).toBe(429);
+    expect(await json(refused)).toEqual(errors.tooManyRequests);
+    await accountPasswords(true);
+    try {
+      expect((await davAttempt(o.email, o.password, newAddress())).status).toBe(429);
+    } finally {
+      await accountPasswords(false);
+    }
+    expect((await app.propfind('', '0')).status).toBe(207);
+    await t.server.ctx.services.audit.flush();
+    const locked = t.server.ctx.services.audit
+      .list({ action: 'auth' })
+      .filter((e) => e.action === 'auth.passwords_locked' && e.email === o.email);
+    expect(locked).toHaveLength(1);
+    clock.advance(WINDOW);
+    expect((await signIn(o.email, o.password, newAddress())).status).toBe(200);
+  });
+});
