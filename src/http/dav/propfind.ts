@@ -1,4 +1,3 @@
-import { servedType } from '../../lib/media-type.ts';
 import { edenGC } from 'bun:jsc';
 import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
 import { isoString, utcString } from '../../lib/dates.ts';
@@ -338,7 +337,7 @@ class PropfindAnswer {
       case 'getcontentlength':
         return folder ? undefined : String(item!.size);
       case 'getcontenttype':
-        return folder ? undefined : escapeXml(servedType(item!.mimeType));
+        return folder ? undefined : escapeXml(item!.mimeType ?? 'application/octet-stream');
       case 'getetag':
         return item ? etagXml(item) : escapeXml((shared ? this.view.sharedEtag : this.view.rootEtag) ?? '') || undefined;
       case 'supportedlock':
@@ -368,7 +367,7 @@ class PropfindAnswer {
     out += propXml(DAV, 'displayname', escapeXml(item.name));
     if (file) {
       out += `<D:getcontentlength>${item.size}</D:getcontentlength>`;
-      out += propXml(DAV, 'getcontenttype', escapeXml(servedType(item.mimeType)));
+      out += propXml(DAV, 'getcontenttype', escapeXml(item.mimeType ?? 'application/octet-stream'));
     }
     out += `${propXml(DAV, 'getetag', etagXml(item))}<D:getlastmodified>${utcString(item.modifiedAt)}</D:getlastmodified>`;
     out += locks.length ? `<D:lockdiscovery>${locks.map(lockXml).join('')}</D:lockdiscovery>` : '<D:lockdiscovery/>';

@@ -1,4 +1,3 @@
-import { servedType } from '../../lib/media-type.ts';
 import type { AppContext } from '../../context.ts';
 import { forbidden, Messages, notFound } from '../../errors.ts';
 import { utcString } from '../../lib/dates.ts';
@@ -47,7 +46,7 @@ function entryValue(entry: TrashbinEntry, instanceId: string, ns: string, name: 
       case 'getcontentlength':
         return folder ? undefined : String(item.size);
       case 'getcontenttype':
-        return folder ? undefined : escapeXml(servedType(item.mimeType));
+        return folder ? undefined : escapeXml(item.mimeType ?? 'application/octet-stream');
     }
   } else if (ns === OC) {
     switch (name) {

@@ -1,4 +1,3 @@
-import { servedType } from '../../lib/media-type.ts';
 import type { AppContext } from '../../context.ts';
 import { AppError, forbidden, Messages, notFound } from '../../errors.ts';
 import { isoString, utcString } from '../../lib/dates.ts';
@@ -58,7 +57,7 @@ function versionValue(v: DavVersion, fileId: number, ns: string, name: string): 
       case 'getcontentlength':
         return String(v.size);
       case 'getcontenttype':
-        return escapeXml(servedType(v.mimeType));
+        return escapeXml(v.mimeType ?? 'application/octet-stream');
     }
   } else if (ns === OC) {
     switch (name) {
