@@ -12,7 +12,7 @@ export function isMediaType(type: string | null | undefined): type is string {
  * The Content-Type a file's bytes go out with at every door: its stored type, or application/octet-stream for none
  * or one no header can carry (stored before client-sent types were checked; migration 0043 repairs those rows).
  */
-export function servedType(stored: string | null | undefined): string {
+function servedType(stored: string | null | undefined): string {
   return isMediaType(stored) ? stored : UNKNOWN_TYPE;
 }
 
