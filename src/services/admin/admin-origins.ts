@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { SettingsRepo } from '../../db/repos/settings.ts';
+import { isLoopback } from '../../lib/ip.ts';
 
 const KEY = 'adminOrigins';
 /** An admin reaching the box by a handful of names (LAN address, a name, a VPN address) fits; the oldest goes first. */
@@ -36,9 +37,13 @@ export class AdminOrigins {
     return this.list().includes(origin);
   }
 
-  /** The origin the admin most recently started using, or null before the admin has signed in at all. */
+  /**
+   * The origin the admin most recently started using, one other machines can reach when there is one (an admin on the
+   * box itself at localhost is no address for a document server elsewhere); null before the admin has signed in at all.
+   */
   latest(): string | null {
-    return this.list().at(-1) ?? null;
+    const known = this.list();
+    return known.findLast((o) => !isLoopback(new URL(o).hostname.replace(/^\[|\]$/g, ''))) ?? known.at(-1) ?? null;
   }
 
   private list(): string[] {
