@@ -47,7 +47,7 @@ const PRESENCE_TTL_MS = 5 * 60_000;
 /** Each domain's services, wired in the order they build on each other, and the lifecycles each owns. */
 function createServices(infra: Infrastructure) {
   const admin = createAdminServices(infra);
-  const { audit, settings, storageLocation } = admin.services;
+  const { audit, settings, adminOrigins, storageLocation } = admin.services;
   const hasThumbnail = hasThumbnailWith(infra.config.ffmpegPath !== null);
   const files = createFilesServices(infra, {
     audit,
@@ -93,7 +93,7 @@ function createServices(infra: Infrastructure) {
     ...sharing.services,
   });
   const signOn = createSignOnServices(infra, { audit, groups: sharing.services.groups, ...accounts.services });
-  const docserver = createDocserverServices(infra, { audit, settings, tree, events, ...files.services });
+  const docserver = createDocserverServices(infra, { audit, settings, adminOrigins, tree, events, ...files.services });
   const resumable = createResumableUploadServices(infra, {
     settings,
     tree,

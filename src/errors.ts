@@ -161,6 +161,8 @@ export const Messages = {
   // Document server
   docserverNotConfigured:
     'No document server is connected, so documents cannot be opened in the editor. Ask the administrator to set one up.',
+  docserverNoOrigin:
+    'Coffer does not know yet which address the document server should reach it at. Ask the administrator to sign in to Coffer once, or to set COFFER_PUBLIC_URL.',
   docserverFolder: 'Only files can be opened in the document editor; this item is a folder',
   docserverTypeMismatch: "The file's content does not match its extension, so it is not opened in the editor",
   docserverFileToken: 'Invalid or expired document link',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { confirmationFields } from './confirmation.ts';
 import { built, lazySchema } from './lazy-schema.ts';
 import { EMAIL_MAX, MFA_CODE_MAX, PASSWORD, SETUP_CODE_MAX } from './limits.ts';
 import { assertionBody } from './passkeys.ts';
@@ -59,7 +60,9 @@ export const mfaDisableBody = lazySchema(() =>
   }),
 );
 
-export const appPasswordBody = lazySchema(() => z.object({ name: z.string({ error: 'name is required' }) }));
+export const appPasswordBody = lazySchema(() => z.object({ name: z.string({ error: 'name is required' }), ...confirmationFields }));
+/** Granting a client's sign-in flow: an app password, confirmed as appPasswordBody's. */
+export const loginFlowGrantBody = lazySchema(() => z.object(confirmationFields).nullable());
 
 const permissionKeys = PERMISSION_CATALOG.map((p) => p.key) as [Permission, ...Permission[]];
 const permissionsField = lazySchema(() =>

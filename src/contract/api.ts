@@ -3,6 +3,7 @@ import type {
   AppPassword,
   LoginFlowView,
   appPasswordBody,
+  loginFlowGrantBody,
   changePasswordBody,
   DavLock,
   idpMfaBody,
@@ -269,7 +270,7 @@ export interface Api {
   'POST /api/user/app-passwords': { body: In<typeof appPasswordBody>; response: AppPassword & { password: string } };
   'DELETE /api/user/app-passwords/:id': { response: Message };
   'GET /api/login-flows/:token': { response: LoginFlowView };
-  'POST /api/login-flows/:token/grant': { response: { redirect: string | null } };
+  'POST /api/login-flows/:token/grant': { body: In<typeof loginFlowGrantBody>; response: { redirect: string | null } };
   'POST /api/login-flows/:token/cancel': { response: Message };
   'GET /api/user/dav-locks': { response: { locks: DavLock[] } };
   'DELETE /api/user/dav-locks/:token': { response: Message };

@@ -1,6 +1,7 @@
+import { confirmationFields } from './confirmation.ts';
 import { z } from 'zod';
 import { built, lazySchema } from './lazy-schema.ts';
-import { MFA_CODE_MAX, PASSKEY_NAME_MAX, PASSWORD } from './limits.ts';
+import { PASSKEY_NAME_MAX } from './limits.ts';
 
 /** Passkeys (WebAuthn): the answers a browser sends and what the server shows of a login's passkeys. */
 
@@ -50,14 +51,7 @@ export const assertionBody = lazySchema(() =>
 );
 
 /** Starting to add a passkey: the login's password, or (without one) a code of its second factor, asked again. */
-export const registerOptionsBody = lazySchema(() =>
-  z
-    .object({
-      password: z.string().max(PASSWORD.max, `password must be at most ${PASSWORD.max} characters`).optional(),
-      code: z.string().max(MFA_CODE_MAX, `code must be at most ${MFA_CODE_MAX} characters`).optional(),
-    })
-    .nullable(),
-);
+export const registerOptionsBody = lazySchema(() => z.object(confirmationFields).nullable());
 
 /** A new passkey: the answer of `navigator.credentials.create()` and an optional name. */
 export const registerBody = lazySchema(() =>

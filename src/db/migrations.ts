@@ -42,6 +42,7 @@ import m0039 from '../../migrations/0039_items_taken_at_unchanged.sql' with { ty
 import m0040 from '../../migrations/0040_auth_generation_app_passwords.sql' with { type: 'text' };
 import m0041 from '../../migrations/0041_access_generation_libraries.sql' with { type: 'text' };
 import m0042 from '../../migrations/0042_changes_item_row.sql' with { type: 'text' };
+import m0043 from '../../migrations/0043_unusable_mime_types.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -118,6 +119,8 @@ export const embeddedMigrations: ReadonlyArray<EmbeddedMigration> = [
   { tag: '0041_access_generation_libraries', sql: m0041 },
   // Generated, with a hand-written backfill: the change log's item index keyed by the item's row number.
   { tag: '0042_changes_item_row', sql: m0042 },
+  // Hand-written: file types stored before client-sent types were checked, that no header can carry, become none.
+  { tag: '0043_unusable_mime_types', sql: m0043 },
 ];
 
 /** Whether a database whose last migration is `tag` is one this Coffer can open (and upgrade). */

@@ -5,6 +5,7 @@ import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';
 import { parseRange } from '../lib/byte-range.ts';
 import { noneMatchNames } from '../lib/etags.ts';
+import { inertType } from '../lib/media-type.ts';
 
 /** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (docs/compatibility.md › Files), bidi controls dropped. */
 function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
@@ -53,7 +54,7 @@ export function openedFileResponse(
   const { inlineType = null } = opts;
   const body = countedBody(request, stream);
   const headers: Record<string, string> = {
-    'Content-Type': inlineType ?? row.mimeType ?? 'application/octet-stream',
+    'Content-Type': inlineType ?? inertType(row.mimeType),
     'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),
     // Bun 1.4 sends stream bodies chunked and drops this (oven-sh/bun#10507); runtimes that honour it show progress.
     'Content-Length': String(range ? range.end - range.start : row.size),

@@ -116,6 +116,7 @@ export function guardPlugin(ctx: AppContext, limits: Limits) {
     const { principal, renewal } = ctx.services.sessions.authenticate(credentials.token, { ip: meta.ip, requestId: meta.id });
     meta.loginId = principal.loginId;
     meta.principal = principal;
+    if (principal.isAdmin && meta.host !== null) ctx.services.adminOrigins.note(meta.origin);
     const limited = limit(policy, request, meta, principal);
     if (limited) await limited;
     try {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { loginFlowGrantBody } from '../contract/accounts.ts';
 import { badRequest } from '../errors.ts';
 import { readJsonOrForm } from './body.ts';
 import { ocsResponse } from './nextcloud.ts';
@@ -56,7 +57,8 @@ export function nextcloudLoginRoutes(ctx: AppContext) {
     }),
     route('POST /api/login-flows/:token/grant', {
       summary: 'Grants the client access with a new app password named after it: {redirect} (v1: the nc://login/ address; v2: null)',
-      handler: ({ principal, params }) => loginFlows.grant(principal, params.token),
+      body: loginFlowGrantBody,
+      handler: ({ principal, params, body }) => loginFlows.grant(principal, params.token, body),
     }),
     route('POST /api/login-flows/:token/cancel', {
       summary: 'Refuses the client access: the flow ends',

@@ -37,6 +37,12 @@ const session = { access: 'session' } as const satisfies RoutePolicy;
 const owner = { access: 'owner' } as const satisfies RoutePolicy;
 const admin = { access: 'admin' } as const satisfies RoutePolicy;
 const publicGeneral = { access: 'public' } as const satisfies RoutePolicy;
+/** A signed-in change that checks the login's password (or a code) again: it spends the login's sign-in attempts, like a password change. */
+const confirmsIdentity = {
+  access: 'session',
+  limit: { limiter: 'auth', key: 'ip+email' },
+  hashesPassword: true,
+} as const satisfies RoutePolicy;
 const signIn = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true } as const satisfies RoutePolicy;
 const share = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
 // Called by the document server, which has no session: open under desktop-only access (docs/compatibility.md › Operations) and on the
@@ -97,8 +103,7 @@ export const ROUTES = {
   'GET /api/mfa/backup-codes/count': session,
 
   'GET /api/passkeys': session,
-  // Checks the password (or a code) again: it spends the login's sign-in attempts, like a password change.
-  'POST /api/passkeys/register/options': { access: 'session', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true },
+  'POST /api/passkeys/register/options': confirmsIdentity,
   'POST /api/passkeys': session,
   'DELETE /api/passkeys/:id': session,
   'POST /api/passkeys/sign-in/options': publicGeneral,
@@ -295,11 +300,12 @@ export const ROUTES = {
   'GET /api/docserver/file/:id': docserverCalls,
   'POST /api/docserver/callback': docserverCalls,
   'GET /api/user/app-passwords': session,
-  'POST /api/user/app-passwords': session,
+  // May check the password (or a code) again (services/accounts/identity-check.ts), so counted like the passkey's.
+  'POST /api/user/app-passwords': confirmsIdentity,
   'DELETE /api/user/app-passwords/:id': session,
   // The Nextcloud clients' browser sign-in: the consent page's questions and answers (cookie changes refuse other sites).
   'GET /api/login-flows/:token': session,
-  'POST /api/login-flows/:token/grant': session,
+  'POST /api/login-flows/:token/grant': confirmsIdentity,
   'POST /api/login-flows/:token/cancel': session,
   'GET /api/user/dav-locks': owner,
   // Webhooks: an account's by its owner (a sub-user gets 403), the instance's by the admin.

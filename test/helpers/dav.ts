@@ -40,9 +40,9 @@ export class DavClient {
   }
 }
 
-/** A new app password for the login, and a WebDAV client using it. */
+/** A new app password for the login (its password given again, as a session signed in long ago must), and a WebDAV client using it. */
 export async function davLogin(t: TestServer, login: SeededLogin, name = 'test device'): Promise<DavClient & { id: string }> {
-  const res = await login.client.post('/api/user/app-passwords', { name });
+  const res = await login.client.post('/api/user/app-passwords', { name, password: login.password });
   if (res.status !== 201) throw new Error(`app password: ${res.status} ${await res.text()}`);
   const body = await json(res);
   return Object.assign(new DavClient(t.url, login.email, body.password), { id: body.id as string });

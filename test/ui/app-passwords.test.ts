@@ -63,6 +63,23 @@ describe('Settings → App passwords', () => {
     await context.close();
   });
 
+  test('signed in long ago: the page asks for the password again before it makes one, and says a wrong one is wrong', async () => {
+    const o = await seed.owner(t);
+    const { page, errors } = await signedInContext(browser, t.url, o);
+    t.server.ctx.db.$client.query('UPDATE sessions SET created_at = created_at - 3600000 WHERE user_id = ?').run(o.id);
+    await page.goto('/settings/app-passwords');
+    await page.getByLabel('Device name').fill('Old session');
+    await page.getByRole('button', { name: 'Create app password' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Enter your password to make an app password' }).waitFor();
+    await page.getByLabel('Your password').fill('not the password');
+    await page.getByRole('button', { name: 'Create app password' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Current password is incorrect' }).waitFor();
+    await page.getByLabel('Your password').fill(o.password);
+    await page.getByRole('button', { name: 'Create app password' }).click();
+    expect(await page.getByLabel('New app password').inputValue()).toMatch(/^[a-z2-9]{5}(-[a-z2-9]{5}){4}$/);
+    expect(errors.filter((e) => !e.includes('400'))).toEqual([]);
+  });
+
   test("the owner sees the account's WebDAV locks with who holds them and removes one; a sub-user has no such list", async () => {
     const o = await seed.owner(t);
     const ownerDav = await davLogin(t, o);

@@ -44,13 +44,14 @@ export const mfa = {
 /** WebDAV devices: app passwords, and the account's locks. */
 export const devices = {
   appPasswords: () => call('GET /api/user/app-passwords'),
-  createAppPassword: (name: string) => call('POST /api/user/app-passwords', { body: { name } }),
+  createAppPassword: (body: ApiBody<'POST /api/user/app-passwords'>) => call('POST /api/user/app-passwords', { body }),
   revokeAppPassword: (id: string) => call('DELETE /api/user/app-passwords/:id', { params: { id } }),
   locks: () => call('GET /api/user/dav-locks'),
   removeLock: (token: string) => call('DELETE /api/user/dav-locks/:token', { params: { token } }),
   /** A Nextcloud client's browser sign-in: which client asks, and the answer. */
   loginFlow: (token: string) => call('GET /api/login-flows/:token', { params: { token } }),
-  grantLoginFlow: (token: string) => call('POST /api/login-flows/:token/grant', { params: { token } }),
+  grantLoginFlow: (token: string, body: ApiBody<'POST /api/login-flows/:token/grant'>) =>
+    call('POST /api/login-flows/:token/grant', { params: { token }, body }),
   cancelLoginFlow: (token: string) => call('POST /api/login-flows/:token/cancel', { params: { token } }),
 };
 

@@ -5,6 +5,7 @@ import { ApiError } from '../app/api.ts';
 import { navigate } from '../app/router.ts';
 import { profile, signOut } from '../app/session.ts';
 import { Card } from '../signin/signin.tsx';
+import { ConfirmIdentityField, type ConfirmKind, confirmAsked, proofOf } from '../ui/confirm-identity.tsx';
 import { FormError } from '../ui/form.tsx';
 
 type Step =
@@ -25,6 +26,8 @@ export function ConnectClient({ token }: { token: string }) {
   const [step, setStep] = useState<Step>({ kind: 'loading' });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [confirm, setConfirm] = useState<ConfirmKind | null>(null);
+  const [secret, setSecret] = useState('');
   useEffect(() => {
     api.devices.loginFlow(token).then(
       (flow) => setStep({ kind: 'ask', flow }),
@@ -42,12 +45,15 @@ export function ConnectClient({ token }: { token: string }) {
         setStep({ kind: 'cancelled' });
         return;
       }
-      const { redirect } = await api.devices.grantLoginFlow(token);
+      const { redirect } = await api.devices.grantLoginFlow(token, proofOf(confirm, secret));
       setStep({ kind: 'granted', flow: step.flow });
       if (redirect) location.href = redirect;
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) setStep({ kind: 'gone', message: err.message });
-      else setError(errorText(err));
+      else {
+        setConfirm(confirmAsked(err) ?? confirm);
+        setError(errorText(err));
+      }
     } finally {
       setBusy(false);
     }
@@ -94,6 +100,7 @@ export function ConnectClient({ token }: { token: string }) {
         It can read, change and delete your files as you can. It gets its own app password, listed in Settings → App passwords, where you
         can revoke it at any time. Grant access only if you just started signing in from this app.
       </p>
+      {confirm && <ConfirmIdentityField kind={confirm} value={secret} onValue={setSecret} />}
       <FormError message={error} />
       <div class="form-actions">
         <button type="button" class="button" disabled={busy} onClick={() => void answer(false)}>

@@ -5,6 +5,7 @@ import { exactDate, formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { isSubUser, profile } from '../app/session.ts';
 import { copyText } from '../ui/copy.ts';
+import { ConfirmIdentityField, type ConfirmKind, confirmAsked, proofOf } from '../ui/confirm-identity.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 import { CredentialList, removeEntry, When } from './credential-list.tsx';
@@ -88,6 +89,8 @@ export function AppPasswords() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<(AppPassword & { password: string }) | null>(null);
+  const [confirm, setConfirm] = useState<ConfirmKind | null>(null);
+  const [secret, setSecret] = useState('');
 
   const revoke = (p: AppPassword) =>
     removeEntry({
@@ -124,10 +127,13 @@ export function AppPasswords() {
               setBusy(true);
               setError(null);
               try {
-                setCreated(await api.devices.createAppPassword(name));
+                setCreated(await api.devices.createAppPassword({ name, ...proofOf(confirm, secret) }));
                 setName('');
+                setConfirm(null);
+                setSecret('');
                 await list.reload();
               } catch (err) {
+                setConfirm(confirmAsked(err) ?? confirm);
                 setError((err as Error).message);
               }
               setBusy(false);
@@ -136,6 +142,7 @@ export function AppPasswords() {
             <Field label="Device name" hint="Where the password goes, so you know which to revoke later.">
               <input type="text" maxLength={NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} />
             </Field>
+            {confirm && <ConfirmIdentityField kind={confirm} value={secret} onValue={setSecret} />}
             <FormError message={error} />
             <div class="form-actions">
               <button type="submit" class="button primary" disabled={busy}>

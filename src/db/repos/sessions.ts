@@ -24,6 +24,15 @@ export class SessionsRepo {
       .get(id, userId);
   }
 
+  /** When the session was signed in, or null when it is gone. */
+  startedAt(id: string, userId: string): number | null {
+    return (
+      this.db.$client
+        .query<{ createdAt: number }, [string, string]>('SELECT created_at AS createdAt FROM sessions WHERE id = ? AND user_id = ?')
+        .get(id, userId)?.createdAt ?? null
+    );
+  }
+
   touch(id: string, at: number, ip: string): void {
     this.db.$client.query('UPDATE sessions SET last_activity_at = ?, ip_address = ? WHERE id = ?').run(at, ip, id);
   }

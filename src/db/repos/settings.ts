@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import type { Db } from '../client.ts';
 import { settings } from '../schema/users.ts';
 
@@ -7,6 +8,10 @@ export class SettingsRepo {
 
   all(): Array<{ key: string; value: string }> {
     return this.db.select({ key: settings.key, value: settings.value }).from(settings).all();
+  }
+
+  get(key: string): string | null {
+    return this.db.select({ value: settings.value }).from(settings).where(eq(settings.key, key)).get()?.value ?? null;
   }
 
   set(key: string, value: string, at: number): void {

@@ -20,6 +20,7 @@ import {
 import { type Principal } from '../../services/identity/principal.ts';
 import { noneMatchNames } from '../../lib/etags.ts';
 import { readBody, readText } from '../body.ts';
+import { inertType } from '../../lib/media-type.ts';
 import { openedFileResponse } from '../download-responses.ts';
 import { davAuthenticate } from '../guard.ts';
 import type { Limits } from '../limits.ts';
@@ -300,7 +301,7 @@ async function get(dav: DavService, request: Request, head: boolean): Promise<Re
     return new Response(null, {
       headers: {
         ...headers,
-        'Content-Type': row.mimeType ?? 'application/octet-stream',
+        'Content-Type': inertType(row.mimeType),
         'Content-Length': String(row.size),
         'Accept-Ranges': 'bytes',
       },

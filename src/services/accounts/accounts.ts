@@ -18,6 +18,7 @@ import {
 import { newId } from '../../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../admin/audit.ts';
 import { emailKey } from './email.ts';
+import type { PasswordTries } from './password-tries.ts';
 import type { MfaService } from './mfa.ts';
 import type { PasskeyResponse, PasskeyService } from './passkeys.ts';
 import type { AppPasswordService } from './app-passwords.ts';
@@ -94,6 +95,7 @@ export interface AccountDeps {
   audit: AuditService;
   setupCode: SetupCodeService;
   appPasswords: AppPasswordService;
+  passwordTries: PasswordTries;
   /** The profiles' own rows by login id, kept until anything is committed (DatabaseRepo.changeVersion). */
   profiles: PageCache<StoredProfile | null>;
   /** Single sign-on settings: with `disablePasswordLogin`, password sign-in and sign-up are refused. */
@@ -211,7 +213,9 @@ export class AccountService {
       ]);
     }
     const row = this.findByEmail(input.email);
-    const ok = row?.passwordHash ? await verifyPassword(input.password, row.passwordHash) : await verifyAgainstDummy(input.password);
+    const ok = await this.d.passwordTries.check(input.email, () =>
+      row?.passwordHash ? verifyPassword(input.password, row.passwordHash) : verifyAgainstDummy(input.password),
+    );
     const failed = (reason: string) =>
       this.d.audit.record({
         action: AuditActions.signIn,
@@ -311,7 +315,7 @@ export class AccountService {
     const row = this.findById(principal.loginId);
     if (!row) throw unauthorized(Messages.sessionRevoked);
     if (!row.passwordHash) throw badRequest(Messages.noLocalPassword);
-    if (!(await verifyPassword(input.oldPassword, row.passwordHash))) {
+    if (!(await this.d.passwordTries.check(row.email, () => verifyPassword(input.oldPassword, row.passwordHash!)))) {
       record('failure', 'wrong_current_password');
       throw badRequest(Messages.wrongCurrentPassword);
     }

@@ -1,3 +1,5 @@
+import type { Confirmation, ConfirmationPurpose, IdentityCheck } from './identity-check.ts';
+import type { PasswordTries } from './password-tries.ts';
 import type { AppPassword } from '../../contract/accounts.ts';
 import { createHash, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
@@ -62,7 +64,19 @@ export interface AppPasswordDeps {
   audit: AuditService;
   davLocks: DavLockService;
   database: Pick<DatabaseRepo, 'authVersion'>;
+  identity: IdentityCheck;
+  passwordTries: PasswordTries;
 }
+
+const CONFIRM_APP_PASSWORD: ConfirmationPurpose = {
+  action: AuditActions.appPasswordCreate,
+  recentSignIn: true,
+  passwordNeeded:
+    'Enter your password to make an app password: it signs in to your files for as long as it exists, so Coffer checks it is you first.',
+  codeNeeded:
+    'Enter a code from your authenticator app, or a backup code, to make an app password: it signs in to your files for as long as it exists, so Coffer checks it is you first.',
+  noProof: 'Sign out and sign in again, then make the app password within 10 minutes: Coffer checks it is you first.',
+};
 
 /** An app password and the login it belongs to, as one sign-in read them. */
 interface AppSignIn {
@@ -92,12 +106,17 @@ export class AppPasswordService {
     this.kept = new PageCache(d.database.authVersion, () => 1);
   }
 
-  create(principal: Principal, input: { name: string }): AppPassword & { password: string } {
+  /**
+   * A new app password, once the login has shown it is itself: a session signed in within the last minutes, or the
+   * password (a code of the second factor without one) again, so a stolen session cookie cannot mint a lasting password.
+   */
+  async create(principal: Principal, input: { name: string } & NonNullable<Confirmation>): Promise<AppPassword & { password: string }> {
     const name = input.name.normalize('NFC').trim();
     if (name.length === 0 || name.length > MAX_NAME)
       throw validationFailed([{ field: 'name', message: `Name the device in 1 to ${MAX_NAME} characters` }]);
     if (this.d.repo.count(principal.loginId) >= MAX_PER_LOGIN)
       throw new AppError(409, `You have ${MAX_PER_LOGIN} app passwords; revoke one you no longer use first`);
+    await this.d.identity.confirm(principal, input, CONFIRM_APP_PASSWORD);
     const password = newSecret();
     const row = {
       id: newId(),
@@ -202,7 +221,7 @@ export class AppPasswordService {
       if (at !== undefined && now - at < ACCOUNT_PASSWORD_CACHE_MS) via = 'account_password';
       else {
         beforeHash();
-        if (hash ? await verifyPassword(password, hash) : await verifyAgainstDummy(password)) {
+        if (await this.d.passwordTries.check(email, () => (hash ? verifyPassword(password, hash) : verifyAgainstDummy(password)))) {
           this.verified.set(key, now);
           via = 'account_password';
         }

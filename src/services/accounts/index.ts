@@ -8,7 +8,9 @@ import type { Infrastructure } from '../infrastructure.ts';
 import { AccountService } from './accounts.ts';
 import { AppPasswordService } from './app-passwords.ts';
 import { ClientService } from './clients.ts';
+import { IdentityCheck } from './identity-check.ts';
 import { LoginFlowService } from './login-flows.ts';
+import { PasswordTries } from './password-tries.ts';
 import { InvitationService } from './invitations.ts';
 import { MfaService } from './mfa.ts';
 import { PasskeyService } from './passkeys.ts';
@@ -59,7 +61,9 @@ export function createAccountsServices(
     hub: infra.hub,
   });
   const mfa = new MfaService(repos.mfa, infra.keyring, clock, audit, sessions);
-  const passkeys = new PasskeyService({ clock, repo: repos.passkeys, users: repos.users, mfa, audit });
+  const passwordTries = new PasswordTries({ clock, audit });
+  const identity = new IdentityCheck({ clock, users: repos.users, sessions: repos.sessions, mfa, passwordTries, audit });
+  const passkeys = new PasskeyService({ clock, repo: repos.passkeys, users: repos.users, mfa, identity, audit });
   const setupCode = new SetupCodeService(jwtSecret, config.host, () => !repos.users.hasAny());
   const appPasswords = new AppPasswordService({
     clock,
@@ -70,6 +74,8 @@ export function createAccountsServices(
     audit,
     davLocks,
     database: repos.database,
+    identity,
+    passwordTries,
   });
   const accounts = new AccountService({
     clock,
@@ -83,6 +89,7 @@ export function createAccountsServices(
     audit,
     idp: config.idp,
     appPasswords,
+    passwordTries,
     setupCode,
     profiles: new PageCache(
       () => repos.database.changeVersion(),

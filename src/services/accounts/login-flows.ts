@@ -1,3 +1,4 @@
+import type { Confirmation } from './identity-check.ts';
 import type { Clock } from '../../clock.ts';
 import type { LoginFlowView } from '../../contract/accounts.ts';
 import { AppError, notFound } from '../../errors.ts';
@@ -70,11 +71,12 @@ export class LoginFlowService {
 
   /**
    * Access granted by the signed-in login: an app password named after the client. A v2 flow keeps it for
-   * the client's next poll; a v1 flow answers the `nc://login/` address the mobile app's web view follows.
+   * the client's next poll; a v1 flow answers the `nc://login/` address the mobile app's web view follows. The
+   * login confirms it is itself as for any app password.
    */
-  grant(principal: Principal, loginToken: string): { redirect: string | null } {
+  async grant(principal: Principal, loginToken: string, proof: Confirmation): Promise<{ redirect: string | null }> {
     const flow = this.pending(loginToken);
-    const created = this.appPasswords.create(principal, { name: flow.clientName });
+    const created = await this.appPasswords.create(principal, { name: flow.clientName, ...proof });
     this.byLogin.delete(loginToken);
     const credentials = { server: flow.server, loginName: principal.email, appPassword: created.password };
     if (flow.kind === 'v2') {

@@ -2,7 +2,8 @@ import { createHash, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { MfaRepo, MfaState } from '../../db/repos/mfa.ts';
 import type { Keyring } from '../../storage/keyring.ts';
-import { AppError, badRequest, Messages, unauthorized } from '../../errors.ts';
+import { AppError, badRequest, Messages, RateLimitedError, unauthorized } from '../../errors.ts';
+import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
 import { AuditActions, type Actor, type AuditService, actorFields } from '../admin/audit.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
@@ -11,6 +12,13 @@ const BACKUP_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 const BACKUP_CODE_COUNT = 10;
 const REGENERATE_COOLDOWN_MS = 5 * 60_000;
 const PERIOD_S = 30;
+/**
+ * Codes one login may try per window, from every address together: the per-address limits alone let someone
+ * holding the password and many addresses work through the million codes. A window, so the owner is locked out
+ * for a quarter of an hour at most.
+ */
+const CODE_TRIES_PER_LOGIN = 10;
+const CODE_TRIES_WINDOW_MS = 15 * 60_000;
 // Loaded at the first two-factor setup or code: a server without two-factor logins never holds it.
 const otp = () => import('otplib');
 
@@ -40,13 +48,17 @@ function isBackupCodeShape(code: string): boolean {
 
 /** TOTP (RFC 6238, 30 s, 6 digits, current and previous step, no replay) and single-use backup codes. */
 export class MfaService {
+  private readonly codeTries: FixedWindowLimiter;
+
   constructor(
     private readonly repo: MfaRepo,
     private readonly keyring: Keyring,
     private readonly clock: Clock,
     private readonly audit: AuditService,
     private readonly sessions: SessionService,
-  ) {}
+  ) {
+    this.codeTries = new FixedWindowLimiter(CODE_TRIES_PER_LOGIN, CODE_TRIES_WINDOW_MS, clock);
+  }
 
   private row(userId: string): MfaState {
     const row = this.repo.state(userId);
@@ -143,15 +155,34 @@ export class MfaService {
     return { count: this.repo.unusedCodeCount(principal.loginId) };
   }
 
-  /** Sign-in's second factor: a TOTP code or an unused backup code (which is then spent). */
+  /**
+   * Sign-in's second factor: a TOTP code or an unused backup code (which is then spent). Past CODE_TRIES_PER_LOGIN
+   * wrong codes in a window, every code is refused with 429 until the window ends, and the login's audit log says so.
+   */
   async checkCode(userId: string, code: string): Promise<boolean> {
     const row = this.row(userId);
     if (!row.mfaEnabled || !row.mfaSecret) return false;
-    const trimmed = code.trim();
-    if (isTotpShape(trimmed)) return this.acceptTotp(userId, this.keyring.openSecret(row.mfaSecret), trimmed, row.mfaLastStep);
-    if (isBackupCodeShape(trimmed)) {
-      return this.repo.spendCode(userId, hashBackupCode(userId, trimmed), this.clock.now());
+    // Counted before the check, so concurrent guesses cannot all pass a limit none has reached yet.
+    const counted = this.codeTries.hit(userId);
+    if (!counted.allowed) throw new RateLimitedError(rateLimitHeaders(counted, this.clock.now()));
+    const ok = await this.matches(userId, row, code.trim());
+    if (ok) this.codeTries.release(userId, counted);
+    else if (counted.remaining === 0) {
+      this.audit.record({
+        action: AuditActions.mfaCodesLocked,
+        status: 'failure',
+        loginId: userId,
+        targetType: 'user',
+        targetId: userId,
+        details: { wrongCodes: CODE_TRIES_PER_LOGIN, until: new Date(counted.resetAt).toISOString() },
+      });
     }
+    return ok;
+  }
+
+  private matches(userId: string, row: MfaState, code: string): Promise<boolean> | boolean {
+    if (isTotpShape(code)) return this.acceptTotp(userId, this.keyring.openSecret(row.mfaSecret!), code, row.mfaLastStep);
+    if (isBackupCodeShape(code)) return this.repo.spendCode(userId, hashBackupCode(userId, code), this.clock.now());
     return false;
   }
 

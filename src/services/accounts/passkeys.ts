@@ -11,14 +11,14 @@ import type {
 import type { Clock } from '../../clock.ts';
 import type { PasskeysRepo, Passkey } from '../../db/repos/passkeys.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
-import { AppError, badRequest, Messages, notFound, unauthorized } from '../../errors.ts';
+import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../admin/audit.ts';
+import type { Confirmation, IdentityCheck } from './identity-check.ts';
 import type { MfaService } from './mfa.ts';
 
 // Loaded at the first passkey ceremony: most servers never hold a passkey, and the library weighs on idle memory.
 const webauthn = () => import('@simplewebauthn/server');
-import { verifyPassword } from '../identity/passwords.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { RequestInfo } from './sessions.ts';
 
@@ -90,11 +90,9 @@ export interface PasskeyDeps {
   repo: PasskeysRepo;
   users: UsersRepo;
   mfa: MfaService;
+  identity: IdentityCheck;
   audit: AuditService;
 }
-
-/** What a login gives to prove it is itself again: its password, or a code of its second factor. */
-export type Confirmation = { password?: string; code?: string } | null;
 
 /**
  * Passkeys (WebAuthn): adding and removing a login's own, and checking a sign-in assertion, on its own
@@ -125,7 +123,13 @@ export class PasskeyService {
 
   /** Starts adding a passkey, once the login has confirmed it is itself: a session alone is not enough. */
   async registrationOptions(principal: Principal, rp: RelyingParty, proof: Confirmation): Promise<PublicKeyCredentialCreationOptionsJSON> {
-    await this.confirm(principal, proof);
+    await this.d.identity.confirm(principal, proof, {
+      action: AuditActions.passkeyAdd,
+      recentSignIn: false,
+      passwordNeeded: PasskeyMessages.passwordNeeded,
+      codeNeeded: PasskeyMessages.codeNeeded,
+      noProof: PasskeyMessages.noProof,
+    });
     const existing = this.d.repo.list(principal.loginId);
     if (existing.length >= MAX_PASSKEYS) throw badRequest(PasskeyMessages.tooMany);
     const { generateRegistrationOptions } = await webauthn();
@@ -185,33 +189,6 @@ export class PasskeyService {
       details: { name: row.name, backedUp: row.backedUp },
     });
     return view(row);
-  }
-
-  /** The password when the login has one, else a code of its second factor; 400 saying which is needed. */
-  private async confirm(principal: Principal, proof: Confirmation): Promise<void> {
-    const login = this.d.users.byId(principal.loginId);
-    if (!login) throw unauthorized(Messages.sessionRevoked);
-    const refuse = (reason: string, message: string): never => {
-      this.d.audit.record({
-        action: AuditActions.passkeyAdd,
-        status: 'failure',
-        principal,
-        targetType: 'user',
-        targetId: login.id,
-        details: { reason },
-      });
-      throw badRequest(message);
-    };
-    if (login.passwordHash && proof?.password) {
-      if (!(await verifyPassword(proof.password, login.passwordHash))) refuse('wrong_password', Messages.wrongCurrentPassword);
-      return;
-    }
-    if (login.mfaEnabled && proof?.code) {
-      if (!(await this.d.mfa.checkCode(login.id, proof.code))) refuse('invalid_mfa_code', Messages.invalidMfaCode);
-      return;
-    }
-    if (login.passwordHash) throw badRequest(PasskeyMessages.passwordNeeded);
-    throw badRequest(login.mfaEnabled ? PasskeyMessages.codeNeeded : PasskeyMessages.noProof);
   }
 
   remove(principal: Principal, id: string): { message: string } {

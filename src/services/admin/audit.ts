@@ -12,6 +12,7 @@ export const AuditActions = {
   // Accounts and sessions
   signup: 'auth.signup',
   signIn: 'auth.sign_in',
+  passwordsLocked: 'auth.passwords_locked',
   signOut: 'auth.sign_out',
   signOutAll: 'auth.sign_out_all',
   idpLink: 'auth.idp_link',
@@ -22,6 +23,7 @@ export const AuditActions = {
   mfaDisable: 'mfa.disable',
   mfaBackupCodesRegenerate: 'mfa.backup_codes_regenerate',
   mfaReset: 'mfa.reset',
+  mfaCodesLocked: 'mfa.codes_locked',
   passkeyAdd: 'passkey.add',
   passkeyUse: 'passkey.use',
   passkeyRemove: 'passkey.remove',

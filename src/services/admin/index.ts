@@ -1,5 +1,6 @@
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { Infrastructure } from '../infrastructure.ts';
+import { AdminOrigins } from './admin-origins.ts';
 import { AuditService } from './audit.ts';
 import { MetricsService } from './metrics.ts';
 import { SettingsService } from './settings.ts';
@@ -11,6 +12,7 @@ export interface AdminServices {
   metrics: MetricsService;
   audit: AuditService;
   settings: SettingsService;
+  adminOrigins: AdminOrigins;
   storageLocation: StorageLocationService;
 }
 
@@ -32,6 +34,7 @@ export function createAdminServices(infra: Infrastructure) {
     metrics,
     audit,
     settings: new SettingsService(repos.settings, repos.database, repos.users, clock, audit),
+    adminOrigins: new AdminOrigins(repos.settings, clock),
     storageLocation: new StorageLocationService({
       configured: infra.driver.location,
       locations: repos.storageLocation,

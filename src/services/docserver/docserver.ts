@@ -14,6 +14,7 @@ import { Jobs } from '../../jobs/catalog.ts';
 import type { Schedules } from '../../jobs/schedules.ts';
 import { isNeverFetchedAddress } from '../../lib/ip.ts';
 import type { Logger } from '../../log.ts';
+import type { AdminOrigins } from '../admin/admin-origins.ts';
 import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
@@ -170,6 +171,7 @@ export interface DocserverDeps {
   users: UsersRepo;
   tree: Tree;
   settings: SettingsService;
+  adminOrigins: AdminOrigins;
   uploads: UploadService;
   downloads: DownloadService;
   schedules: Schedules;
@@ -217,6 +219,7 @@ export class DocserverService {
     }
     if (!contentFits(format, await this.d.downloads.detectType(row))) throw badRequest(Messages.docserverTypeMismatch);
 
+    const base = this.backendBase(opts.requestOrigin);
     const now = this.d.clock.now();
     // A viewer of a shared document reads it; an editor edits it like the owner's own logins.
     const mode = format.editable && can(principal, 'files.edit') && actor.share?.role !== 'viewer' ? 'edit' : 'view';
@@ -225,7 +228,6 @@ export class DocserverService {
       now,
     );
     this.ensureAutosave(session.key, now);
-    const base = this.backendBase(opts.requestOrigin);
     const fileToken = await this.fileLinkToken({ file: row.id, account: row.accountId, key: session.key, login: principal.loginId });
     const config: EditorConfig = {
       document: {
@@ -432,13 +434,18 @@ export class DocserverService {
 
   /**
    * Where the document server reaches Coffer: DOCSERVER_BACKEND_URL, else the share base URL, else COFFER_PUBLIC_URL,
-   * else the request's origin. A named address comes first because the request's comes from its Host header, which a
-   * client sets: the signed config would send the document server to fetch and save at a host of that client's choosing.
+   * else the request's origin when the admin has used the instance at it, else the origin the admin last started using.
+   * The request's origin comes from its Host header, which any client writes: taken as it is, the signed config would
+   * send the document server to fetch and save at a host of that client's choosing.
    */
   private backendBase(requestOrigin: string): string {
     if (this.d.config.docserverBackendUrl) return this.d.config.docserverBackendUrl;
     const named = this.d.settings.get('shareBaseUrl') ?? this.d.config.publicUrl;
-    return named ? new URL(named).origin : requestOrigin;
+    if (named) return new URL(named).origin;
+    if (this.d.adminOrigins.has(requestOrigin)) return requestOrigin;
+    const latest = this.d.adminOrigins.latest();
+    if (latest === null) throw new AppError(424, Messages.docserverNoOrigin);
+    return latest;
   }
 
   /** One schedule per key (its name is the key), first run a full interval away, on the interval's boundaries. */

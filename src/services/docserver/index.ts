@@ -1,3 +1,4 @@
+import type { AdminOrigins } from '../admin/admin-origins.ts';
 import type { AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { FileEvents } from '../files/file-events.ts';
@@ -10,7 +11,7 @@ export interface DocserverServices {
   docserver: DocserverService;
 }
 
-type DocserverDeps = { audit: AuditService; settings: SettingsService; tree: Tree; events: FileEvents } & Pick<
+type DocserverDeps = { audit: AuditService; settings: SettingsService; adminOrigins: AdminOrigins; tree: Tree; events: FileEvents } & Pick<
   FilesServices,
   'uploads' | 'downloads'
 >;
@@ -29,6 +30,7 @@ export function createDocserverServices(infra: Infrastructure, d: DocserverDeps)
       users: infra.repos.users,
       tree: d.tree,
       settings: d.settings,
+      adminOrigins: d.adminOrigins,
       uploads: d.uploads,
       downloads: d.downloads,
       schedules: infra.schedules,

@@ -3,11 +3,11 @@ import { Readable } from 'node:stream';
 import type { Archiver, ZipEntryData } from 'archiver';
 import type { Clock } from '../../clock.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
-import { Messages, notFound } from '../../errors.ts';
+import { AppError, Messages, notFound } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 import type { AccessTracker } from './access.ts';
-import type { LibraryFiles } from './library-files.ts';
+import type { HostLocation, LibraryFiles } from './library-files.ts';
 import type { VersionsRepo } from '../../db/repos/versions.ts';
 import type { HeldItem, Tree } from './tree.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
@@ -245,6 +245,20 @@ export class DownloadService {
     );
   }
 
+  /**
+   * A library file's bytes for a ZIP, or null when the host no longer has it as a readable regular file (gone,
+   * unreadable, swapped for a pipe or a device since the last scan): left out, so one such file does not cut the archive.
+   */
+  private libraryMember(location: HostLocation, entry: ZipEntry): ReadableStream<Uint8Array> | null {
+    try {
+      return this.d.libraryFiles.open(location, entry.row.size);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      this.d.log.warn('ZIP download left out a library file the host no longer serves', { item: entry.row.id, reason: err.message });
+      return null;
+    }
+  }
+
   private async zipSession(entries: () => AsyncIterable<ZipEntry>): Promise<ZipSession> {
     // Loaded at the first ZIP download: archiver and its streams weigh on the idle server's memory.
     const { ZipArchive } = await import('archiver');
@@ -287,8 +301,9 @@ export class DownloadService {
           } else {
             const location = entry.row.storageKey === null ? this.d.libraryFiles.locate(entry.row) : null;
             const body = location
-              ? this.d.libraryFiles.open(location, entry.row.size)
+              ? this.libraryMember(location, entry)
               : await this.d.storage.get(entry.row.storageKey!, { size: entry.row.size, wrappedKey: entry.row.wrappedKey! });
+            if (body === null) continue;
             if (cancelled) {
               // Cancelled while the file was being opened: nothing else will close it.
               await body.cancel();

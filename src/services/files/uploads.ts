@@ -1,3 +1,4 @@
+import { isMediaType } from '../../lib/media-type.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
@@ -186,13 +187,9 @@ async function sniff(head: Uint8Array): Promise<string | null> {
   }
 }
 
-// `type/subtype` and optional parameters, printable ASCII only (RFC 9110 8.3.1): the stored type becomes every download's Content-Type.
-const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(?:[ \t]*;[\x20-\x7e]*)?$/;
-const MAX_CLIENT_TYPE = 255;
-
 /** The client's type when it is a media type a header can carry; anything else (a line break in tus metadata) is none at all. */
 function clientTypeOf(sent: string | null | undefined): string | null {
-  return sent && sent.length <= MAX_CLIENT_TYPE && MEDIA_TYPE.test(sent) ? sent : null;
+  return isMediaType(sent) ? sent : null;
 }
 
 /** Whether the client named no useful type, so a replaced file keeps the type it had. */

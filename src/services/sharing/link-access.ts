@@ -7,6 +7,8 @@ import type { HeldItem } from '../files/tree.ts';
 
 /** Password attempts on one link from one address per window; a right password gives its attempt back. */
 const UNLOCK_ATTEMPTS = 10;
+/** Wrong passwords per link from all addresses together: many addresses must not multiply the guesses a link takes. */
+const LINK_UNLOCK_ATTEMPTS = 100;
 const UNLOCK_WINDOW_MS = 15 * 60_000;
 /** Page views go to the audit log once per link, address and this long, so browsing a folder is one event. */
 const VISIT_DEDUP_MS = 10 * 60_000;
@@ -50,23 +52,34 @@ export function downloadCap(visit: LinkVisit, item: HeldItem): DownloadCap {
   return range === 'unsatisfiable' || (range !== null && range.start > 0) ? 'none' : 'count';
 }
 
-/** Password attempts on links, per link and address: spent before the check, so at most the limit of guesses are ever checked. */
+/**
+ * Password attempts on links, per link and address and per link from every address: spent before the check, so at
+ * most the limits of guesses are ever checked; a window, so a link guessed at is closed to new unlocks for a quarter
+ * of an hour at most (visitors who unlocked it keep their cookie).
+ */
 export class UnlockAttempts {
-  private readonly limiter: FixedWindowLimiter;
+  private readonly perAddress: FixedWindowLimiter;
+  private readonly perLink: FixedWindowLimiter;
 
   constructor(private readonly clock: Clock) {
-    this.limiter = new FixedWindowLimiter(UNLOCK_ATTEMPTS, UNLOCK_WINDOW_MS, clock);
+    this.perAddress = new FixedWindowLimiter(UNLOCK_ATTEMPTS, UNLOCK_WINDOW_MS, clock);
+    this.perLink = new FixedWindowLimiter(LINK_UNLOCK_ATTEMPTS, UNLOCK_WINDOW_MS, clock);
   }
 
-  /** Runs `check` with one attempt of `key` spent (429 past the limit, after `refused`); a check that passes gives it back. */
-  async spend<T>(key: string, check: () => Promise<T>, refused?: () => void): Promise<T> {
-    const counted = this.limiter.hit(key);
-    if (!counted.allowed) {
+  /** Runs `check` with one attempt of `link` from `ip` spent (429 past either limit, after `refused`); a check that passes gives it back. */
+  async spend<T>(link: string, ip: string, check: () => Promise<T>, refused?: () => void): Promise<T> {
+    const key = `${link}|${ip}`;
+    const counted = this.perAddress.hit(key);
+    // An address past its own limit does not count against the link's, so one address cannot close it to others.
+    const linkCounted = counted.allowed ? this.perLink.hit(link) : null;
+    const over = !counted.allowed ? counted : !linkCounted!.allowed ? linkCounted! : null;
+    if (over) {
       refused?.();
-      throw new RateLimitedError(rateLimitHeaders(counted, this.clock.now()));
+      throw new RateLimitedError(rateLimitHeaders(over, this.clock.now()));
     }
     const result = await check();
-    this.limiter.release(key, counted);
+    this.perAddress.release(key, counted);
+    this.perLink.release(link, linkCounted!);
     return result;
   }
 }

@@ -476,13 +476,14 @@ export class ShareService {
   }
 
   /**
-   * A visitor's password for a link, one attempt of the link and address's limit (429 past it, audited);
+   * A visitor's password for a link, one attempt of the link's limits (per address, and from all; 429 past either, audited);
    * the unlock cookie's value, or null for a link without a password (nothing to unlock); 401 when wrong.
    */
   async attemptUnlock(token: string, password: string, ip: string): Promise<{ token: string; cookie: string | null }> {
     const { link } = this.resolve(token, { pastCap: true });
     const cookie = await this.unlockAttempts.spend(
-      `${link.id}|${ip}`,
+      link.id,
+      ip,
       () => this.unlock(link, password, ip),
       () => this.recordUnlockRefused(link, ip),
     );

@@ -229,7 +229,7 @@ export class AlbumLinkService {
    */
   async attemptUnlock(token: string, password: string, ip: string): Promise<{ token: string; cookie: string | null }> {
     const opened = this.resolve(token, { pastCap: true });
-    const cookie = await this.unlockAttempts.spend(`album:${opened.album.id}|${ip}`, () => this.unlock(opened, password, ip));
+    const cookie = await this.unlockAttempts.spend(`album:${opened.album.id}`, ip, () => this.unlock(opened, password, ip));
     return { token: opened.link.token, cookie };
   }
 

@@ -56,6 +56,16 @@ async function withMfa(): Promise<seed.SeededLogin> {
 
 const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {});
 
+const WINDOW = 15 * 60_000;
+/** Moves the clock to the start of a 15-minute window, so a test's attempts cannot straddle two. */
+const windowStart = () => clock.advance(WINDOW - (clock.now() % WINDOW));
+
+/** The audit log's entries of `action` (listed by its area's prefix) for which `match` holds. */
+async function audited(action: string, match: (e: { loginId: string | null; email: string | null }) => boolean) {
+  await t.server.ctx.services.audit.flush();
+  return t.server.ctx.services.audit.list({ action: action.split('.')[0]! }).filter((e) => e.action === action && match(e));
+}
+
 describe('the sign-in limiter holds under concurrent guesses', () => {
   test('WebDAV with account passwords: each attempt is counted before its password is checked; past the limit even the right one waits', async () => {
     await accountPasswords(true);
@@ -147,5 +157,57 @@ describe('password hashes per address, whichever emails they are for', () => {
     } finally {
       await accountPasswords(false);
     }
+  });
+});
+
+describe('second-factor codes per login, from every address together', () => {
+  test('past 10 wrong codes in 15 minutes every code is 429 whichever address sends it, audited; the next window lets the owner in', async () => {
+    windowStart();
+    const login = await seed.owner(t);
+    const setup = await json(await login.client.post('/api/mfa/setup'));
+    const code = () => generate({ secret: setup.secret, epoch: Math.floor(clock.now() / 1000) });
+    expect((await login.client.post('/api/mfa/verify', { code: await code() })).status).toBe(200);
+    clock.advance(60_000);
+    const attempt = (mfaCode: string) =>
+      t.client().post('/api/login', { email: login.email, password: login.password, mfaCode }, newAddress());
+    const right = await code();
+    const wrong = right === '000000' ? '000001' : '000000';
+    for (let i = 0; i < 10; i++) expect((await attempt(wrong)).status).toBe(401);
+    const refused = await attempt(right);
+    expect(refused.status).toBe(429);
+    expect(await json(refused)).toEqual(errors.tooManyRequests);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await audited('mfa.codes_locked', (e) => e.loginId === login.id)).toHaveLength(1);
+    clock.advance(WINDOW);
+    expect((await attempt(await code())).status).toBe(200);
+  });
+});
+
+describe('wrong passwords per email, from every address together', () => {
+  test('past 100 in 15 minutes every password is 429 whichever address sends it, the right one too, audited; app passwords keep working; the next window lets the owner in', async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    const app = await davLogin(t, o);
+    const statuses: number[] = [];
+    // Each address stays under its own limits (AUTH_LIMIT per address and email, HASH_BUDGET hashes a minute).
+    let from = newAddress();
+    for (let i = 0; i < 100; i++) {
+      if (i % AUTH_LIMIT === 0) from = newAddress();
+      statuses.push((await signIn(o.email, `wrong guess ${i}`, from)).status);
+    }
+    expect(tally(statuses)).toEqual({ 401: 100 });
+    const refused = await signIn(o.email, o.password, newAddress());
+    expect(refused.status).toBe(429);
+    expect(await json(refused)).toEqual(errors.tooManyRequests);
+    await accountPasswords(true);
+    try {
+      expect((await davAttempt(o.email, o.password, newAddress())).status).toBe(429);
+    } finally {
+      await accountPasswords(false);
+    }
+    expect((await app.propfind('', '0')).status).toBe(207);
+    expect(await audited('auth.passwords_locked', (e) => e.email === o.email)).toHaveLength(1);
+    clock.advance(WINDOW);
+    expect((await signIn(o.email, o.password, newAddress())).status).toBe(200);
   });
 });

@@ -309,3 +309,36 @@ describe('Nextcloud login flows: limits', () => {
     expect(polled).toBe(429);
   });
 });
+
+describe('a lasting password needs more than a session cookie', () => {
+  test('an app password or a client grant from a session signed in over 10 minutes ago asks for the password again; only the right one makes it', async () => {
+    const o = await seed.owner(t);
+    // Past the 10 minutes, and into a new window of the flow limits the test before used up.
+    clock.advance(15 * 60_000);
+    const names = async () => (await json(await o.client.get('/api/user/app-passwords'))).appPasswords.map((p: { name: string }) => p.name);
+
+    const asked = await o.client.post('/api/user/app-passwords', { name: 'stolen cookie' });
+    expect(asked.status).toBe(400);
+    expect(await json(asked)).toMatchObject({ confirm: 'password', message: expect.stringContaining('Enter your password') });
+    const wrong = await o.client.post('/api/user/app-passwords', { name: 'stolen cookie', password: 'not the password' });
+    expect(wrong.status).toBe(400);
+    expect((await json(wrong)).message).toBe('Current password is incorrect');
+    expect(await names()).toEqual([]);
+    expect((await o.client.post('/api/user/app-passwords', { name: 'laptop', password: o.password })).status).toBe(201);
+
+    const flow = await startFlow(DESKTOP_SIGN_IN_UA);
+    const grant = (body?: unknown) => o.client.post(`/api/login-flows/${tokenOf(flow)}/grant`, body);
+    const refused = await grant();
+    expect(refused.status).toBe(400);
+    expect(await json(refused)).toMatchObject({ confirm: 'password' });
+    expect((await poll(flow)).status).toBe(404);
+    expect((await grant({ password: o.password })).status).toBe(200);
+    expect((await poll(flow)).status).toBe(200);
+    expect(await names()).toEqual(expect.arrayContaining(['laptop', 'Nextcloud desktop on anna-laptop (Linux)']));
+    expect((await names()).length).toBe(2);
+
+    // A fresh sign-in is proof enough for a while: the web app asks for nothing more.
+    const again = await seed.login(t, o.email);
+    expect((await again.post('/api/user/app-passwords', { name: 'phone' })).status).toBe(201);
+  });
+});

@@ -4,6 +4,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
 import { deepestCallStack, folder, folderChain, readZip, seedRows, upload } from '../../helpers/files.ts';
 import { openPaths } from '../../helpers/fds.ts';
+import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
 import { ManualClock } from '../../../src/clock.ts';
@@ -138,6 +139,44 @@ describe('GET /api/files/:id/download (single file)', () => {
     await bytes(await owner.client.get(`/api/files/${item.id}/download`));
     t.server.ctx.services.access.flush();
     expect((await json(await owner.client.get(`/api/files/${item.id}/info`))).accessedAt).toBe(first);
+  });
+});
+
+describe('files typed as script, style, JSON or WebAssembly', () => {
+  test('go out as text/plain at every door (API, share link, WebDAV GET and HEAD), byte-exact: no page of the origin can load one as a script or stylesheet', async () => {
+    const dav = await davLogin(t, owner);
+    const cases: Array<[string, string, Uint8Array | string]> = [
+      ['evil.js', 'text/javascript', 'fetch("/api/files").then(r => r.text()).then(alert)'],
+      ['old.js', 'application/x-javascript', 'alert(1)'],
+      ['module.mjs', 'application/javascript; charset=utf-8', 'export default 1'],
+      ['look.css', 'text/css', 'body { background: red }'],
+      ['data.json', 'application/json', '{"a": 1}'],
+      ['manifest.webmanifest', 'application/manifest+json', '{"name": "x"}'],
+      ['code.wasm', 'application/wasm', new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00])],
+    ];
+    for (const [name, type, content] of cases) {
+      const file = await upload(owner.client, name, content, { type });
+      const sent = typeof content === 'string' ? Buffer.from(content) : Buffer.from(content);
+      const { links } = await json(await owner.client.post('/api/files/share', { ids: [file.id], shared: true }));
+      const token = String(links[file.id]).split('/s/')[1];
+      const doors: Array<[string, Response]> = [
+        ['api', await owner.client.get(`/api/files/${file.id}/download`)],
+        ['inline', await owner.client.get(`/api/files/${file.id}/download?inline=1`)],
+        ['link', await t.client().get(`/s/${token}/file/${file.id}`)],
+        ['dav', await dav.request('GET', encodeURIComponent(name))],
+      ];
+      for (const [door, res] of doors) {
+        expect({ name, door, status: res.status, type: res.headers.get('content-type') }).toEqual({
+          name,
+          door,
+          status: 200,
+          type: 'text/plain',
+        });
+        expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+        expect((await bytes(res)).equals(sent)).toBe(true);
+      }
+      expect((await dav.request('HEAD', encodeURIComponent(name))).headers.get('content-type')).toBe('text/plain');
+    }
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
+import { readZip } from '../../helpers/files.ts';
 import { davLogin, propfindRows } from '../../helpers/dav.ts';
 import { png } from '../../helpers/images.ts';
 import { createUpload } from '../../helpers/tus.ts';
@@ -354,6 +355,34 @@ describe('scan after start', () => {
     owner.client = await seed.login(t, owner.email);
     await eventually(async () => Boolean(await childNamed(owner, library.folderId, 'while-down.txt')));
     expect((await childNamed(owner, library.folderId, 'after.txt')).id).toBe(before.id);
+  });
+});
+
+describe('special files swapped in after a scan', () => {
+  test('a file the host turned into a named pipe, or a link to a device, is refused at once by every door; a ZIP of its folder carries the other files', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'keep.txt', 'kept');
+    write(root, 'piped.txt', 'about to be a pipe');
+    write(root, 'device.txt', 'about to be a device');
+    const library = await addLibrary(root, owner);
+    const piped = await childNamed(owner, library.folderId, 'piped.txt');
+    const device = await childNamed(owner, library.folderId, 'device.txt');
+    fs.rmSync(path.join(root, 'piped.txt'));
+    expect(Bun.spawnSync(['mkfifo', path.join(root, 'piped.txt')]).exitCode).toBe(0);
+    fs.rmSync(path.join(root, 'device.txt'));
+    fs.symlinkSync('/dev/zero', path.join(root, 'device.txt'));
+
+    const dav = await davLogin(t, owner);
+    for (const item of [piped, device]) {
+      expect((await owner.client.get(`/api/files/${item.id}/download`)).status).toBe(409);
+      expect((await dav.request('GET', `${encodeURIComponent(library.name)}/${item.name}`)).status).toBe(409);
+    }
+    const zip = await owner.client.post('/api/files/download/bulk', { ids: [library.folderId] });
+    expect(zip.status).toBe(200);
+    const entries = readZip(Buffer.from(await zip.arrayBuffer()));
+    expect(entries.map((e) => e.name).sort()).toEqual([`${library.name}/`, `${library.name}/keep.txt`]);
+    expect(entries.find((e) => e.name.endsWith('keep.txt'))!.data.toString()).toBe('kept');
   });
 });
 

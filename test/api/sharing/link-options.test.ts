@@ -4,6 +4,7 @@ import { json, type TestClient } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
 import { folder, listAll, SseReader, upload } from '../../helpers/files.ts';
 import { SharesRepo } from '../../../src/db/repos/shares.ts';
+import { ManualClock } from '../../../src/clock.ts';
 import { createUpload, TUS } from '../../helpers/tus.ts';
 
 let t: TestServer;
@@ -293,6 +294,46 @@ describe('a password holds on every URL under the link', () => {
     const failed = t.server.ctx.services.audit.list({ action: 'share.unlock_failed', limit: 1000 }).filter((e) => e.targetId === linkId);
     expect(failed.filter((e) => e.status === 'failure').length).toBe(10);
     expect(failed.filter((e) => e.status === 'denied').length).toBe(41);
+  });
+});
+
+describe('wrong link passwords from many addresses', () => {
+  let p: TestServer;
+  let sharer: seed.SeededLogin;
+  beforeAll(async () => {
+    // A clock that stands still: the guesses cannot straddle two windows of the limits.
+    p = await startTestServer({ startWorker: false, clock: new ManualClock(Date.now()) });
+    const admin = await seed.admin(p);
+    // Loopback is a known proxy, so each guess can come from an address of its own (X-Forwarded-For).
+    expect((await admin.client.put('/api/user/known-proxies-config', { knownProxies: ['127.0.0.1'] })).status).toBe(200);
+    await p.restart({ samePort: true });
+    sharer = await seed.owner(p);
+  });
+  afterAll(() => p.stop());
+
+  test('count per link too: past 100 in 15 minutes every address gets 429, the right password included; a visitor already in keeps going', async () => {
+    const root = await folder(sharer.client, 'Guarded from many');
+    const res = await sharer.client.post('/api/files/share', { ids: [root.id], shared: true, password: 'the right one' });
+    const token = tokenOf((await json(res)).links[root.id]);
+    const from = (n: number, password: string) =>
+      fetch(`${p.url}/s/${token}/unlock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.30.${Math.floor(n / 200)}.${n % 200}` },
+        body: JSON.stringify({ password }),
+      });
+    const inside = await from(0, 'the right one');
+    expect(inside.status).toBe(204);
+    const cookie = inside.headers.getSetCookie()[0]!.split(';')[0]!;
+    // Ten addresses, each under its own limit of 10: the link's 100 is what stops them.
+    const statuses: number[] = [];
+    for (let n = 1; n <= 11; n++) for (let i = 0; i < 10; i++) statuses.push((await from(n, `guess ${n}-${i}`)).status);
+    expect(statuses.filter((s) => s === 401).length).toBe(100);
+    expect(statuses.filter((s) => s === 429).length).toBe(10);
+    const refused = await from(500, 'the right one');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    const page = await fetch(`${p.url}/s/${token}`, { headers: { cookie, accept: 'application/json' } });
+    expect(page.status).toBe(200);
   });
 });
 

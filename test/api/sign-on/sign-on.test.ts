@@ -443,9 +443,10 @@ describe('an empty instance: the first sign-in through the provider creates the 
 
     test("rate limit: password sign-in's, 25 per 15 minutes per address and account, shared with that account's password sign-ins", async () => {
       const email = provider.accounts.get(eve)!.email!;
-      for (let i = 0; i < 5; i++) expect((await c.t.client().post('/api/login', { email, password: 'not it at all' })).status).toBe(401);
+      // 15 and 10: a login's wrong codes are also limited to 10 per 15 minutes from all addresses (signin-limits.test.ts).
+      for (let i = 0; i < 15; i++) expect((await c.t.client().post('/api/login', { email, password: 'not it at all' })).status).toBe(401);
       const client = await pending();
-      for (let i = 0; i < 20; i++) expect((await client.post('/api/idp/mfa-verify', { code: '111111' })).status).toBe(401);
+      for (let i = 0; i < 10; i++) expect((await client.post('/api/idp/mfa-verify', { code: '111111' })).status).toBe(401);
       const limited = await client.post('/api/idp/mfa-verify', { code: await totp() });
       expect(limited.status).toBe(429);
       expect(await json(limited)).toEqual({ error: 'Too many requests, please try again later' });

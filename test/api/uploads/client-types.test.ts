@@ -1,8 +1,9 @@
+import { Database } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
 import { json } from '../../helpers/client.ts';
-import { upload } from '../../helpers/files.ts';
+import { readZip, upload } from '../../helpers/files.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
 import { createUpload, patchUpload } from '../../helpers/tus.ts';
@@ -55,5 +56,63 @@ describe("the client's type of an unrecognised content", () => {
     const id = await tusFile('kept.csv', 'text/csv', 'a,b');
     expect(await tusFile('kept.csv', 'text/csv\nbroken', 'c,d', id)).toBe(id);
     expect(await typeOf(id)).toBe('text/csv');
+  });
+});
+
+describe('a file stored with a type a header cannot carry, before client types were checked', () => {
+  const BROKEN = 'text/html\r\nX-Injected: 1';
+  /** Writes `type` into the file's row and its versions' with the server stopped, as an older Coffer stored it. */
+  async function storeType(ids: string[], type: string, alsoForget?: string): Promise<void> {
+    const dbPath = t.server.ctx.paths.database;
+    await t.restart({
+      samePort: true,
+      whileDown: async () => {
+        const db = new Database(dbPath);
+        for (const id of ids) {
+          db.query('UPDATE items SET mime_type = ? WHERE id = ?').run(type, id);
+          db.query('UPDATE file_versions SET mime_type = ? WHERE item_id = ?').run(type, id);
+        }
+        if (alsoForget) db.query('DELETE FROM coffer_migrations WHERE tag = ?').run(alsoForget);
+        db.close();
+      },
+    });
+    admin.client = await seed.login(t, admin.email);
+  }
+
+  test('downloads through every door as application/octet-stream, never a 500 (API, inline, WebDAV GET and HEAD, share link, version, ZIP)', async () => {
+    const file = await upload(admin.client, 'old.txt', 'first words');
+    const dav = await davLogin(t, admin);
+    expect((await dav.put('old.txt', 'second words')).status).toBe(204);
+    const { links } = await json(await admin.client.post('/api/files/share', { ids: [file.id], shared: true }));
+    const token = String(links[file.id]).split('/s/')[1];
+    await storeType([file.id], BROKEN);
+    const versions = await json(await admin.client.get(`/api/files/${file.id}/versions`));
+    const versionId = (versions.versions ?? versions)[0].id;
+    const answers: Array<[string, Response]> = [
+      ['api', await admin.client.get(`/api/files/${file.id}/download`)],
+      ['inline', await admin.client.get(`/api/files/${file.id}/download?inline=1`)],
+      ['dav GET', await dav.request('GET', 'old.txt')],
+      ['dav HEAD', await dav.request('HEAD', 'old.txt')],
+      ['link', await t.client().get(`/s/${token}/file/${file.id}`)],
+      ['version', await admin.client.get(`/api/files/${file.id}/versions/${versionId}/download`)],
+    ];
+    for (const [door, res] of answers) {
+      expect({ door, status: res.status }).toEqual({ door, status: 200 });
+      expect({ door, type: res.headers.get('content-type') }).toEqual({ door, type: 'application/octet-stream' });
+      expect(res.headers.get('x-injected')).toBeNull();
+    }
+    expect(await answers[0]![1].text()).toBe('second words');
+    expect(await answers[5]![1].text()).toBe('first words');
+    const zip = await admin.client.post('/api/files/download/bulk', { ids: [file.id] });
+    expect(zip.status).toBe(200);
+    expect(readZip(Buffer.from(await zip.arrayBuffer())).map((e) => e.data.toString())).toEqual(['second words']);
+    expect((await dav.propfind('old.txt', '0')).status).toBe(207);
+    expect((await admin.client.get(`/api/files/${file.id}/info`)).status).toBe(200);
+  });
+
+  test('the upgrade that brings this check repairs the stored rows: their type is application/octet-stream', async () => {
+    const file = await upload(admin.client, 'older.txt', 'words');
+    await storeType([file.id], BROKEN, '0043_unusable_mime_types');
+    expect(await typeOf(file.id)).toBe('application/octet-stream');
   });
 });

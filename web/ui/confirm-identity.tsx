@@ -1,0 +1,28 @@
+import { ApiError } from '../app/api.ts';
+import { Field, PasswordInput } from './form.tsx';
+
+/** What the server asked for before making a lasting credential (an app password): the password or a code. */
+export type ConfirmKind = 'password' | 'code';
+
+/** The kind the server asks for in a 400 (`confirm`), or null when the error is something else. */
+export function confirmAsked(err: unknown): ConfirmKind | null {
+  const asked = err instanceof ApiError && err.status === 400 ? err.body.confirm : null;
+  return asked === 'password' || asked === 'code' ? asked : null;
+}
+
+/** The body field that answers it. */
+export const proofOf = (kind: ConfirmKind | null, value: string) =>
+  kind === null ? {} : kind === 'password' ? { password: value } : { code: value };
+
+/** The field for it, shown once the server has asked (a session signed in more than a few minutes ago). */
+export function ConfirmIdentityField({ kind, value, onValue }: { kind: ConfirmKind; value: string; onValue: (v: string) => void }) {
+  return kind === 'password' ? (
+    <Field label="Your password" hint="An app password signs in to your files for as long as it exists, so Coffer checks it is you first.">
+      <PasswordInput purpose="current" value={value} onValue={onValue} />
+    </Field>
+  ) : (
+    <Field label="Authenticator or backup code" hint="A code from your authenticator app or a backup code: Coffer checks it is you first.">
+      <input autoComplete="one-time-code" required maxLength={9} value={value} onInput={(e) => onValue(e.currentTarget.value)} />
+    </Field>
+  );
+}
