@@ -694,13 +694,18 @@ export class ItemsRepo {
       .run(parentId, rootId, bytes);
   }
 
+  /**
+   * A library file's ETag is its time and size (it has no storage key): a new content of it in the same millisecond
+   * as the one before gets the next millisecond, so the ETag moves and sync clients fetch it.
+   */
   private writeContent(id: string, content: Parameters<ItemsRepo['replaceContent']>[1]): Item {
     return item(
       this.sqlite
         .query<Item, SQLQueryBindings[]>(
-          `UPDATE items SET size = ?, mime_type = ?, storage_key = ?, wrapped_key = ?, key_id = ?, modified_at = ?, accessed_at = ?,
-             content_source = ?, content_author_id = ?
-           WHERE id = ? RETURNING ${ITEM}`,
+          `UPDATE items SET size = ?1, mime_type = ?2, storage_key = ?3, wrapped_key = ?4, key_id = ?5,
+             modified_at = CASE WHEN ?3 IS NULL AND storage_key IS NULL AND modified_at = ?6 THEN ?6 + 1 ELSE ?6 END, accessed_at = ?7,
+             content_source = ?8, content_author_id = ?9
+           WHERE id = ?10 RETURNING ${ITEM}`,
         )
         .get(
           content.size,
