@@ -8,6 +8,7 @@ import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate, pendingMigrations } from '../../src/db/migrate.ts';
 import { embeddedMigrations, knownMigration } from '../../src/db/migrations.ts';
 import { listUpgradeSnapshots, rollbackTo, upgradeDatabase } from '../../src/services/maintenance/upgrade.ts';
+import { BACKEND_VERSION, sourceCommit } from '../../src/services/admin/version.ts';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
@@ -244,6 +245,40 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     } finally {
       closeDatabase(db);
     }
+  });
+
+  test('a snapshot is named by the build that last ran (its version and commit); rollback still lists and takes one named by the version alone', async () => {
+    const dir = tempDir('coffer-snapshot-names-');
+    dirs.push(dir);
+    const paths = dataPaths(dir);
+    fs.writeFileSync(paths.secrets, '{}');
+    const db = openDatabase(paths.database);
+    try {
+      upgradeDatabase(db, paths);
+      revertLatest((sql) => db.$client.run(sql));
+      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      const { snapshot } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 1, 1) });
+      const build = `${BACKEND_VERSION}+${sourceCommit()}`;
+      expect(snapshot!.cofferVersion).toBe(build);
+      expect(path.basename(snapshot!.dir)).toBe(`${build}-20260201T000000Z`);
+    } finally {
+      closeDatabase(db);
+    }
+    // One taken by a build before commits were recorded: named by the version alone.
+    const older = path.join(paths.snapshots, `${BACKEND_VERSION}-20260101T000000Z`);
+    fs.cpSync(listUpgradeSnapshots(paths)[0]!.dir, older, { recursive: true });
+    const description = JSON.parse(fs.readFileSync(path.join(older, 'snapshot.json'), 'utf8'));
+    fs.writeFileSync(
+      path.join(older, 'snapshot.json'),
+      JSON.stringify({ ...description, cofferVersion: BACKEND_VERSION, createdAt: '2026-01-01T00:00:00.000Z' }),
+    );
+    let r = await runCli(['rollback', '--data-dir', dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(older);
+    expect(r.stdout).toContain(description.schema);
+    r = await runCli(['rollback', '--to', older, '--data-dir', dir]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain(`rolled back to the database of Coffer ${BACKEND_VERSION} (2026-01-01T00:00:00.000Z)`);
   });
 
   test('a snapshot a crash cut short (its .partial directory, as big as the database) goes at the next upgrade', () => {
