@@ -79,4 +79,21 @@ describe('expiry (TUS_EXPIRY_HOURS)', () => {
     expect(done.status).toBe(204);
     expect(done.headers.get('upload-item-id')).toBeTruthy();
   });
+  test('the clock set a day ahead while an upload runs expires nothing: the upload goes on, and expires in real time after its last bytes', async () => {
+    const DAY = 24 * 3_600_000;
+    const created = await createUpload(owner.client, 2000, { filename: 'jumped.bin' });
+    const location = created.headers.get('location')!;
+    expect((await patchUpload(owner.client, location, 0, randomBytes(1000))).status).toBe(204);
+    clock.jump(DAY);
+    expect((await t.server.ctx.services.tusUploads.sweep()).expired).toBe(0);
+    const head = await headUpload(owner.client, location);
+    expect(head.status).toBe(200);
+    expect(head.headers.get('upload-offset')).toBe('1000');
+    expect((await patchUpload(owner.client, location, 1000, randomBytes(500))).status).toBe(204);
+
+    clock.jump(-DAY);
+    clock.advance(EXPIRY_MS + 1000);
+    expect((await t.server.ctx.services.tusUploads.sweep()).expired).toBe(1);
+    expect((await headUpload(owner.client, location)).status).toBe(404);
+  });
 });
