@@ -22,7 +22,7 @@ const SESSION_MAX_AGE_MS = 30 * 24 * 3600_000;
  * Sessions one login keeps: a sign-in past it ends the ones used longest ago (a script signing in at every run made
  * 100,000, whose list was a 22.8 MiB answer), and the list shows at most these.
  */
-export const MAX_SESSIONS_PER_LOGIN = 1000;
+const MAX_SESSIONS_PER_LOGIN = 1000;
 
 export interface RequestInfo {
   ip: string;
