@@ -137,47 +137,50 @@ describe.skipIf(noDisk)('a full disk (issue 13, defect 3): 64 MiB tmpfs, 8 MiB r
 
 const secondDisk: SmallDisk | string = mountSmallDisk(64);
 
-describe.skipIf(skipWithout(typeof secondDisk === 'string' ? secondDisk : null, 'the disk-full log tests'))('the log of a full disk', () => {
-  test('the audit batch failing every second says so once, then at most every five minutes, and says when it works again', async () => {
-    const small = secondDisk as SmallDisk;
-    const clock = new ManualClock();
-    const log = memoryLogger();
-    const t = await startTestServer({ dataDir: path.join(small.dir, 'data'), env: { COFFER_MIN_FREE_BYTES: '8M' }, logger: log, clock });
-    const ballast = path.join(small.dir, 'ballast');
-    try {
-      const { audit } = t.server.ctx.services;
-      audit.record({ action: AuditActions.fileDownload, targetType: 'file', targetId: 'queued-before-the-disk-filled' });
-      // Filled at once, before the queued event can be moved (its batch waits for the next turn of the event loop).
-      const fd = fs.openSync(ballast, 'w');
+describe.skipIf(skipWithout(typeof secondDisk === 'string' ? secondDisk : null, 'the disk-full log tests'))(
+  'the log of a full disk',
+  () => {
+    test('the audit batch failing every second says so once, then at most every five minutes, and says when it works again', async () => {
+      const small = secondDisk as SmallDisk;
+      const clock = new ManualClock();
+      const log = memoryLogger();
+      const t = await startTestServer({ dataDir: path.join(small.dir, 'data'), env: { COFFER_MIN_FREE_BYTES: '8M' }, logger: log, clock });
+      const ballast = path.join(small.dir, 'ballast');
       try {
-        for (;;) fs.writeSync(fd, Buffer.alloc(MiB));
-      } catch {
+        const { audit } = t.server.ctx.services;
+        audit.record({ action: AuditActions.fileDownload, targetType: 'file', targetId: 'queued-before-the-disk-filled' });
+        // Filled at once, before the queued event can be moved (its batch waits for the next turn of the event loop).
+        const fd = fs.openSync(ballast, 'w');
         try {
-          for (;;) fs.writeSync(fd, Buffer.alloc(4096));
+          for (;;) fs.writeSync(fd, Buffer.alloc(MiB));
         } catch {
-          // full
+          try {
+            for (;;) fs.writeSync(fd, Buffer.alloc(4096));
+          } catch {
+            // full
+          }
         }
+        fs.closeSync(fd);
+        const failedLines = () => log.lines.filter((l) => l.msg === 'audit batch failed');
+        for (let i = 0; i < 5; i++) audit.processBatch();
+        expect(failedLines()).toHaveLength(1);
+        expect(failedLines()[0]!.fields.err).toBe('database or disk is full');
+
+        clock.advance(5 * 60_000);
+        audit.processBatch();
+        expect(failedLines()).toHaveLength(2);
+        expect(failedLines()[1]!.fields).toMatchObject({ failingForMinutes: 5 });
+        expect(failedLines()[1]!.fields.failures).toBeGreaterThanOrEqual(6);
+
+        fs.rmSync(ballast);
+        audit.flush();
+        expect(log.lines.filter((l) => l.msg === 'the audit batch works again')).toHaveLength(1);
+        expect(audit.list({ limit: 100 }).some((e) => e.targetId === 'queued-before-the-disk-filled')).toBe(true);
+      } finally {
+        fs.rmSync(ballast, { force: true });
+        await t.server.stop();
+        small.unmount();
       }
-      fs.closeSync(fd);
-      const failedLines = () => log.lines.filter((l) => l.msg === 'audit batch failed');
-      for (let i = 0; i < 5; i++) audit.processBatch();
-      expect(failedLines()).toHaveLength(1);
-      expect(failedLines()[0]!.fields.err).toBe('database or disk is full');
-
-      clock.advance(5 * 60_000);
-      audit.processBatch();
-      expect(failedLines()).toHaveLength(2);
-      expect(failedLines()[1]!.fields).toMatchObject({ failingForMinutes: 5 });
-      expect(failedLines()[1]!.fields.failures).toBeGreaterThanOrEqual(6);
-
-      fs.rmSync(ballast);
-      audit.flush();
-      expect(log.lines.filter((l) => l.msg === 'the audit batch works again')).toHaveLength(1);
-      expect(audit.list({ limit: 100 }).some((e) => e.targetId === 'queued-before-the-disk-filled')).toBe(true);
-    } finally {
-      fs.rmSync(ballast, { force: true });
-      await t.server.stop();
-      small.unmount();
-    }
-  });
-});
+    });
+  },
+);
