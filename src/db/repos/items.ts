@@ -765,7 +765,10 @@ export class ItemsRepo {
       .run(id, rootId).changes;
   }
 
-  /** Puts a trash root back under `parentId` with `name`. */
+  /**
+   * Puts a trash root back under `parentId` with `name`. At the root it always goes back: a tree nested deeper than
+   * the limit before the limit existed fits nowhere else, and refusing it left it in the trash to be purged.
+   */
   restoreRoot(id: string, parentId: string | null, name: string): Item {
     const after = this.guard({ kind: 'restore', itemId: id, parentId, name });
     return this.changing(() => {
@@ -777,7 +780,7 @@ export class ItemsRepo {
           )
           .get(parentId, name, nameKeyOf(name), id),
       )!;
-      if (row.type === 'folder' && !this.nests(parentId, id)) throw badRequest(Messages.folderTooDeep);
+      if (row.type === 'folder' && parentId !== null && !this.nests(parentId, id)) throw badRequest(Messages.folderTooDeep);
       this.touchAncestors(row.accountId, parentId, weightOf(row));
       after?.();
       return row;
