@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { json } from '../../helpers/client.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
-import { blobFiles, uploadRaw } from '../../helpers/files.ts';
+import { blobFiles, upload, uploadRaw } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import { admin, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -225,6 +225,16 @@ describe.skipIf(skipWithout(typeof secondDisk === 'string' ? secondDisk : null, 
       }
       expect((await a.client.get(`/api/files/${photo.id}/thumbnail?size=small`)).status).toBe(200);
       expect(stored()).toEqual({ status: 'ready' });
+    });
+    test('a server restarted on a disk another program filled starts, and its files can be read', async () => {
+      const kept = await upload(a.client, 'kept.txt', 'readable on a full disk');
+      try {
+        await t.restart({ samePort: true, whileDown: async () => fill() });
+        expect((await a.client.get('/api/files')).status).toBe(200);
+        expect(await (await a.client.get(`/api/files/${kept.id}/download`)).text()).toBe('readable on a full disk');
+      } finally {
+        fs.rmSync(ballast, { force: true });
+      }
     });
   },
 );
