@@ -109,6 +109,44 @@ describe('saves after the right to edit ended', () => {
   });
 });
 
+describe('a save that names no editor (everyone has closed the document)', () => {
+  test("is checked against the editors last named: a removed member's edit is refused ({error: 1}), the owner's is saved", async () => {
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'Minutes');
+    const original = await documents.docx('the minutes');
+    const file = await upload(o.client, 'minutes.docx', original, { parentId: root.id });
+    const removed = await seed.owner(t);
+    expect((await o.client.post(`/api/files/${root.id}/members`, { email: removed.email, role: 'editor' })).status).toBe(201);
+    /** Opened by `login`; the document server names it editing, then nobody once it has left, then sends the save naming nobody. */
+    const closedAndSaved = async (login: seed.SeededLogin, text: string, between: () => Promise<unknown>) => {
+      const res = await json(await login.client.get(`/api/docserver/config/${file.id}`));
+      await double.open(res.config, res.token);
+      const key = res.config.document.key as string;
+      expect(await json(await double.callback(key, 1, { users: [login.id] }))).toEqual({ error: 0 });
+      await between();
+      expect(await json(await double.callback(key, 1, { users: [] }))).toEqual({ error: 0 });
+      double.edit(key, await documents.docx(text));
+      return json(await double.callback(key, 2, { users: [] }));
+    };
+
+    const refused = await closedAndSaved(removed, 'by a removed member', () =>
+      o.client.delete(`/api/files/${root.id}/members/${removed.id}`),
+    );
+    expect(refused.error).toBe(1);
+    expect((await downloaded(o.client, file.id)).equals(original)).toBe(true);
+
+    const edited = await documents.docx('by the owner');
+    const res = await json(await o.client.get(`/api/docserver/config/${file.id}`));
+    await double.open(res.config, res.token);
+    const key = res.config.document.key as string;
+    await double.callback(key, 1, { users: [o.id] });
+    await double.callback(key, 1, { users: [] });
+    double.edit(key, edited);
+    expect(await json(await double.callback(key, 2, { users: [] }))).toEqual({ error: 0 });
+    expect((await downloaded(o.client, file.id)).equals(edited)).toBe(true);
+  });
+});
+
 async function versionSizes(client: TestClient, id: string): Promise<number[]> {
   const res = await client.get(`/api/files/${id}/versions`);
   if (res.status !== 200) throw new Error(`versions: ${res.status} ${await res.text()}`);
