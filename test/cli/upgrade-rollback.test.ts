@@ -281,6 +281,41 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     expect(r.stdout).toContain(`rolled back to the database of Coffer ${BACKEND_VERSION} (2026-01-01T00:00:00.000Z)`);
   });
 
+  test('a database from before folder ETags (as a rollback to such a version leaves it) upgrades with folder and root versions past any a client holds, never 0 again', () => {
+    const dir = tempDir('coffer-before-folder-etags-');
+    dirs.push(dir);
+    const paths = dataPaths(dir);
+    fs.writeFileSync(paths.secrets, '{}');
+    const db = openDatabase(paths.database);
+    try {
+      migrate(
+        db,
+        embeddedMigrations.slice(
+          0,
+          embeddedMigrations.findIndex((m) => m.tag === '0021_tree_versions'),
+        ),
+      );
+      db.$client.run(
+        "INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('owner-1', 'o@example.test', 'o@example.test', 0, 0)",
+      );
+      db.$client.run(
+        "INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('owner-2', 'p@example.test', 'p@example.test', 0, 0)",
+      );
+      db.$client.run(
+        "INSERT INTO items (id, account_id, type, name, name_key, modified_at, accessed_at, created_at) VALUES ('folder-1', 'owner-1', 'folder', 'A', 'a', 0, 0, 0)",
+      );
+      const now = Date.UTC(2026, 11, 1);
+      upgradeDatabase(db, paths, { now });
+      const folder = db.$client.query<{ v: number }, []>("SELECT tree_version AS v FROM items WHERE id = 'folder-1'").get()!.v;
+      const roots = db.$client.query<{ v: number }, []>('SELECT version AS v FROM tree_versions ORDER BY account_id').all();
+      // At 0 (the column's default) they would repeat ETags that the newer version answered before the rollback.
+      expect(folder).toBeGreaterThanOrEqual(now);
+      expect(roots.map((r) => r.v >= now)).toEqual([true, true]);
+    } finally {
+      closeDatabase(db);
+    }
+  });
+
   test('a snapshot a crash cut short (its .partial directory, as big as the database) goes at the next upgrade', () => {
     const dir = tempDir('coffer-snapshot-crash-');
     dirs.push(dir);

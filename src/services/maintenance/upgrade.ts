@@ -18,6 +18,8 @@ import { buildVersion } from '../admin/version.ts';
 /** Snapshots kept in <data dir>/snapshots: the newest three. */
 const KEEP_SNAPSHOTS = 3;
 const DESCRIPTION = 'snapshot.json';
+/** The migration that gave folders their versions (their ETags). */
+const FOLDER_ETAGS = '0021_tree_versions';
 
 export interface UpgradeSnapshot {
   dir: string;
@@ -92,6 +94,9 @@ export function upgradeDatabase(db: Db, paths: DataPaths, opts: { now?: number; 
       : 'The database is unchanged.';
     throw new StartupError(`${err.message}. ${back}`);
   }
+  // Folder ETags came with this migration: on a database from before it (a rollback to such a version leaves one) they
+  // would all start again at 0, ETags a newer version may already have answered, and a client would take changes for known.
+  if (schema !== null && applied.includes(FOLDER_ETAGS)) DatabaseRepo.moveTreeVersionsPast(db.$client, opts.now ?? Date.now());
   recordCofferVersion(db, buildVersion());
   return { applied, snapshot };
 }
