@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Database, type Statement } from 'bun:sqlite';
 import { WalIndexHeader } from '../wal-index.ts';
+import type { Db } from '../client.ts';
 
 export interface SnapshotFacts {
   /** The last migration the snapshot carries. */
@@ -105,10 +106,10 @@ export class DatabaseRepo {
    * Moves a database's folder versions (in folder and root ETags) up by `past`, more than any count of changes: they
    * count up by one per change, so an older database put back would hand out again ETags a newer one answered. Every
    * account's root gets a version past it too (one that never changed has none, which reads as 0). `target`: the
-   * database's file, or a connection to it.
+   * database's file, or the database open.
    */
-  static moveTreeVersionsPast(target: string | Database, past: number): void {
-    const db = typeof target === 'string' ? new Database(target) : target;
+  static moveTreeVersionsPast(target: string | Db, past: number): void {
+    const db = typeof target === 'string' ? new Database(target) : target.$client;
     try {
       if (!db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tree_versions'").get()) return;
       db.transaction(() => {

@@ -96,7 +96,7 @@ export function upgradeDatabase(db: Db, paths: DataPaths, opts: { now?: number; 
   }
   // Folder ETags came with this migration: on a database from before it (a rollback to such a version leaves one) they
   // would all start again at 0, ETags a newer version may already have answered, and a client would take changes for known.
-  if (schema !== null && applied.includes(FOLDER_ETAGS)) DatabaseRepo.moveTreeVersionsPast(db.$client, opts.now ?? Date.now());
+  if (schema !== null && applied.includes(FOLDER_ETAGS)) DatabaseRepo.moveTreeVersionsPast(db, opts.now ?? Date.now());
   recordCofferVersion(db, buildVersion());
   return { applied, snapshot };
 }
