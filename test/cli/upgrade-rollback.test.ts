@@ -49,11 +49,26 @@ const latest = embeddedMigrations[latestAt]!;
 const since = embeddedMigrations.slice(latestAt).map((m) => m.tag);
 const forgetSince = (run: (tag: string) => void) => since.forEach(run);
 
+/** A data directory of its own for a test (removed after the file), with a secrets file: its paths. */
+function scratchDataDir(prefix: string): ReturnType<typeof dataPaths> {
+  const dir = tempDir(prefix);
+  dirs.push(dir);
+  const paths = dataPaths(dir);
+  fs.writeFileSync(paths.secrets, '{}');
+  return paths;
+}
+
 /** What the latest migration added. */
 const added = addedBy(latest.sql);
 // A schema object the latest migration adds (a column as `table.column`), to tell its database from the previous release's.
 const newObject =
   added.tables[0] ?? added.indexes[0] ?? added.triggers[0] ?? added.columns.map(([table, column]) => `${table}.${column}`)[0]!;
+
+/** The database as the previous release left it: the latest migration's schema undone, and the records since forgotten. */
+function toPreviousSchema(db: ReturnType<typeof openDatabase>): void {
+  revertLatest((sql) => db.$client.run(sql));
+  forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+}
 
 /** Undoes the latest migration's schema (not its record). */
 function revertLatest(run: (sql: string) => void): void {
@@ -185,8 +200,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     let snapshotDir: string;
     try {
       upgradeDatabase(db, paths);
-      revertLatest((sql) => db.$client.run(sql));
-      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      toPreviousSchema(db);
       snapshotDir = upgradeDatabase(db, paths).snapshot!.dir;
       // A key rotation after the upgrade: only the newer secrets.json opens the newer database.
       fs.writeFileSync(paths.secrets, '{"masterKey":"the rotated key"}');
@@ -234,8 +248,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     try {
       expect(upgradeDatabase(db, paths).snapshot).toBeNull();
       for (let i = 0; i < 4; i++) {
-        revertLatest((sql) => db.$client.run(sql));
-        forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+        toPreviousSchema(db);
         const { snapshot, applied } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 0, 1 + i) });
         expect(applied).toEqual(since);
         expect(snapshot!.cofferVersion).not.toStartWith('schema-');
@@ -248,15 +261,12 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
   });
 
   test('a snapshot is named by the build that last ran (its version and commit); rollback still lists and takes one named by the version alone', async () => {
-    const dir = tempDir('coffer-snapshot-names-');
-    dirs.push(dir);
-    const paths = dataPaths(dir);
-    fs.writeFileSync(paths.secrets, '{}');
+    const paths = scratchDataDir('coffer-snapshot-names-');
+    const dir = paths.root;
     const db = openDatabase(paths.database);
     try {
       upgradeDatabase(db, paths);
-      revertLatest((sql) => db.$client.run(sql));
-      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      toPreviousSchema(db);
       const { snapshot } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 1, 1) });
       const build = `${BACKEND_VERSION}+${sourceCommit()}`;
       expect(snapshot!.cofferVersion).toBe(build);
@@ -282,10 +292,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
   });
 
   test('a database from before folder ETags (as a rollback to such a version leaves it) upgrades with folder and root versions past any a client holds, never 0 again', () => {
-    const dir = tempDir('coffer-before-folder-etags-');
-    dirs.push(dir);
-    const paths = dataPaths(dir);
-    fs.writeFileSync(paths.secrets, '{}');
+    const paths = scratchDataDir('coffer-before-folder-etags-');
     const db = openDatabase(paths.database);
     try {
       migrate(
@@ -327,8 +334,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
       const cut = path.join(paths.snapshots, '0.1.0-20260101T000000Z.partial');
       fs.mkdirSync(cut, { recursive: true });
       fs.writeFileSync(path.join(cut, 'coffer.db'), 'half a database');
-      revertLatest((sql) => db.$client.run(sql));
-      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      toPreviousSchema(db);
       const { snapshot } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 0, 2) });
       expect(fs.readdirSync(paths.snapshots)).toEqual([path.basename(snapshot!.dir)]);
     } finally {
@@ -380,8 +386,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     const server = Bun.spawn(['sleep', '60']);
     try {
       upgradeDatabase(db, paths);
-      revertLatest((sql) => db.$client.run(sql));
-      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      toPreviousSchema(db);
       fs.writeFileSync(paths.lock, String(server.pid));
       expect(() => upgradeDatabase(db, paths)).toThrow(`a Coffer server (pid ${server.pid}) is running on ${dir}`);
       expect(pendingMigrations(db).map((m) => m.tag)).toEqual(since);
