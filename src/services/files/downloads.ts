@@ -90,7 +90,7 @@ class ZipSlots {
     if (mine >= this.limits.perAccount)
       throw new AppError(
         429,
-        `${this.limits.perAccount} ZIP downloads of this account are already being made; try again when one has finished (or cancel one)`,
+        `This account's ZIP downloads being made already reach the limit of ${this.limits.perAccount} at once; try again when one has finished (or cancel one)`,
         undefined,
         retry,
       );

@@ -405,7 +405,7 @@ describe('ZIPs made at once', () => {
       expect(again.status).toBe(429);
       expect(again.headers.get('retry-after')).toBe('30');
       expect((await json(again)).message).toBe(
-        '1 ZIP downloads of this account are already being made; try again when one has finished (or cancel one)',
+        "This account's ZIP downloads being made already reach the limit of 1 at once; try again when one has finished (or cancel one)",
       );
       const full = await c.client.get(`/api/files/${dirC}/download`);
       expect(full.status).toBe(503);
