@@ -222,6 +222,9 @@ LOG_FORMAT=journald
 # COFFER_MEMBER_LOOKUP_RATE_LIMIT=30
 # COFFER_IDLE_TIMEOUT_SECONDS=30
 # COFFER_MAX_CONNECTIONS_PER_IP=64
+# ZIP downloads made at once, on the instance and of one account (docs/memory.md):
+# COFFER_MAX_ZIPS=4
+# COFFER_MAX_ZIPS_PER_ACCOUNT=2
 # COFFER_MIN_FREE_BYTES=512M
 # TUS_EXPIRY_HOURS=24
 # Webhooks (docs/webhooks.md): hosts allowed although they resolve to a private or loopback address, the receiver's time limit:

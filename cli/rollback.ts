@@ -15,7 +15,8 @@ export function registerRollback(program: Command): void {
         'after',
         `
 Before it migrates a database, Coffer writes the database and secrets.json into
-<data dir>/snapshots/<old version>-<time>/ (the newest three are kept). With the server stopped,
+<data dir>/snapshots/<old version>+<its commit>-<time>/ (the newest three are kept; one taken before
+Coffer recorded commits is named <old version>-<time>, and the list shows each one's schema). With the server stopped,
 \`coffer rollback --to <that directory>\` puts them back; then start the older executable. The database
 being replaced is kept beside it as coffer.db.before-rollback-<time>, with its write-ahead log (-wal,
 -shm) renamed alike, and the secrets.json being replaced as secrets.json.before-rollback-<time>. Stored files are only ever added by
@@ -31,8 +32,8 @@ the older database (\`coffer orphans\` lists them).`,
         if (snapshots.length === 0) return print(`no snapshots in ${snapshotsDir}`);
         print(
           table(
-            ['snapshot', 'version', 'taken'],
-            snapshots.map((s) => [s.dir, s.cofferVersion, s.createdAt]),
+            ['snapshot', 'version', 'schema', 'taken'],
+            snapshots.map((s) => [s.dir, s.cofferVersion, s.schema, s.createdAt]),
           ),
         );
         return;

@@ -37,6 +37,8 @@ export interface Config {
   idleTimeoutSeconds: number;
   /** Requests one client address may have in progress at once; 0 = no cap. */
   maxConnectionsPerIp: number;
+  /** ZIP downloads made at once: on the instance (COFFER_MAX_ZIPS) and per account (COFFER_MAX_ZIPS_PER_ACCOUNT). */
+  zips: { instance: number; perAccount: number };
   /** Free bytes kept on the data directory's disk for the database: uploads stop below it. */
   minFreeBytes: number;
   /** Built-in HTTPS: PEM certificate chain and private key files; null serves plain HTTP. */
@@ -219,6 +221,10 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   download (default 30, at most 255; event streams are exempt, a thumbnail being made waits 150)
   COFFER_MAX_CONNECTIONS_PER_IP   requests one address may have in progress at once, beyond which it gets
                                   429 (default 64; 0 = no cap)
+  COFFER_MAX_ZIPS                 ZIP downloads made at once on the instance, beyond which one gets 503
+                                  (default 4)
+  COFFER_MAX_ZIPS_PER_ACCOUNT     ZIP downloads made at once of one account's files, beyond which one gets
+                                  429 (default 2)
   COFFER_MIN_FREE_BYTES           disk space kept free for the database; uploads and copies get 507 below it
                                   (default 512M)
   COFFER_TLS_CERT                 PEM certificate (full chain) for built-in HTTPS; needs COFFER_TLS_KEY
@@ -548,6 +554,10 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     // The runtime's own limit is 255 seconds.
     idleTimeoutSeconds: integer('COFFER_IDLE_TIMEOUT_SECONDS', env.COFFER_IDLE_TIMEOUT_SECONDS, 30, 1, 255),
     maxConnectionsPerIp: integer('COFFER_MAX_CONNECTIONS_PER_IP', env.COFFER_MAX_CONNECTIONS_PER_IP, 64, 0, 1_000_000),
+    zips: {
+      instance: integer('COFFER_MAX_ZIPS', env.COFFER_MAX_ZIPS, 4, 1, 1000),
+      perAccount: integer('COFFER_MAX_ZIPS_PER_ACCOUNT', env.COFFER_MAX_ZIPS_PER_ACCOUNT, 2, 1, 1000),
+    },
     minFreeBytes,
     tls,
     tusExpiryHours,

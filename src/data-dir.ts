@@ -88,30 +88,37 @@ export function requireExistingDataDir(paths: DataPaths): void {
   if (!fs.existsSync(paths.database)) throw new StartupError(`${paths.root} holds no Coffer database: ${fix}`);
 }
 
-/** The pid of another live process that holds the data dir's lock (a running `serve`), or null. */
-export function otherLockHolder(paths: DataPaths): number | null {
-  let pid: number;
+/** The pid the data dir's lock names: a symbolic link's target, or (written by an older version) a file's text; null without one. */
+function lockPid(paths: DataPaths): number | null {
   try {
-    pid = Number(fs.readFileSync(paths.lock, 'utf8'));
+    return Number(fs.readlinkSync(paths.lock));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EINVAL') return null;
+  }
+  try {
+    return Number(fs.readFileSync(paths.lock, 'utf8'));
   } catch {
     return null;
   }
+}
+
+/** The pid of another live process that holds the data dir's lock (a running `serve`), or null. */
+export function otherLockHolder(paths: DataPaths): number | null {
+  const pid = lockPid(paths);
   return pid && pid !== process.pid && isAlive(pid) ? pid : null;
 }
 
-/** Only one `serve` may own a data dir; a stale lock from a dead process is taken over. */
+/**
+ * Only one `serve` may own a data dir; a stale lock from a dead process is taken over. The lock is a symbolic link
+ * whose target is the pid: made whole in one step, and kept in the file system's own records, so it needs no free
+ * block (a file holding the pid did, and a server restarted on a disk another program filled did not start).
+ */
 export function acquireLock(paths: DataPaths): () => void {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = fs.openSync(paths.lock, 'wx', 0o600);
-      fs.writeSync(fd, String(process.pid));
-      fs.closeSync(fd);
+      fs.symlinkSync(String(process.pid), paths.lock);
       return () => {
-        try {
-          if (fs.readFileSync(paths.lock, 'utf8') === String(process.pid)) fs.rmSync(paths.lock);
-        } catch {
-          /* already gone */
-        }
+        if (lockPid(paths) === process.pid) fs.rmSync(paths.lock, { force: true });
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {

@@ -22,7 +22,8 @@ export class FixedWindowLimiter {
   hit(key: string): LimitResult {
     const now = this.clock.now();
     const windowStart = now - (now % this.windowMs);
-    if (now - this.lastSweep > this.windowMs) this.sweep(windowStart);
+    // Also after the clock went back: a sweep waiting for it to pass the last one kept every key until then (a year set back, a year).
+    if (now - this.lastSweep > this.windowMs || now < this.lastSweep) this.sweep(windowStart);
     let entry = this.counts.get(key);
     if (!entry || entry.windowStart !== windowStart) {
       entry = { windowStart, count: 0 };
@@ -48,9 +49,15 @@ export class FixedWindowLimiter {
     else this.counts.delete(key);
   }
 
+  /** Keeps the keys of the current window only: older ones, and any counted while the clock was ahead, go. */
   private sweep(currentWindow: number): void {
     this.lastSweep = currentWindow;
-    for (const [key, entry] of this.counts) if (entry.windowStart < currentWindow) this.counts.delete(key);
+    for (const [key, entry] of this.counts) if (entry.windowStart !== currentWindow) this.counts.delete(key);
+  }
+
+  /** Keys held in memory. */
+  get size(): number {
+    return this.counts.size;
   }
 }
 

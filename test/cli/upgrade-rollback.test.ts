@@ -8,6 +8,7 @@ import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate, pendingMigrations } from '../../src/db/migrate.ts';
 import { embeddedMigrations, knownMigration } from '../../src/db/migrations.ts';
 import { listUpgradeSnapshots, rollbackTo, upgradeDatabase } from '../../src/services/maintenance/upgrade.ts';
+import { BACKEND_VERSION, buildVersion, sourceCommit } from '../../src/services/admin/version.ts';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
@@ -48,11 +49,26 @@ const latest = embeddedMigrations[latestAt]!;
 const since = embeddedMigrations.slice(latestAt).map((m) => m.tag);
 const forgetSince = (run: (tag: string) => void) => since.forEach(run);
 
+/** A data directory of its own for a test (removed after the file), with a secrets file: its paths. */
+function scratchDataDir(prefix: string): ReturnType<typeof dataPaths> {
+  const dir = tempDir(prefix);
+  dirs.push(dir);
+  const paths = dataPaths(dir);
+  fs.writeFileSync(paths.secrets, '{}');
+  return paths;
+}
+
 /** What the latest migration added. */
 const added = addedBy(latest.sql);
 // A schema object the latest migration adds (a column as `table.column`), to tell its database from the previous release's.
 const newObject =
   added.tables[0] ?? added.indexes[0] ?? added.triggers[0] ?? added.columns.map(([table, column]) => `${table}.${column}`)[0]!;
+
+/** The database as the previous release left it: the latest migration's schema undone, and the records since forgotten. */
+function toPreviousSchema(db: ReturnType<typeof openDatabase>): void {
+  revertLatest((sql) => db.$client.run(sql));
+  forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+}
 
 /** Undoes the latest migration's schema (not its record). */
 function revertLatest(run: (sql: string) => void): void {
@@ -184,8 +200,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     let snapshotDir: string;
     try {
       upgradeDatabase(db, paths);
-      revertLatest((sql) => db.$client.run(sql));
-      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      toPreviousSchema(db);
       snapshotDir = upgradeDatabase(db, paths).snapshot!.dir;
       // A key rotation after the upgrade: only the newer secrets.json opens the newer database.
       fs.writeFileSync(paths.secrets, '{"masterKey":"the rotated key"}');
@@ -233,14 +248,78 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     try {
       expect(upgradeDatabase(db, paths).snapshot).toBeNull();
       for (let i = 0; i < 4; i++) {
-        revertLatest((sql) => db.$client.run(sql));
-        forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+        toPreviousSchema(db);
         const { snapshot, applied } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 0, 1 + i) });
         expect(applied).toEqual(since);
         expect(snapshot!.cofferVersion).not.toStartWith('schema-');
       }
       expect(listUpgradeSnapshots(paths).map((s) => s.createdAt.slice(0, 10))).toEqual(['2026-01-04', '2026-01-03', '2026-01-02']);
       expect(fs.readdirSync(paths.snapshots)).toHaveLength(3);
+    } finally {
+      closeDatabase(db);
+    }
+  });
+
+  test('a snapshot is named by the build that last ran (its version and commit); rollback still lists and takes one named by the version alone', async () => {
+    const paths = scratchDataDir('coffer-snapshot-names-');
+    const dir = paths.root;
+    const db = openDatabase(paths.database);
+    try {
+      upgradeDatabase(db, paths);
+      toPreviousSchema(db);
+      const { snapshot } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 1, 1) });
+      // Running from source, the build is the checkout: its commit (and -dirty with changes not committed), when git tells it.
+      const build = buildVersion();
+      if (sourceCommit() !== null) expect(build).toBe(`${BACKEND_VERSION}+${sourceCommit()}`);
+      expect(snapshot!.cofferVersion).toBe(build);
+      expect(path.basename(snapshot!.dir)).toBe(`${build}-20260201T000000Z`);
+    } finally {
+      closeDatabase(db);
+    }
+    // One taken by a build before commits were recorded: named by the version alone.
+    const older = path.join(paths.snapshots, `${BACKEND_VERSION}-20260101T000000Z`);
+    fs.cpSync(listUpgradeSnapshots(paths)[0]!.dir, older, { recursive: true });
+    const description = JSON.parse(fs.readFileSync(path.join(older, 'snapshot.json'), 'utf8'));
+    fs.writeFileSync(
+      path.join(older, 'snapshot.json'),
+      JSON.stringify({ ...description, cofferVersion: BACKEND_VERSION, createdAt: '2026-01-01T00:00:00.000Z' }),
+    );
+    let r = await runCli(['rollback', '--data-dir', dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(older);
+    expect(r.stdout).toContain(description.schema);
+    r = await runCli(['rollback', '--to', older, '--data-dir', dir]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain(`rolled back to the database of Coffer ${BACKEND_VERSION} (2026-01-01T00:00:00.000Z)`);
+  });
+
+  test('a database from before folder ETags (as a rollback to such a version leaves it) upgrades with folder and root versions past any a client holds, never 0 again', () => {
+    const paths = scratchDataDir('coffer-before-folder-etags-');
+    const db = openDatabase(paths.database);
+    try {
+      migrate(
+        db,
+        embeddedMigrations.slice(
+          0,
+          embeddedMigrations.findIndex((m) => m.tag === '0021_tree_versions'),
+        ),
+      );
+      db.$client.run(
+        "INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('owner-1', 'o@example.test', 'o@example.test', 0, 0)",
+      );
+      db.$client.run(
+        "INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('owner-2', 'p@example.test', 'p@example.test', 0, 0)",
+      );
+      db.$client.run(
+        "INSERT INTO items (id, account_id, type, name, name_key, modified_at, accessed_at, created_at) VALUES ('folder-1', 'owner-1', 'folder', 'A', 'a', 0, 0, 0)",
+      );
+      const now = Date.UTC(2026, 11, 1);
+      upgradeDatabase(db, paths, { now });
+      const folder = db.$client.query<{ v: number }, []>("SELECT tree_version AS v FROM items WHERE id = 'folder-1'").get()!.v;
+      const roots = db.$client.query<{ v: number }, []>('SELECT version AS v FROM tree_versions ORDER BY account_id').all();
+      // At 0 (the column's default) they would repeat ETags that the newer version answered before the rollback.
+      expect(folder).toBeGreaterThanOrEqual(now);
+      expect(roots.map((r) => r.v >= now)).toEqual([true, true]);
     } finally {
       closeDatabase(db);
     }
@@ -257,8 +336,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
       const cut = path.join(paths.snapshots, '0.1.0-20260101T000000Z.partial');
       fs.mkdirSync(cut, { recursive: true });
       fs.writeFileSync(path.join(cut, 'coffer.db'), 'half a database');
-      revertLatest((sql) => db.$client.run(sql));
-      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      toPreviousSchema(db);
       const { snapshot } = upgradeDatabase(db, paths, { now: Date.UTC(2026, 0, 2) });
       expect(fs.readdirSync(paths.snapshots)).toEqual([path.basename(snapshot!.dir)]);
     } finally {
@@ -310,8 +388,7 @@ describe('a snapshot before every upgrade, and coffer rollback', () => {
     const server = Bun.spawn(['sleep', '60']);
     try {
       upgradeDatabase(db, paths);
-      revertLatest((sql) => db.$client.run(sql));
-      forgetSince((tag) => db.$client.query('DELETE FROM coffer_migrations WHERE tag = ?').run(tag));
+      toPreviousSchema(db);
       fs.writeFileSync(paths.lock, String(server.pid));
       expect(() => upgradeDatabase(db, paths)).toThrow(`a Coffer server (pid ${server.pid}) is running on ${dir}`);
       expect(pendingMigrations(db).map((m) => m.tag)).toEqual(since);

@@ -16,6 +16,18 @@ describe('FixedWindowLimiter', () => {
     expect(limiter.hit('a').allowed).toBe(true);
   });
 
+  test('after the clock is set back (a year ahead by mistake, then right), the keys counted meanwhile go at the next window, not a year later', () => {
+    const clock = new ManualClock(Date.parse('2030-03-01T12:00:00Z'));
+    const limiter = new FixedWindowLimiter(10, 60_000, clock);
+    clock.jump(365 * 24 * 3_600_000);
+    for (let i = 0; i < 1000; i++) limiter.hit(`ahead-${i}`);
+    clock.jump(-365 * 24 * 3_600_000);
+    limiter.hit('back');
+    clock.advance(2 * 60_000);
+    limiter.hit('later');
+    expect(limiter.size).toBe(1);
+  });
+
   test('release gives a hit back within its window only', () => {
     const clock = new ManualClock(1_000_000);
     const limiter = new FixedWindowLimiter(1, 60_000, clock);

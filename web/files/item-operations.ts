@@ -166,6 +166,17 @@ export async function rename(item: Item, siblings: Item[], select: (ids: string[
   });
 }
 
+/** What the server said in the frame a ZIP refusal loaded (too many ZIPs at once says to wait), else the likely cause. */
+function refusalOf(frame: HTMLIFrameElement): string {
+  try {
+    const { message } = JSON.parse(frame.contentDocument?.body?.textContent ?? '') as { message?: unknown };
+    if (typeof message === 'string' && message) return `The ZIP could not be made: ${message}`;
+  } catch {
+    // Not the server's JSON (a proxy's page): the usual cause below.
+  }
+  return 'The ZIP could not be made: some items may have moved or been deleted. Refresh and try again.';
+}
+
 /** A single file downloads natively (its size known to the browser); anything else as a streamed ZIP. */
 export function download(items: Item[]): void {
   if (items.length === 1 && items[0]!.type === 'file') {
@@ -187,8 +198,7 @@ export function download(items: Item[]): void {
     frame.title = 'Downloads';
     document.body.append(frame);
   }
-  frame.onload = () =>
-    toast('The ZIP could not be made: some items may have moved or been deleted. Refresh and try again.', { kind: 'error' });
+  frame.onload = () => toast(refusalOf(frame), { kind: 'error' });
   const form = document.createElement('form');
   form.method = 'POST';
   form.action = api.files.zipUrl;

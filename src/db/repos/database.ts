@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Database, type Statement } from 'bun:sqlite';
 import { WalIndexHeader } from '../wal-index.ts';
+import type { Db } from '../client.ts';
 
 export interface SnapshotFacts {
   /** The last migration the snapshot carries. */
@@ -103,18 +104,23 @@ export class DatabaseRepo {
 
   /**
    * Moves a database's folder versions (in folder and root ETags) up by `past`, more than any count of changes: they
-   * count up by one per change, so an older database put back would hand out again ETags a newer one answered.
+   * count up by one per change, so an older database put back would hand out again ETags a newer one answered. Every
+   * account's root gets a version past it too (one that never changed has none, which reads as 0). `target`: the
+   * database's file, or the database open.
    */
-  static moveTreeVersionsPast(file: string, past: number): void {
-    const db = new Database(file);
+  static moveTreeVersionsPast(target: string | Db, past: number): void {
+    const db = typeof target === 'string' ? new Database(target) : target.$client;
     try {
       if (!db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tree_versions'").get()) return;
       db.transaction(() => {
-        db.query('UPDATE tree_versions SET version = version + ?').run(past);
+        db.query(
+          `INSERT INTO tree_versions (account_id, version) SELECT id, ?1 FROM users WHERE parent_user_id IS NULL
+           ON CONFLICT (account_id) DO UPDATE SET version = version + ?1`,
+        ).run(past);
         db.query("UPDATE items SET tree_version = tree_version + ? WHERE type = 'folder'").run(past);
       })();
     } finally {
-      db.close();
+      if (typeof target === 'string') db.close();
     }
   }
 

@@ -694,13 +694,18 @@ export class ItemsRepo {
       .run(parentId, rootId, bytes);
   }
 
+  /**
+   * A library file's ETag is its time and size (it has no storage key): a new content of it in the same millisecond
+   * as the one before gets the next millisecond, so the ETag moves and sync clients fetch it.
+   */
   private writeContent(id: string, content: Parameters<ItemsRepo['replaceContent']>[1]): Item {
     return item(
       this.sqlite
         .query<Item, SQLQueryBindings[]>(
-          `UPDATE items SET size = ?, mime_type = ?, storage_key = ?, wrapped_key = ?, key_id = ?, modified_at = ?, accessed_at = ?,
-             content_source = ?, content_author_id = ?
-           WHERE id = ? RETURNING ${ITEM}`,
+          `UPDATE items SET size = ?1, mime_type = ?2, storage_key = ?3, wrapped_key = ?4, key_id = ?5,
+             modified_at = CASE WHEN ?3 IS NULL AND storage_key IS NULL AND modified_at = ?6 THEN ?6 + 1 ELSE ?6 END, accessed_at = ?7,
+             content_source = ?8, content_author_id = ?9
+           WHERE id = ?10 RETURNING ${ITEM}`,
         )
         .get(
           content.size,
@@ -760,7 +765,10 @@ export class ItemsRepo {
       .run(id, rootId).changes;
   }
 
-  /** Puts a trash root back under `parentId` with `name`. */
+  /**
+   * Puts a trash root back under `parentId` with `name`. At the root it always goes back: a tree nested deeper than
+   * the limit before the limit existed fits nowhere else, and refusing it left it in the trash to be purged.
+   */
   restoreRoot(id: string, parentId: string | null, name: string): Item {
     const after = this.guard({ kind: 'restore', itemId: id, parentId, name });
     return this.changing(() => {
@@ -772,7 +780,7 @@ export class ItemsRepo {
           )
           .get(parentId, name, nameKeyOf(name), id),
       )!;
-      if (row.type === 'folder' && !this.nests(parentId, id)) throw badRequest(Messages.folderTooDeep);
+      if (row.type === 'folder' && parentId !== null && !this.nests(parentId, id)) throw badRequest(Messages.folderTooDeep);
       this.touchAncestors(row.accountId, parentId, weightOf(row));
       after?.();
       return row;

@@ -69,13 +69,27 @@ export class SessionsRepo {
       .get()!.n;
   }
 
-  list(userId: string): Session[] {
+  /** The login's `limit` sessions used last, most recent first. */
+  list(userId: string, limit: number): Session[] {
     return this.db
       .select()
       .from(sessions)
       .where(eq(sessions.userId, userId))
       .orderBy(desc(sessions.lastActivityAt), asc(sessions.id))
+      .limit(limit)
       .all();
+  }
+
+  /** Deletes the login's sessions past the `keep` used last; their ids. */
+  deleteBeyond(userId: string, keep: number): string[] {
+    return this.db.$client
+      .query<{ id: string }, [string, number]>(
+        `DELETE FROM sessions WHERE id IN (
+           SELECT id FROM sessions WHERE user_id = ?1 ORDER BY last_activity_at DESC, id LIMIT -1 OFFSET ?2
+         ) RETURNING id`,
+      )
+      .all(userId, keep)
+      .map((r) => r.id);
   }
 
   deleteInactiveSince(cutoff: number): number {

@@ -18,7 +18,7 @@ export const documentKeys = sqliteTable(
     accountId: text('account_id').notNull(),
     // The stored object whose content this key stands for.
     storageKey: text('storage_key').notNull(),
-    // Who the document server last said was editing (callback status 1), a JSON array of login ids.
+    // Who the document server last named as editing (callback status 1 naming anyone), a JSON array of login ids.
     editors: text('editors'),
     closedAt: integer('closed_at'),
     createdAt: integer('created_at').notNull(),

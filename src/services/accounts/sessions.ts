@@ -18,6 +18,11 @@ const ONLINE_WINDOW_MS = 3 * 60_000;
 const SESSION_LIST_CACHE_MS = 2 * 60_000;
 const ACTIVITY_WRITE_INTERVAL_MS = 60_000;
 const SESSION_MAX_AGE_MS = 30 * 24 * 3600_000;
+/**
+ * Sessions one login keeps: a sign-in past it ends the ones used longest ago (a script signing in at every run made
+ * 100,000, whose list was a 22.8 MiB answer), and the list shows at most these.
+ */
+const MAX_SESSIONS_PER_LOGIN = 1000;
 
 export interface RequestInfo {
   ip: string;
@@ -76,7 +81,7 @@ export class SessionService {
     if (tokenVersion === null) throw unauthorized(Messages.invalidCredentials);
     const sessionId = newId();
     const token = await this.signer.sign({ sub: loginId, sid: sessionId, tv: tokenVersion }, now);
-    this.d.transactions.immediate(() => {
+    const ended = this.d.transactions.immediate(() => {
       this.d.sessions.insert({
         id: sessionId,
         userId: loginId,
@@ -87,7 +92,12 @@ export class SessionService {
         lastActivityAt: now,
       });
       alongside?.();
+      return new Set(this.d.sessions.deleteBeyond(loginId, MAX_SESSIONS_PER_LOGIN));
     });
+    if (ended.size > 0) {
+      this.d.presence.removeWhere((e) => ended.has(e.sessionId));
+      this.d.hub.endLogin(loginId, (s) => s !== null && ended.has(s));
+    }
     this.listCache.delete(loginId);
     return { token, sessionId };
   }
@@ -189,7 +199,7 @@ export class SessionService {
     const now = this.d.clock.now();
     let cached = this.listCache.get(principal.loginId);
     if (opts.refresh || !cached || now - cached.at > SESSION_LIST_CACHE_MS || !cached.rows.some((r) => r.id === principal.sessionId)) {
-      cached = { at: now, rows: this.d.sessions.list(principal.loginId) };
+      cached = { at: now, rows: this.d.sessions.list(principal.loginId, MAX_SESSIONS_PER_LOGIN) };
       this.listCache.set(principal.loginId, cached);
     }
     return {

@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { AuditRepo, NewAuditLogRow } from '../../db/repos/audit.ts';
+import { FailureSpell } from '../../lib/failure-spell.ts';
 import { BusyRounds } from '../../db/busy.ts';
 import type { Logger } from '../../log.ts';
 import type { MetricsService } from './metrics.ts';
@@ -191,9 +192,11 @@ export class AuditService {
   private readonly busy: BusyRounds;
   /** Events whose insert into the queue found the database busy, oldest first: queued before any newer one. */
   private held: Array<[event: string, at: number]> = [];
+  private readonly failures: FailureSpell;
 
   constructor(private readonly d: AuditDeps) {
     this.busy = new BusyRounds(d.log, 'audit log');
+    this.failures = new FailureSpell(d.log, 'the audit batch', () => d.clock.elapsed());
   }
 
   record(input: AuditRecord): void {
@@ -238,7 +241,7 @@ export class AuditService {
     } catch (err) {
       // The whole batch rolled back: count one more attempt per event, parking those that keep failing.
       const message = err instanceof Error ? err.message : String(err);
-      this.d.log.error('audit batch failed', { err: message });
+      this.failures.failed('audit batch failed', { err: message });
       let taken = 1;
       try {
         const pending = this.d.repo.pendingSeqs(limit);
@@ -250,6 +253,7 @@ export class AuditService {
       this.d.metrics.auditFailed.inc({ reason: 'processing' }, taken);
       return 0;
     }
+    this.failures.succeeded();
     if (batch.parked) this.d.metrics.auditFailed.inc({ reason: 'invalid_event' }, batch.parked);
     if (batch.written) {
       this.d.metrics.auditProcessed.inc({}, batch.written);

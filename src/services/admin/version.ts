@@ -23,10 +23,28 @@ export function sourceCommit(): string | null {
   }
 }
 
+let commitOfSource: string | null | undefined;
+
+/** The commit this executable was built from, or the checkout's when running from source (asked of git once); else null. */
+function buildCommit(): string | null {
+  if (typeof COFFER_BUILD_COMMIT === 'string') return COFFER_BUILD_COMMIT === 'unknown' ? null : COFFER_BUILD_COMMIT;
+  if (commitOfSource === undefined) commitOfSource = sourceCommit();
+  return commitOfSource;
+}
+
+/**
+ * The version with the build's commit (`0.1.0+1a2b3c4d5e6f`), as a database records the Coffer that last ran on it and an
+ * upgrade's snapshot is named: every build says 0.1.0, the commit tells them apart. Just the version when no commit is known.
+ */
+export function buildVersion(): string {
+  const commit = buildCommit();
+  return commit ? `${BACKEND_VERSION}+${commit}` : BACKEND_VERSION;
+}
+
 /** `coffer --version`: version, commit, build date and runtime on one line (install.sh prints it as it is). */
 export function versionLine(): string {
   const built = typeof COFFER_BUILD_DATE === 'string';
-  const commit = typeof COFFER_BUILD_COMMIT === 'string' ? COFFER_BUILD_COMMIT : (sourceCommit() ?? 'unknown');
+  const commit = buildCommit() ?? 'unknown';
   const date = built ? `built ${COFFER_BUILD_DATE}` : 'run from source';
   return `${BACKEND_VERSION} (commit ${commit}, ${date}, Bun ${Bun.version} ${process.platform}-${process.arch})`;
 }

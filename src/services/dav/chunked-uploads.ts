@@ -104,7 +104,8 @@ export class ChunkedUploadService {
 
   constructor(
     private readonly d: {
-      clock: Clock;
+      /** The retention time (RetentionClock): a clock set ahead while uploads run expires none of them before it comes back. */
+      clock: Pick<Clock, 'now'>;
       log: Logger;
       transactions: Transactions;
       repo: ChunkedUploadsRepo;

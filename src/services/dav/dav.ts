@@ -804,9 +804,16 @@ export class DavService {
    */
   parentFolder(principal: Principal, path: DavPath, found?: DavParent): string | null {
     if (path.segments.length === 0) throw forbidden('The root folder cannot be replaced');
-    const folder = found !== undefined ? found : folderOf(this.resolve(principal, davPath(path.segments.slice(0, -1), path.exactCase)));
-    if (!folder) throw conflict('The parent folder does not exist');
-    return folder.id;
+    const above = path.segments.slice(0, -1);
+    const folder = found !== undefined ? found : folderOf(this.resolve(principal, davPath(above, path.exactCase)));
+    if (folder) return folder.id;
+    // A folder of that name in another case (an app's InstantUpload beside an instantUpload): say so, or the upload fails unexplained at each try.
+    const other = path.exactCase && above.length > 0 ? folderOf(this.resolve(principal, davPath(above, false))) : null;
+    if (other)
+      throw conflict(
+        `The folder "${above.join('/')}" does not exist in this letter case, but one whose name differs only in case does, and letter case counts in these addresses: choose that folder in the app as it is written, or rename it to "${above.at(-1)}"`,
+      );
+    throw conflict('The parent folder does not exist');
   }
 
   /** The last segment as a new item's name, or 400 with the API's reason. */
@@ -1011,7 +1018,13 @@ export class DavService {
     this.allow(principal, 'items.createFolder');
     if (this.resolve(principal, path)) throw new AppError(405, 'Something already exists at this path');
     // Taken in another letter case (a door with exact case): one name, never a `(n)` folder beside it.
-    if (path.exactCase && this.resolve(principal, { ...path, exactCase: false })) throw conflict(Messages.nameTaken);
+    const other = path.exactCase ? this.resolve(principal, { ...path, exactCase: false }) : null;
+    if (other?.kind === 'item') {
+      const asked = path.segments.at(-1)!;
+      throw conflict(
+        `"${other.item.name}" already exists here, and names differing only in letter case are one name on this server: use "${other.item.name}" as it is written, or rename it to "${asked}"`,
+      );
+    }
     const parentId = this.parentFolder(principal, path);
     const created = this.d.listing.createFolder(principal, { name: this.newName(path), parentId });
     return davItem(this.d.items.getLive(principal.accountId, created.id)!, rightsTag(principal));

@@ -45,9 +45,9 @@ export function createDavServices(infra: Infrastructure, d: DavDeps) {
     },
   });
   d.members.onEditorEnd(({ ownerId, itemId, accountId }) => davLocks.forgetShare(ownerId, itemId, accountId));
-  d.diskSpace.addPromised(() => repos.chunkedUploads.promised(infra.clock.now()));
+  d.diskSpace.addPromised(() => repos.chunkedUploads.promised(infra.retentionClock.now()));
   const chunkedUploads = new ChunkedUploadService({
-    clock: infra.clock,
+    clock: infra.retentionClock,
     log: infra.log,
     transactions: repos.transactions,
     repo: repos.chunkedUploads,

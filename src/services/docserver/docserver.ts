@@ -333,7 +333,8 @@ export class DocserverService {
     this.d.log.info('document server callback', { key: p.key, status: p.status, forcesavetype: p.forcesavetype });
     switch (p.status) {
       case CallbackStatus.editing:
-        this.d.repo.setEditors(p.key, JSON.stringify(p.users ?? []), now);
+        // Kept when everyone has left: a save that then names nobody is checked against who edited.
+        if (p.users?.length) this.d.repo.setEditors(p.key, JSON.stringify(p.users), now);
         // Someone is editing: keep auto-saving even if a command found the key unknown while the editor loaded.
         if (p.users?.length && session.closedAt === null && this.accountActive(session.accountId)) this.ensureAutosave(p.key, now);
         return { error: 0 };
@@ -507,8 +508,10 @@ export class DocserverService {
   }
 
   private async save(session: DocumentKey, p: CallbackPayload, url: string, docserver: Docserver, ip: string): Promise<CallbackAnswer> {
-    const actor = this.actorOf(session, p.users, ip);
-    const room = this.roomOf(session, p.users);
+    // A save naming nobody (its editors gone) is the last ones named editing's: a member removed meanwhile saves nothing.
+    const users = p.users?.length ? p.users : editorsOf(session);
+    const actor = this.actorOf(session, users, ip);
+    const room = this.roomOf(session, users);
     const refuse = (reason: string): CallbackAnswer => {
       this.d.log.warn('edited document not saved', { key: session.key, status: p.status, reason });
       this.d.audit.record({
@@ -522,7 +525,7 @@ export class DocserverService {
       return { error: 1, message: reason };
     };
     if (!this.accountActive(session.accountId)) return refuse(Messages.accountDisabled);
-    if (p.users?.length && !p.users.some((id) => this.mayStillEdit(session, id)))
+    if (users.length && !users.some((id) => this.mayStillEdit(session, id)))
       return refuse('nobody editing it may still change this file (a member removed or made a viewer, or Modify taken away)');
     const current = this.d.items.get(session.accountId, session.itemId);
     if (!current || current.type !== 'file') return refuse('the file no longer exists');
@@ -666,6 +669,16 @@ export class DocserverService {
   private ownLogin(session: DocumentKey, id: string): User | null {
     const login = this.d.users.byId(id);
     return login && (login.id === session.accountId || login.parentUserId === session.accountId) ? login : null;
+  }
+}
+
+/** The logins the document server last named as editing the session (callback status 1), none when it named nobody yet. */
+function editorsOf(session: DocumentKey): string[] {
+  try {
+    const named: unknown = JSON.parse(session.editors ?? '[]');
+    return Array.isArray(named) ? named.filter((id): id is string => typeof id === 'string') : [];
+  } catch {
+    return [];
   }
 }
 

@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import { BusyRounds } from '../../db/busy.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { Logger } from '../../log.ts';
+import { FailureSpell } from '../../lib/failure-spell.ts';
 
 const ACCESS_WRITE_INTERVAL_MS = 3600_000;
 const FLUSH_EVERY_MS = 5_000;
@@ -16,13 +17,15 @@ export class AccessTracker {
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopped = false;
   private readonly busy: BusyRounds;
+  private readonly failures: FailureSpell;
 
   constructor(
     private readonly items: ItemsRepo,
     private readonly clock: Clock,
-    private readonly log: Logger,
+    log: Logger,
   ) {
     this.busy = new BusyRounds(log, 'access times');
+    this.failures = new FailureSpell(log, 'writing access times', () => clock.elapsed());
   }
 
   touch(rows: Iterable<{ id: string; accessedAt: number }>): void {
@@ -49,18 +52,24 @@ export class AccessTracker {
     if (this.pending.size === 0) return;
     const batch = [...this.pending];
     this.pending.clear();
-    if (this.busy.run(() => (this.items.markAccessed(batch), true), false)) return;
+    if (this.busy.run(() => (this.items.markAccessed(batch), true), false)) {
+      this.failures.succeeded();
+      return;
+    }
     // Nothing was written: the marks wait for the next flush (the timer runs on), a newer mark of an item kept over its older one.
     for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
     this.flushLater();
   }
 
-  /** The timer's flush: an error other than a busy database (a full disk) drops the marks with one line, as a throw here would end the process. */
+  /**
+   * The timer's flush: an error other than a busy database (a full disk) drops the marks, as a throw here would end the
+   * process, with a line when such failures begin and then at most every five minutes.
+   */
   private flushInBackground(): void {
     try {
       this.flush();
     } catch (err) {
-      this.log.error('access times not written', { err: err instanceof Error ? err.message : String(err) });
+      this.failures.failed('access times not written', { err: err instanceof Error ? err.message : String(err) });
     }
   }
 

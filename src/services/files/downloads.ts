@@ -15,6 +15,7 @@ import { numberedName, stripBidiControls } from './names.ts';
 import type { Principal } from '../identity/principal.ts';
 import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
+import { keepCentralDirectoryAsBytes } from './zip-directory.ts';
 
 /** Raster image types a browser may display inline; SVG and anything scriptable never qualify. */
 const INLINE_IMAGE_TYPES = new Set([
@@ -36,6 +37,9 @@ const SNIFF_BYTES = 64 * 1024;
 const CHILD_PAGE = 500;
 // A ZIP entry's name length is a 16-bit field: a longer path (a tree some hundred levels deep) would be written with its length cut.
 const ZIP_NAME_MAX_BYTES = 0xffff;
+
+// Long enough for a small ZIP to finish; a client that waits and asks again gets the next free slot.
+const ZIP_RETRY_AFTER_SECONDS = 30;
 
 export interface ZipDownload {
   filename: string;
@@ -65,11 +69,59 @@ export interface DownloadDeps {
   access: AccessTracker;
   audit: AuditService;
   libraryFiles: LibraryFiles;
+  /** ZIPs made at once: on the instance, and of one account's files. */
+  zipLimits: { instance: number; perAccount: number };
+}
+
+/**
+ * ZIPs being made, counted for the instance and per account: each keeps a record of every entry written
+ * until its end (the central directory), so many at once took the memory of a small machine.
+ */
+class ZipSlots {
+  private inUse = 0;
+  private readonly ofAccount = new Map<string, number>();
+
+  constructor(private readonly limits: { instance: number; perAccount: number }) {}
+
+  /** A slot for a ZIP of the account's files, or a 429 (the account's) or 503 (the instance's); the release is idempotent. */
+  take(accountId: string): () => void {
+    const mine = this.ofAccount.get(accountId) ?? 0;
+    const retry = { 'Retry-After': String(ZIP_RETRY_AFTER_SECONDS) };
+    if (mine >= this.limits.perAccount)
+      throw new AppError(
+        429,
+        `This account's ZIP downloads being made already reach the limit of ${this.limits.perAccount} at once; try again when one has finished (or cancel one)`,
+        undefined,
+        retry,
+      );
+    if (this.inUse >= this.limits.instance)
+      throw new AppError(
+        503,
+        `The server is making as many ZIP downloads as it can at once (${this.limits.instance}); try again in a minute`,
+        undefined,
+        retry,
+      );
+    this.inUse++;
+    this.ofAccount.set(accountId, mine + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.inUse--;
+      const left = (this.ofAccount.get(accountId) ?? 1) - 1;
+      if (left > 0) this.ofAccount.set(accountId, left);
+      else this.ofAccount.delete(accountId);
+    };
+  }
 }
 
 /** Reading content: single files (with ranges) and folders or selections as streamed ZIPs. */
 export class DownloadService {
-  constructor(private readonly d: DownloadDeps) {}
+  private readonly zipSlots: ZipSlots;
+
+  constructor(private readonly d: DownloadDeps) {
+    this.zipSlots = new ZipSlots(d.zipLimits);
+  }
 
   /** The live item to download, else 404. */
   resolve(principal: Principal, id: string): HeldItem {
@@ -206,14 +258,14 @@ export class DownloadService {
    * large files are already compressed and the box has two cores.
    */
   private zip(accountId: string, roots: Item[]): ReadableStream<Uint8Array> {
-    return this.zipStream(() => this.rootEntries(accountId, roots));
+    return this.zipStream(accountId, () => this.rootEntries(accountId, roots));
   }
 
   /**
    * Files of any accounts (the caller checked them), each at the ZIP's top level, read `next(afterId)` a page at
-   * a time in id order until a page is empty: an album link's "Download all".
+   * a time in id order until a page is empty: an album link's "Download all", counted as a ZIP of `accountId`'s files.
    */
-  zipFiles(filename: string, next: (afterId: string) => Item[]): ZipDownload {
+  zipFiles(accountId: string, filename: string, next: (afterId: string) => Item[]): ZipDownload {
     const names = uniqueNames();
     async function* entries(): AsyncGenerator<ZipEntry> {
       for (let after = ''; ; ) {
@@ -223,7 +275,7 @@ export class DownloadService {
         after = page.at(-1)!.id;
       }
     }
-    return { filename, stream: this.zipStream(entries) };
+    return { filename, stream: this.zipStream(accountId, entries) };
   }
 
   private async *rootEntries(accountId: string, roots: Item[]): AsyncGenerator<ZipEntry> {
@@ -231,13 +283,23 @@ export class DownloadService {
     for (const root of roots) yield* this.walk(accountId, root, names(root.name));
   }
 
-  private zipStream(entries: () => AsyncIterable<ZipEntry>): ReadableStream<Uint8Array> {
+  /** The ZIP as a stream, holding a slot from now until it ends: read to its end, failed, or cancelled (the client gone). */
+  private zipStream(accountId: string, entries: () => AsyncIterable<ZipEntry>): ReadableStream<Uint8Array> {
+    const release = this.zipSlots.take(accountId);
     let session: Promise<ZipSession> | null = null;
     const open = () => (session ??= this.zipSession(entries));
     return new ReadableStream<Uint8Array>(
       {
-        pull: async (controller) => (await open()).pull(controller),
+        pull: async (controller) => {
+          try {
+            if (await (await open()).pull(controller)) release();
+          } catch (err) {
+            release();
+            throw err;
+          }
+        },
         cancel: async () => {
+          release();
           if (session) await (await session).cancel();
         },
       },
@@ -263,6 +325,7 @@ export class DownloadService {
     // Loaded at the first ZIP download: archiver and its streams weigh on the idle server's memory.
     const { ZipArchive } = await import('archiver');
     const archive = new ZipArchive({ store: true, highWaterMark: 256 * 1024 });
+    keepCentralDirectoryAsBytes(archive);
     let cancelled = false;
     // An aborted archive never reports the entry in flight: cancelling settles it and closes its source.
     const stop = new AbortController();
@@ -331,8 +394,12 @@ export class DownloadService {
           void produce();
         }
         const next = await chunks.next();
-        if (next.done) controller.close();
-        else controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.byteLength));
+        if (next.done) {
+          controller.close();
+          return true;
+        }
+        controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.byteLength));
+        return false;
       },
       async cancel() {
         cancelled = true;
@@ -358,8 +425,8 @@ function uniqueNames(): (name: string) => string {
   };
 }
 
-/** A ZIP being produced: the stream's pull and cancel, once archiver is loaded. */
+/** A ZIP being produced: the stream's pull (true once the ZIP has ended) and cancel, once archiver is loaded. */
 interface ZipSession {
-  pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void>;
+  pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<boolean>;
   cancel(): Promise<void>;
 }

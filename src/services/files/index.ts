@@ -148,6 +148,7 @@ export function createFilesServices<V extends ReplacedVersions>(
     access,
     audit,
     libraryFiles,
+    zipLimits: config.zips,
   });
   const trash = new TrashService({ ...fileDeps, retentionClock: infra.retentionClock, listing: items, libraries: repos.libraries });
   const copy = new CopyService({ ...fileDeps, libraryFiles, libraryContent, trash });

@@ -5,7 +5,7 @@ import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { AppError, badRequest, conflict, forbidden } from '../../errors.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 import { HostPathError, hostNameProblem, hostPath, inFolderInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
-import { LIBRARY_TRASH } from './scanner.ts';
+import { fileIdOf, hostTimeOf, LIBRARY_TRASH } from './scanner.ts';
 
 const MAX_DEPTH = 10_000;
 const IN_TRASH = 'The file is in the trash: restore it, then save it again.';
@@ -58,8 +58,8 @@ export class LibraryHostWrites {
         this.d.libraries.putEntry({
           itemId: item.id,
           libraryId: library.id,
-          fileId: `${st.dev}:${st.ino}`,
-          hostModifiedAt: Math.floor(st.mtimeMs),
+          fileId: fileIdOf(st),
+          hostModifiedAt: hostTimeOf(st),
           unavailable: false,
         });
       });
@@ -129,8 +129,8 @@ export class LibraryHostWrites {
         this.d.libraries.putEntry({
           itemId,
           libraryId: library.id,
-          fileId: `${st.dev}:${st.ino}`,
-          hostModifiedAt: Math.floor(st.mtimeMs),
+          fileId: fileIdOf(st),
+          hostModifiedAt: hostTimeOf(st),
           unavailable: false,
         });
       });

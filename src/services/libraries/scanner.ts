@@ -54,7 +54,10 @@ interface HostEntry {
   available: boolean;
   fileId: string;
   size: number;
+  /** The modification time in whole milliseconds: the item's `modified`. */
   modifiedAt: number;
+  /** The modification time in microseconds, as the index keeps it: see hostTimeOf. */
+  hostTime: number;
 }
 
 /** The service user's ids, read once: a scan asks for every file. */
@@ -68,7 +71,21 @@ function readable(st: fs.Stats): boolean {
   return (st.mode & 0o004) !== 0;
 }
 
-const fileIdOf = (st: fs.Stats) => `${st.dev}:${st.ino}`;
+export const fileIdOf = (st: fs.Stats) => `${st.dev}:${st.ino}`;
+
+/**
+ * A host entry's modification time as the index keeps it, in microseconds: a new content of the same size written in
+ * the same millisecond as the one indexed (a kernel since 6.13 stamps each write finer than that) still changes it.
+ */
+export const hostTimeOf = (st: fs.Stats) => Math.round(st.mtimeMs * 1000);
+
+// Older versions indexed times in milliseconds: such a time is below this (the year 5138), a time in microseconds after 1973 above.
+const MICROSECONDS_FROM = 1e14;
+
+/** Whether an indexed time is the host entry's: its time in microseconds, or in milliseconds when an older version indexed it. */
+function sameHostTime(indexed: number, host: HostEntry): boolean {
+  return indexed === host.hostTime || (indexed < MICROSECONDS_FROM && indexed === host.modifiedAt);
+}
 
 /** A change made by another program on the host: the library's owner's tree, changed by the system. */
 const libraryChange = (library: LibraryRow): ChangeBy => ({ accountId: library.accountId, actor: { kind: 'system', id: null } });
@@ -296,7 +313,7 @@ export class LibraryScanner {
             });
           }
           const contentChanged =
-            type === 'file' && (item.size !== host.size || item.hostModifiedAt !== host.modifiedAt || item.fileId !== host.fileId);
+            type === 'file' && (item.size !== host.size || !sameHostTime(item.hostModifiedAt, host) || item.fileId !== host.fileId);
           const availability = type === 'file' && item.unavailable === host.available;
           if (contentChanged || availability) {
             progress.updated++;
@@ -329,7 +346,8 @@ export class LibraryScanner {
                   itemId: item.itemId,
                   libraryId: library.id,
                   fileId: host.fileId,
-                  hostModifiedAt: host.modifiedAt,
+                  // Only the availability changed: the time stays as indexed (in milliseconds by an older version), the ETag too.
+                  hostModifiedAt: contentChanged ? host.hostTime : item.hostModifiedAt,
                   unavailable: !host.available,
                 },
                 replaced,
@@ -342,7 +360,7 @@ export class LibraryScanner {
                 itemId: item.itemId,
                 libraryId: library.id,
                 fileId: host.fileId,
-                hostModifiedAt: host.modifiedAt,
+                hostModifiedAt: host.hostTime,
                 unavailable: item.unavailable,
               }),
             );
@@ -384,7 +402,7 @@ export class LibraryScanner {
               itemId,
               libraryId: library.id,
               fileId: host.fileId,
-              hostModifiedAt: host.modifiedAt,
+              hostModifiedAt: host.hostTime,
               unavailable: !host.available,
             });
           });
@@ -398,7 +416,7 @@ export class LibraryScanner {
               name: host.name,
               size: 0,
               fileId: host.fileId,
-              hostModifiedAt: host.modifiedAt,
+              hostModifiedAt: host.hostTime,
               unavailable: false,
             };
             queue.push({ item: entry, names });
@@ -563,7 +581,7 @@ export class LibraryScanner {
       } catch {
         continue;
       }
-      const base = { name: d.name, fileId: fileIdOf(st), size: 0, modifiedAt: Math.floor(st.mtimeMs) };
+      const base = { name: d.name, fileId: fileIdOf(st), size: 0, modifiedAt: Math.floor(st.mtimeMs), hostTime: hostTimeOf(st) };
       // A folder's availability is known when it is listed: one it cannot list keeps what was indexed under it.
       if (st.isDirectory()) out.push({ ...base, type: 'folder', available: true });
       else if (st.isFile()) out.push({ ...base, type: 'file', available: readable(st), size: st.size });
@@ -578,7 +596,7 @@ export class LibraryScanner {
       const real = fs.realpathSync(full);
       const st = fs.statSync(real);
       if (isInside(root, real) && st.isFile() && readable(st)) {
-        return { ...base, type: 'file', available: true, size: st.size, modifiedAt: Math.floor(st.mtimeMs) };
+        return { ...base, type: 'file', available: true, size: st.size, modifiedAt: Math.floor(st.mtimeMs), hostTime: hostTimeOf(st) };
       }
       // Folders are not followed: a link to one could loop, or show the same files twice.
       if (st.isDirectory()) return { ...base, type: 'folder', available: false };
@@ -618,7 +636,7 @@ export class LibraryScanner {
   /** Whether the item's entry, as indexed now, is the host entry listed: same size, time and file id. */
   private indexedAs(library: LibraryRow, itemId: string, host: HostEntry): boolean {
     const now = this.d.libraries.indexedItem(library.id, itemId);
-    return now !== null && now.size === host.size && now.hostModifiedAt === host.modifiedAt && now.fileId === host.fileId;
+    return now !== null && now.size === host.size && sameHostTime(now.hostModifiedAt, host) && now.fileId === host.fileId;
   }
 
   private setUnavailable(libraryId: string, entry: IndexedEntry, unavailable: boolean): void {

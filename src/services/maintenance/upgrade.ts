@@ -13,15 +13,20 @@ import {
 } from '../../db/migrate.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
 import { badRequest, StartupError } from '../../errors.ts';
-import { BACKEND_VERSION } from '../admin/version.ts';
+import { buildVersion } from '../admin/version.ts';
 
 /** Snapshots kept in <data dir>/snapshots: the newest three. */
 const KEEP_SNAPSHOTS = 3;
 const DESCRIPTION = 'snapshot.json';
+/** The migration that gave folders their versions (their ETags). */
+const FOLDER_ETAGS = '0021_tree_versions';
 
 export interface UpgradeSnapshot {
   dir: string;
-  /** The Coffer version that last ran on the database (or `schema-<tag>` for one older than version records). */
+  /**
+   * The Coffer that last ran on the database: its version and commit (`0.1.0+1a2b3c4d5e6f`), the version alone as
+   * builds before commits were recorded wrote it, or `schema-<tag>` for one older than version records.
+   */
   cofferVersion: string;
   /** The database's last migration when the snapshot was taken. */
   schema: string;
@@ -59,7 +64,7 @@ export function listUpgradeSnapshots(paths: DataPaths): UpgradeSnapshot[] {
 
 /**
  * Opening a data directory: when its database needs migrations, first a consistent snapshot of the database
- * and secrets.json into <data dir>/snapshots/<old version>-<time>/ (the newest three kept), then the
+ * and secrets.json into <data dir>/snapshots/<old version>+<its commit>-<time>/ (the newest three kept), then the
  * migrations, in one transaction. A failed migration leaves the database as it was and says how to roll back.
  */
 export function upgradeDatabase(db: Db, paths: DataPaths, opts: { now?: number; announce?: (line: string) => void } = {}): UpgradeResult {
@@ -89,14 +94,17 @@ export function upgradeDatabase(db: Db, paths: DataPaths, opts: { now?: number; 
       : 'The database is unchanged.';
     throw new StartupError(`${err.message}. ${back}`);
   }
-  recordCofferVersion(db, BACKEND_VERSION);
+  // Folder ETags came with this migration: on a database from before it (a rollback to such a version leaves one) they
+  // would all start again at 0, ETags a newer version may already have answered, and a client would take changes for known.
+  if (schema !== null && applied.includes(FOLDER_ETAGS)) DatabaseRepo.moveTreeVersionsPast(db, opts.now ?? Date.now());
+  recordCofferVersion(db, buildVersion());
   return { applied, snapshot };
 }
 
 function takeSnapshot(db: Db, paths: DataPaths, o: { schema: string; pending: string[]; now: number }): UpgradeSnapshot {
   const cofferVersion = lastCofferVersion(db) ?? `schema-${o.schema}`;
   fs.mkdirSync(paths.snapshots, { recursive: true, mode: 0o700 });
-  const name = `${cofferVersion.replace(/[^A-Za-z0-9._-]/g, '_')}-${timeStamp(o.now)}`;
+  const name = `${cofferVersion.replace(/[^A-Za-z0-9.+_-]/g, '_')}-${timeStamp(o.now)}`;
   const dir = path.join(paths.snapshots, name);
   const partial = `${dir}.partial`;
   // Snapshots a crash cut short: each as big as the database, never listed, so never among the three kept.

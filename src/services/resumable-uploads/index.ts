@@ -22,9 +22,9 @@ type ResumableUploadDeps = {
 
 /** Uploads that resume after a broken connection (tus). */
 export function createResumableUploadServices(infra: Infrastructure, d: ResumableUploadDeps) {
-  const { clock, log, repos, storage } = infra;
+  const { log, repos, storage } = infra;
   const tusUploads = new TusUploadService({
-    clock,
+    clock: infra.retentionClock,
     log,
     transactions: repos.transactions,
     repo: repos.tusUploads,
@@ -40,7 +40,7 @@ export function createResumableUploadServices(infra: Infrastructure, d: Resumabl
     otherStaging: d.otherStaging,
     expiryMs: infra.config.tusExpiryHours * 3600_000,
   });
-  d.diskSpace.addPromised(() => repos.tusUploads.promised(clock.now()));
+  d.diskSpace.addPromised(() => repos.tusUploads.promised(infra.retentionClock.now()));
   // Files of uploads a crash left fully stored are created now, not at the next scheduled sweep.
   const resumableUploads: Lifecycle = {
     name: 'resumable uploads',

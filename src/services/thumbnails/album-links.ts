@@ -276,7 +276,9 @@ export class AlbumLinkService {
     const opened = this.open(token, visit, visit.headOnly ? 'page' : 'count');
     this.recordVisit(opened, visit.ip, 'download');
     const albumId = opened.album.id;
-    return this.d.downloads.zipFiles(`${opened.album.name}.zip`, (after) => this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE));
+    return this.d.downloads.zipFiles(opened.album.accountId, `${opened.album.name}.zip`, (after) =>
+      this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE),
+    );
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */

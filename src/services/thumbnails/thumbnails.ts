@@ -23,6 +23,7 @@ import type { VideoFrames } from './video.ts';
 import { isMatroska, matroskaHeader } from './matroska-header.ts';
 import { type MovieHeader, movieHeader } from './movie-header.ts';
 import { noneMatchNames } from '../../lib/etags.ts';
+import { isDiskFullError } from '../files/disk-space.ts';
 
 // Larger files are not read into memory for a thumbnail (a 100 MP JPEG is far smaller).
 const MAX_SOURCE_BYTES = 256 * 1024 * 1024;
@@ -110,6 +111,9 @@ interface Subject {
   bytes(range?: ByteRange): Promise<Uint8Array>;
 }
 
+/** What was made of a content: its row, and its images themselves when a full disk kept them from being stored. */
+type Made = ThumbnailRow & { unstored?: Record<ThumbnailSize, Uint8Array> };
+
 export interface ServedThumbnail {
   etag: string;
   size: number;
@@ -134,7 +138,7 @@ export interface ThumbnailDeps {
 /** Thumbnails of images, PDFs and (with ffmpeg) videos: made once per stored object, sealed beside it, served by size. */
 export class ThumbnailService {
   // One making per object at a time: a request and the sweep asking for the same file share it.
-  private readonly making = new Map<string, Promise<ThumbnailRow | null>>();
+  private readonly making = new Map<string, Promise<Made | null>>();
   /** Where the sweep has got to in library files (an items seq): each pass over them is one walk, not one per batch. */
   private libraryAfter = 0;
   /** Library content changed or left since the last prune: its old thumbnails are removed by the next sweep. */
@@ -227,6 +231,7 @@ export class ThumbnailService {
     let made = await this.current(subject);
     if (made?.status !== 'ready') throw notFound(Messages.noThumbnail);
     if (ifNoneMatch && noneMatchNames(ifNoneMatch, etag)) return 'not-modified';
+    if (made.unstored) return { etag, ...unstoredBody(made.unstored[size]) };
     try {
       return { etag, ...(await this.open(subject, made, size)) };
     } catch (err) {
@@ -234,6 +239,7 @@ export class ThumbnailService {
       if (!(err instanceof StorageNotFoundError)) throw err;
       made = await this.makeOf(subject, true);
       if (made?.status !== 'ready') throw notFound(Messages.noThumbnail);
+      if (made.unstored) return { etag, ...unstoredBody(made.unstored[size]) };
       return { etag, ...(await this.open(subject, made, size)) };
     }
   }
@@ -299,7 +305,7 @@ export class ThumbnailService {
   }
 
   /** What was made of the subject's content, made now (ahead of background work) when nothing was yet. */
-  private async current(subject: Subject): Promise<ThumbnailRow | null> {
+  private async current(subject: Subject): Promise<Made | null> {
     return this.d.thumbnails.get(subject.key) || this.makeOf(subject, true);
   }
 
@@ -312,7 +318,7 @@ export class ThumbnailService {
     return subject ? this.makeOf(subject, urgent) : Promise.resolve(null);
   }
 
-  private makeOf(subject: Subject, urgent: boolean): Promise<ThumbnailRow | null> {
+  private makeOf(subject: Subject, urgent: boolean): Promise<Made | null> {
     const kind = this.kind(subject.row.mimeType);
     if (!kind || !subject.readable) return Promise.resolve(null);
     const key = subject.key;
@@ -324,7 +330,7 @@ export class ThumbnailService {
     return pending;
   }
 
-  private async makeNow(subject: Subject, kind: NonNullable<ReturnType<typeof sourceKind>>, urgent: boolean) {
+  private async makeNow(subject: Subject, kind: NonNullable<ReturnType<typeof sourceKind>>, urgent: boolean): Promise<Made | null> {
     const { row, key, wrappedKey } = subject;
     const none = (reason: string): ThumbnailRow => {
       this.d.log.info('no thumbnail', { fileId: row.id, reason });
@@ -344,7 +350,7 @@ export class ThumbnailService {
         createdAt: this.d.clock.now(),
       };
     };
-    let made: ThumbnailRow;
+    let made: Made;
     if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`);
     else {
       const result = await this.d.pool.make(kind, this.source(kind, subject), urgent);
@@ -358,13 +364,22 @@ export class ThumbnailService {
               yield data;
             })(),
           );
-        const [smallSize, largeSize] = await Promise.all([put('small', result.small), put('large', result.large)]);
+        let sizes: number[] | null = null;
+        try {
+          sizes = await Promise.all([put('small', result.small), put('large', result.large)]);
+        } catch (err) {
+          // A full disk: a request is shown the images all the same, made again at each one until there is room to keep
+          // them; the background sweep fails as before and is retried later, rather than making every thumbnail in vain.
+          if (!urgent || !isDiskFullError(err)) throw err;
+          await this.remove(key).catch(() => {});
+        }
         const movie = kind === 'video' ? await this.movieHeader(subject) : null;
         made = {
           storageKey: key,
           status: 'ready',
-          smallSize,
-          largeSize,
+          smallSize: sizes?.[0] ?? result.small.byteLength,
+          largeSize: sizes?.[1] ?? result.large.byteLength,
+          ...(sizes ? {} : { unstored: { small: result.small, large: result.large } }),
           width: result.width,
           height: result.height,
           takenAt: result.takenAt ?? movie?.recordedAt ?? null,
@@ -382,7 +397,13 @@ export class ThumbnailService {
       await this.remove(key);
       return null;
     }
-    this.d.thumbnails.save(made);
+    if (made.unstored) return made;
+    try {
+      this.d.thumbnails.save(made);
+    } catch (err) {
+      // A request is served from what was just made and stored; the row is written at a later request, once there is room.
+      if (!urgent || !isDiskFullError(err)) throw err;
+    }
     return made;
   }
 
@@ -546,4 +567,9 @@ export class ThumbnailService {
     await Promise.all([this.d.storage.delete(thumbnailKey(storageKey, 'small')), this.d.storage.delete(thumbnailKey(storageKey, 'large'))]);
     this.d.thumbnails.delete(storageKey);
   }
+}
+
+/** A thumbnail made but not stored (a full disk) as a served body. */
+function unstoredBody(bytes: Uint8Array): { size: number; body: ReadableStream<Uint8Array> } {
+  return { size: bytes.byteLength, body: new Response(bytes).body! };
 }

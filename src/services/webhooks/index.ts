@@ -5,6 +5,7 @@ import type { Tree } from '../files/tree.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import type { ScheduledBackupService } from '../maintenance/scheduled-backups.ts';
 import { BusyRounds } from '../../db/busy.ts';
+import { FailureSpell } from '../../lib/failure-spell.ts';
 import { BACKEND_VERSION } from '../admin/version.ts';
 import { Destinations } from './destination.ts';
 import { WebhookSender } from './sender.ts';
@@ -59,14 +60,17 @@ export function createWebhookServices(infra: Infrastructure, d: WebhookDeps) {
   let timer: ReturnType<typeof setInterval> | null = null;
   // A round that found the database busy moved neither deliveries nor the cursor: the next round reads the same rows.
   const rounds = new BusyRounds(infra.log, 'webhook dispatcher');
+  // Every half second while a full disk refuses the cursor's write: logged when it begins, then every five minutes.
+  const failures = new FailureSpell(infra.log, 'the webhook dispatcher', () => infra.clock.elapsed());
   const dispatcher = {
     name: 'webhook dispatcher',
     start() {
       timer = setInterval(() => {
         try {
           while (rounds.run(() => webhooks.dispatch(), 0) > 0);
+          failures.succeeded();
         } catch (err) {
-          infra.log.error('webhook dispatch failed', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+          failures.failed('webhook dispatch failed', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
         }
       }, DISPATCH_INTERVAL_MS);
     },

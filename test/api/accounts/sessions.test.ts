@@ -55,6 +55,36 @@ describe('GET /api/sessions', () => {
   });
 });
 
+describe('sessions per login', () => {
+  test('a login keeps the 1,000 sessions it used last: the list holds at most those, and a sign-in past them ends the one used longest ago', async () => {
+    const o = await seed.owner(t);
+    const first = await seed.login(t, o.email);
+    const db = t.server.ctx.db.$client;
+    const now = clock.now();
+    // The second sign-in's session (its id is the token's `sid`) is the one used longest ago.
+    const sid = JSON.parse(Buffer.from(first.cookies.get('token')!.split('.')[1]!, 'base64url').toString()).sid;
+    db.run('UPDATE sessions SET last_activity_at = ? WHERE id = ?', [now - 1_000_000, sid]);
+    const insert = db.query(
+      "INSERT INTO sessions (id, user_id, token_version, user_agent, ip_address, created_at, last_activity_at) VALUES (?, ?, 0, 'a script', '127.0.0.1', ?, ?)",
+    );
+    db.transaction(() => {
+      for (let i = 0; i < 999; i++) insert.run(`${o.id}-script-${i}`, o.id, now - 10_000, now - 10_000 + i);
+    })();
+    expect((await o.client.get('/api/profile')).status).toBe(200);
+    const listed = (await json(await o.client.get('/api/sessions?refreshIp=true'))).sessions;
+    // 1,001 stored: the one used longest ago (the second sign-in's) is not listed, the current one is.
+    expect(listed).toHaveLength(1000);
+    expect(listed.filter((s: { isCurrent: boolean }) => s.isCurrent)).toHaveLength(1);
+
+    const third = await seed.login(t, o.email);
+    const count = () => db.query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM sessions WHERE user_id = ?').get(o.id)!.n;
+    expect(count()).toBe(1000);
+    expect((await first.get('/api/profile')).status).toBe(401);
+    expect((await o.client.get('/api/profile')).status).toBe(200);
+    expect((await third.get('/api/profile')).status).toBe(200);
+  });
+});
+
 describe('revoking sessions', () => {
   test("DELETE /api/sessions/:id revokes that session at once; another login's session id → 404", async () => {
     const o = await seed.owner(t);

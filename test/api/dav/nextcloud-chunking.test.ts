@@ -461,4 +461,18 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect(await staged()).toEqual([]);
     await noOrphans();
   });
+  test('the clock set two days ahead while an upload is under way removes nothing: it stays until 24 hours of real time pass', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    expect((await c.uploads('MKCOL', 'jumped')).status).toBe(201);
+    expect((await c.uploads('PUT', 'jumped/1', { body: bytes(5000, 5) })).status).toBe(201);
+    const chunked = t.server.ctx.services.chunkedUploads;
+    clock.jump(2 * 24 * 3600_000);
+    await chunked.sweep();
+    expect((await c.uploads('PROPFIND', 'jumped')).status).toBe(207);
+    clock.jump(-2 * 24 * 3600_000);
+    clock.advance(25 * 3600_000);
+    await chunked.sweep();
+    expect((await c.uploads('PROPFIND', 'jumped')).status).toBe(404);
+  });
 });

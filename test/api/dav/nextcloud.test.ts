@@ -195,6 +195,23 @@ describe('Nextcloud clients: files under /remote.php', () => {
     expect((await nc.props('DOCS/Report.txt'))[0]!.props.fileid).toBe(id);
   });
 
+  test('an app folder that exists in another letter case (InstantUpload beside instantUpload): the MKCOL and the PUT refusals name it and say what to do', async () => {
+    const o = await seed.owner(t);
+    const nc = await nextcloudLogin(o);
+    expect((await nc.files('MKCOL', 'instantUpload')).status).toBe(201);
+    const message = async (res: Response) => {
+      expect(res.status).toBe(409);
+      return /<s:message>([^<]*)<\/s:message>/.exec(await res.text())![1]!.replaceAll('&quot;', '"');
+    };
+    expect(await message(await nc.files('MKCOL', 'InstantUpload'))).toBe(
+      '"instantUpload" already exists here, and names differing only in letter case are one name on this server: use "instantUpload" as it is written, or rename it to "InstantUpload"',
+    );
+    expect(await message(await nc.files('PUT', 'InstantUpload/IMG_0001.jpg', { body: 'photo' }))).toBe(
+      'The folder "InstantUpload" does not exist in this letter case, but one whose name differs only in case does, and letter case counts in these addresses: choose that folder in the app as it is written, or rename it to "InstantUpload"',
+    );
+    expect(await message(await nc.files('PUT', 'Nowhere/IMG_0001.jpg', { body: 'photo' }))).toBe('The parent folder does not exist');
+  });
+
   test('a refusal under /remote.php is Sabre’s XML error with the reason in s:message, which the clients show; /dav/ keeps its JSON', async () => {
     const o = await seed.owner(t);
     const nc = await nextcloudLogin(o);

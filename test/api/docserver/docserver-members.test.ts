@@ -67,16 +67,22 @@ describe('the document editor on shared documents', () => {
   });
 });
 
+/** An owner's document in a folder shared with `editors` as editors. */
+async function sharedDocument(folderName: string, name: string, editors: seed.SeededLogin[]) {
+  const o = await seed.owner(t);
+  const root = await folder(o.client, folderName);
+  const original = await documents.docx(`the first text of ${name}`);
+  const file = await upload(o.client, name, original, { parentId: root.id });
+  for (const m of editors)
+    expect((await o.client.post(`/api/files/${root.id}/members`, { email: m.email, role: 'editor' })).status).toBe(201);
+  return { o, root, original, file };
+}
+
 describe('saves after the right to edit ended', () => {
   test('a member removed or made a viewer, a sub-user whose Modify was taken away: its open editor saves nothing ({error: 1}); one who still may edit saves', async () => {
-    const o = await seed.owner(t);
-    const root = await folder(o.client, 'Reports');
-    const original = await documents.docx('shared plan');
-    const file = await upload(o.client, 'plan.docx', original, { parentId: root.id });
     const removed = await seed.owner(t);
     const demoted = await seed.owner(t);
-    for (const m of [removed, demoted])
-      expect((await o.client.post(`/api/files/${root.id}/members`, { email: m.email, role: 'editor' })).status).toBe(201);
+    const { o, root, original, file } = await sharedDocument('Reports', 'plan.docx', [removed, demoted]);
     const helper = await seed.subUser(t, o, ['files.download', 'files.edit']);
     /** The editor as opened by `login` (in edit mode), then its edit saved by the document server. */
     const opened = async (login: seed.SeededLogin) => {
@@ -105,6 +111,40 @@ describe('saves after the right to edit ended', () => {
     key = await opened(o);
     double.edit(key, edited);
     expect(await json(await double.callback(key, 2))).toEqual({ error: 0 });
+    expect((await downloaded(o.client, file.id)).equals(edited)).toBe(true);
+  });
+});
+
+describe('a save that names no editor (everyone has closed the document)', () => {
+  test("is checked against the editors last named: a removed member's edit is refused ({error: 1}), the owner's is saved", async () => {
+    const removed = await seed.owner(t);
+    const { o, root, original, file } = await sharedDocument('Minutes', 'minutes.docx', [removed]);
+    /** Opened by `login`; the document server names it editing, then nobody once it has left, then sends the save naming nobody. */
+    const closedAndSaved = async (login: seed.SeededLogin, text: string, between: () => Promise<unknown>) => {
+      const res = await json(await login.client.get(`/api/docserver/config/${file.id}`));
+      await double.open(res.config, res.token);
+      const key = res.config.document.key as string;
+      expect(await json(await double.callback(key, 1, { users: [login.id] }))).toEqual({ error: 0 });
+      await between();
+      expect(await json(await double.callback(key, 1, { users: [] }))).toEqual({ error: 0 });
+      double.edit(key, await documents.docx(text));
+      return json(await double.callback(key, 2, { users: [] }));
+    };
+
+    const refused = await closedAndSaved(removed, 'by a removed member', () =>
+      o.client.delete(`/api/files/${root.id}/members/${removed.id}`),
+    );
+    expect(refused.error).toBe(1);
+    expect((await downloaded(o.client, file.id)).equals(original)).toBe(true);
+
+    const edited = await documents.docx('by the owner');
+    const res = await json(await o.client.get(`/api/docserver/config/${file.id}`));
+    await double.open(res.config, res.token);
+    const key = res.config.document.key as string;
+    await double.callback(key, 1, { users: [o.id] });
+    await double.callback(key, 1, { users: [] });
+    double.edit(key, edited);
+    expect(await json(await double.callback(key, 2, { users: [] }))).toEqual({ error: 0 });
     expect((await downloaded(o.client, file.id)).equals(edited)).toBe(true);
   });
 });

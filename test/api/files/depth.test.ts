@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
-import { folder, listAll, rowCount, upload } from '../../helpers/files.ts';
+import { folder, folderChain, listAll, readZip, rowCount, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { createUpload } from '../../helpers/tus.ts';
 import { MAX_FOLDER_DEPTH } from '../../../src/contract/names.ts';
@@ -133,4 +133,43 @@ describe(`folders nest at most ${MAX_FOLDER_DEPTH} levels deep`, () => {
     expect(parentOf(inner)).toBeNull();
     expect(rowCount(t, "type = 'folder' AND deleted_at IS NULL AND account_id = ?", o.id)).toBe(folders(o.id));
   });
+});
+
+describe('a chain of folders deeper than the limit, made before it existed', () => {
+  test('info, listing, ZIP, copy, moves, WebDAV PROPFIND and MOVE, trash, restore and permanent delete of it answer, or refuse with the limit, never 500', async () => {
+    const o = await seed.owner(t);
+    const top = await folder(o.client, 'Old chain');
+    const LEVELS = 400;
+    const deepest = folderChain(t, o.id, top.id, LEVELS);
+    await upload(o.client, 'bottom.txt', 'at the bottom', { parentId: deepest });
+    const other = await folder(o.client, 'Elsewhere');
+    const dav = await davLogin(t, o);
+    const bottom = `Old%20chain/${'d/'.repeat(LEVELS)}bottom.txt`;
+    const refused = async (res: Response) => {
+      expect(res.status).toBe(400);
+      expect((await json(res)).message).toBe(TOO_DEEP);
+    };
+
+    expect((await o.client.get(`/api/files/${deepest}/info`)).status).toBe(200);
+    expect((await listAll(o.client, `/api/files?parentId=${deepest}`)).map((i) => i.name)).toEqual(['bottom.txt']);
+    const zip = readZip(Buffer.from(await (await o.client.get(`/api/files/${top.id}/download`)).arrayBuffer()));
+    expect(zip.at(-1)!.name).toBe(`Old chain/${'d/'.repeat(LEVELS)}bottom.txt`);
+    await refused(await o.client.post('/api/files/copy', { ids: [top.id] }));
+    await refused(await o.client.post('/api/files/move', { ids: [top.id], parentId: other.id }));
+    const found = await dav.propfind(bottom, '0');
+    expect(found.status).toBe(207);
+    expect(await found.text()).toContain('bottom.txt');
+    expect((await dav.propfind(`Old%20chain/${'d/'.repeat(LEVELS)}`, '1')).status).toBe(207);
+    const davMove = await dav.request('MOVE', 'Old%20chain/', { headers: { destination: `${t.url}/dav/Elsewhere/Old%20chain` } });
+    expect(davMove.status).toBeGreaterThanOrEqual(400);
+    expect(davMove.status).toBeLessThan(500);
+
+    expect((await o.client.post('/api/files/delete', { ids: [top.id] })).status).toBe(200);
+    expect((await o.client.post('/api/files/trash/restore', { ids: [top.id] })).status).toBe(200);
+    expect((await dav.propfind(bottom, '0')).status).toBe(207);
+    expect((await o.client.post('/api/files/delete', { ids: [top.id] })).status).toBe(200);
+    expect((await o.client.post('/api/files/trash/delete', { ids: [top.id] })).status).toBe(202);
+    await t.server.worker.drain();
+    expect(rowCount(t, 'account_id = ?', o.id)).toBe(1);
+  }, 60_000);
 });

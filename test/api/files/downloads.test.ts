@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
 import { deepestCallStack, folder, folderChain, readZip, seedRows, upload } from '../../helpers/files.ts';
@@ -135,7 +137,7 @@ describe('GET /api/files/:id/download (single file)', () => {
     t.server.ctx.services.access.flush();
     const first = (await json(await owner.client.get(`/api/files/${item.id}/info`))).accessedAt;
     expect(first).toBe(new Date(clock.now()).toISOString());
-    clock.advance(10 * 60_000);
+    clock.advance(10 * 30_000);
     await bytes(await owner.client.get(`/api/files/${item.id}/download`));
     t.server.ctx.services.access.flush();
     expect((await json(await owner.client.get(`/api/files/${item.id}/info`))).accessedAt).toBe(first);
@@ -350,6 +352,28 @@ describe('ZIP downloads', () => {
     expect(held).toBeLessThan(10);
   });
 
+  test('a ZIP of 30,000 entries ends with little more memory: its directory is kept as bytes, not as an object and twenty buffered writes per entry', async () => {
+    const dir = await folder(owner.client, 'thirty-thousand');
+    const insert = t.server.ctx.db.$client.query(
+      "INSERT INTO items (id, account_id, parent_id, type, name, name_key, modified_at, accessed_at, created_at) VALUES (?1, ?2, ?3, 'folder', ?4, ?5, ?6, ?6, ?6)",
+    );
+    t.server.ctx.db.$client.transaction(() => {
+      for (let i = 0; i < 30_000; i++) insert.run(`${dir.id}-${i}`, owner.id, dir.id, `entry-${i}`, `entry-${i}`, clock.now());
+    })();
+    const peakMiB = () => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
+    Bun.gc(true);
+    // Resets the process's peak resident memory (Linux): the peak read after is this ZIP's.
+    fs.writeFileSync('/proc/self/clear_refs', '5');
+    const before = peakMiB();
+    const zip = await bytes(await owner.client.get(`/api/files/${dir.id}/download`));
+    const grown = peakMiB() - before;
+    const entries = readZip(zip);
+    expect(entries.length).toBe(30_001);
+    expect(entries.at(-1)!.name).toStartWith('thirty-thousand/entry-');
+    // Kept as objects and written record by record, the directory of 30,000 entries took 240 MiB more at the ZIP's end (70 since).
+    expect(grown).toBeLessThan(150);
+  }, 30_000);
+
   test('a chain of 500 folders is walked with the same call stack at every level (a generator per level overflowed it some thousands down)', async () => {
     const top = await folder(owner.client, 'chain');
     folderChain(t, owner.id, top.id, 500);
@@ -375,5 +399,116 @@ describe('ZIP downloads', () => {
     );
     expect(read).toBe('cut off');
     expect((await owner.client.get(`/api/files/${big.id}/download`)).status).toBe(200);
+  });
+});
+
+describe('ZIPs made at once', () => {
+  let capped: TestServer;
+  beforeAll(async () => {
+    capped = await startTestServer({ startWorker: false, env: { COFFER_MAX_ZIPS: '2', COFFER_MAX_ZIPS_PER_ACCOUNT: '1' } });
+  });
+  afterAll(() => capped.stop());
+
+  async function folderOfOne(login: seed.SeededLogin): Promise<string> {
+    const dir = await folder(login.client, 'zipped');
+    await upload(login.client, 'large.bin', randomBytes(1024 * 1024), { parentId: dir.id });
+    return dir.id;
+  }
+
+  /** Stored files open only once the returned function is called: a ZIP stays under way after its first entry (its folder). */
+  function holdOpens(): () => void {
+    const storage = capped.server.ctx.storage;
+    const realGet = storage.get.bind(storage);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    storage.get = async (...args: Parameters<typeof realGet>) => {
+      await gate;
+      return realGet(...args);
+    };
+    return () => {
+      storage.get = realGet;
+      release();
+    };
+  }
+
+  test("past the account's cap 429, past the instance's 503, each with Retry-After and a message; a finished one frees its slot", async () => {
+    const [a, b, c] = [await seed.admin(capped), await seed.owner(capped), await seed.owner(capped)];
+    const [dirA, dirB, dirC] = [await folderOfOne(a), await folderOfOne(b), await folderOfOne(c)];
+    const release = holdOpens();
+    try {
+      const first = await a.client.get(`/api/files/${dirA}/download`);
+      expect(first.status).toBe(200);
+      const other = await b.client.get(`/api/files/${dirB}/download`);
+      expect(other.status).toBe(200);
+      const again = await a.client.post('/api/files/download/bulk', { ids: [dirA] });
+      expect(again.status).toBe(429);
+      expect(again.headers.get('retry-after')).toBe('30');
+      expect((await json(again)).message).toBe(
+        "This account's ZIP downloads being made already reach the limit of 1 at once; try again when one has finished (or cancel one)",
+      );
+      const full = await c.client.get(`/api/files/${dirC}/download`);
+      expect(full.status).toBe(503);
+      expect(full.headers.get('retry-after')).toBe('30');
+      expect((await json(full)).message).toBe('The server is making as many ZIP downloads as it can at once (2); try again in a minute');
+      release();
+      expect(readZip(await bytes(other)).map((e) => e.name)).toEqual(['zipped/', 'zipped/large.bin']);
+      expect((await c.client.get(`/api/files/${dirC}/download`)).status).toBe(200);
+      await first.body!.cancel();
+    } finally {
+      release();
+    }
+  });
+
+  test('no slot is kept after a ZIP ends any way: read whole, client gone mid-way, body never read, HEAD, failed part-way', async () => {
+    const owner = await seed.owner(capped);
+    const dir = await folderOfOne(owner);
+    const url = `/api/files/${dir}/download`;
+    // With one ZIP per account, each way of ending is followed by a ZIP the account must get.
+    const nextZipServed = () =>
+      eventually(async () => {
+        const res = await owner.client.get(url);
+        if (res.status !== 200) return false;
+        expect(readZip(await bytes(res)).length).toBe(2);
+        return true;
+      });
+
+    await bytes(await owner.client.get(url));
+    await nextZipServed();
+
+    const release = holdOpens();
+    const gone = new AbortController();
+    const reading = await owner.client.request(url, { signal: gone.signal });
+    expect(reading.status).toBe(200);
+    gone.abort();
+    release();
+    await nextZipServed();
+
+    // A client that sends the request and hangs up before reading a byte of the answer.
+    const cookie = [...owner.client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(Number(new URL(capped.url).port), '127.0.0.1', () => {
+        socket.write(`GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\n\r\n`);
+        socket.destroy();
+        resolve();
+      });
+    });
+    await nextZipServed();
+
+    expect((await owner.client.request(url, { method: 'HEAD' })).status).toBe(200);
+    await nextZipServed();
+
+    const storage = capped.server.ctx.storage;
+    const realGet = storage.get.bind(storage);
+    storage.get = () => Promise.reject(new Error('the stored object is unreadable'));
+    try {
+      // The failure ends the answer unfinished, or before its head when no byte had gone out yet.
+      const read = await owner.client.get(url).then((res) => res.arrayBuffer());
+      expect(read).toBeUndefined();
+    } catch {
+      // Cut off, as it must be.
+    } finally {
+      storage.get = realGet;
+    }
+    await nextZipServed();
   });
 });

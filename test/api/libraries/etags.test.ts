@@ -45,6 +45,50 @@ describe('library files: ETags', () => {
     expect(await (await dav.request('GET', at)).text()).toBe('ten');
   });
 
+  test('a new content of the same size written in the same millisecond moves the ETag; an unchanged file keeps it across a restart, one indexed in milliseconds by an older version too', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const file = path.join(root, 'same.txt');
+    write(root, 'same.txt', 'one');
+    // Seconds: the two contents' times share their millisecond, 1700000000123, and differ in its microseconds.
+    fs.utimesSync(file, 1_700_000_000.1234, 1_700_000_000.1234);
+    const library = await addLibrary(admin, root, owner);
+    const at = `${encodeURIComponent(library.name)}/same.txt`;
+    const etag = async () => {
+      const dav = await davLogin(t, owner);
+      return propfindRows(await (await dav.propfind(at, '0')).text())[0]!.props.getetag!;
+    };
+    const first = await etag();
+
+    // Written in place (the same inode), the same size, in the same millisecond.
+    write(root, 'same.txt', 'two');
+    fs.utimesSync(file, 1_700_000_000.1238, 1_700_000_000.1238);
+    await rescan(admin, library.id);
+    expect(await etag()).not.toBe(first);
+
+    // Through a door too: a client that sends the same time (X-OC-Mtime, in seconds) with a new content of the same size.
+    const dav = await davLogin(t, owner);
+    const sent = await dav.put(at, 'six', { 'x-oc-mtime': '1700000000' });
+    expect(sent.status).toBe(204);
+    const again = await dav.put(at, 'ten', { 'x-oc-mtime': '1700000000' });
+    expect(again.headers.get('etag')).not.toBe(sent.headers.get('etag'));
+    await rescan(admin, library.id);
+    const second = await etag();
+    expect(second).toBe(again.headers.get('etag')!.replaceAll('"', '&quot;'));
+
+    await t.restart({ samePort: true });
+    await rescan(admin, library.id);
+    expect(await etag()).toBe(second);
+
+    // An older version kept the time in milliseconds: the file is unchanged, so is its ETag.
+    t.server.ctx.db.$client.run(
+      "UPDATE library_entries SET host_modified_at = ? WHERE item_id = (SELECT id FROM items WHERE name = 'same.txt' AND parent_id = ?)",
+      [Math.floor(fs.statSync(file).mtimeMs), library.folderId],
+    );
+    await rescan(admin, library.id);
+    expect(await etag()).toBe(second);
+  });
+
   test('every change in a library, on the host or through a door, moves the ETags above it for its owner and a member of its group', async () => {
     const owner = await seed.owner(t);
     const member = await seed.owner(t);

@@ -4,13 +4,16 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { json } from '../../helpers/client.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
-import { blobFiles, uploadRaw } from '../../helpers/files.ts';
+import { blobFiles, upload, uploadRaw } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import { admin, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { mountSmallDisk, type SmallDisk } from '../../helpers/small-disk.ts';
 import { skipWithout } from '../../helpers/prerequisites.ts';
 import { eventually } from '../../helpers/eventually.ts';
+import { jpeg } from '../../helpers/images.ts';
+import { ManualClock } from '../../../src/clock.ts';
+import { AuditActions } from '../../../src/services/admin/audit.ts';
 
 const MiB = 1024 * 1024;
 const disk: SmallDisk | string = mountSmallDisk(64);
@@ -132,3 +135,106 @@ describe.skipIf(noDisk)('a full disk (issue 13, defect 3): 64 MiB tmpfs, 8 MiB r
     expect(log.lines.filter((l) => l.level === 'error' && l.msg === 'unhandled error')).toEqual([]);
   });
 });
+
+const secondDisk: SmallDisk | string = mountSmallDisk(64);
+
+describe.skipIf(skipWithout(typeof secondDisk === 'string' ? secondDisk : null, 'the disk-full tests of a disk filled by another program'))(
+  'a disk filled to the last block by another program',
+  () => {
+    const clock = new ManualClock();
+    const log = memoryLogger();
+    let t: TestServer;
+    let a: SeededLogin;
+    let ballast: string;
+    beforeAll(async () => {
+      const small = secondDisk as SmallDisk;
+      ballast = path.join(small.dir, 'ballast');
+      // No worker: the background making of thumbnails (a job) stays out of the way of the one a request makes.
+      t = await startTestServer({
+        dataDir: path.join(small.dir, 'data'),
+        env: { COFFER_MIN_FREE_BYTES: '8M' },
+        logger: log,
+        clock,
+        startWorker: false,
+      });
+      a = await admin(t);
+    });
+    afterAll(async () => {
+      fs.rmSync(ballast, { force: true });
+      await t?.server.stop();
+      (secondDisk as SmallDisk).unmount();
+    });
+    /** Fills the disk at once, in this turn of the event loop: no background write of the server comes in between. */
+    function fill(): void {
+      const fd = fs.openSync(ballast, 'w');
+      try {
+        for (;;) fs.writeSync(fd, Buffer.alloc(MiB));
+      } catch {
+        try {
+          for (;;) fs.writeSync(fd, Buffer.alloc(4096));
+        } catch {
+          // full
+        }
+      }
+      fs.closeSync(fd);
+    }
+
+    test('the audit batch failing every second says so once, then at most every five minutes, and says when it works again', async () => {
+      const { audit } = t.server.ctx.services;
+      audit.record({ action: AuditActions.fileDownload, targetType: 'file', targetId: 'queued-before-the-disk-filled' });
+      fill();
+      try {
+        const failedLines = () => log.lines.filter((l) => l.msg === 'audit batch failed');
+        for (let i = 0; i < 5; i++) audit.processBatch();
+        expect(failedLines()).toHaveLength(1);
+        expect(failedLines()[0]!.fields.err).toBe('database or disk is full');
+
+        clock.advance(5 * 60_000);
+        audit.processBatch();
+        expect(failedLines()).toHaveLength(2);
+        expect(failedLines()[1]!.fields).toMatchObject({ failingForMinutes: 5 });
+        expect(failedLines()[1]!.fields.failures).toBeGreaterThanOrEqual(6);
+      } finally {
+        fs.rmSync(ballast);
+      }
+      audit.flush();
+      expect(log.lines.filter((l) => l.msg === 'the audit batch works again')).toHaveLength(1);
+      expect(audit.list({ limit: 100 }).some((e) => e.targetId === 'queued-before-the-disk-filled')).toBe(true);
+    });
+
+    test('a photo whose thumbnail was not made yet still shows one while the disk is full, and it is kept once there is room', async () => {
+      const form = new FormData();
+      form.append('file', new File([await jpeg(800, 600)], 'photo.jpg', { type: 'image/jpeg' }));
+      const photo = await json(await a.client.request('/api/files/upload', { method: 'POST', body: form }));
+      // The upload's own thumbnail, if its background making got to it, is forgotten: the request below makes it.
+      await t.server.ctx.services.thumbnails.remove(t.server.ctx.repos.items.get(a.id, photo.id)!.storageKey!);
+      const stored = () =>
+        t.server.ctx.db.$client
+          .query('SELECT status FROM thumbnails WHERE storage_key = ?')
+          .get(t.server.ctx.repos.items.get(a.id, photo.id)!.storageKey!);
+      fill();
+      try {
+        for (const size of ['small', 'large']) {
+          const res = await a.client.get(`/api/files/${photo.id}/thumbnail?size=${size}`);
+          expect(res.status).toBe(200);
+          expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(100);
+        }
+        expect(stored()).toBeNull();
+      } finally {
+        fs.rmSync(ballast);
+      }
+      expect((await a.client.get(`/api/files/${photo.id}/thumbnail?size=small`)).status).toBe(200);
+      expect(stored()).toEqual({ status: 'ready' });
+    });
+    test('a server restarted on a disk another program filled starts, and its files can be read', async () => {
+      const kept = await upload(a.client, 'kept.txt', 'readable on a full disk');
+      try {
+        await t.restart({ samePort: true, whileDown: async () => fill() });
+        expect((await a.client.get('/api/files')).status).toBe(200);
+        expect(await (await a.client.get(`/api/files/${kept.id}/download`)).text()).toBe('readable on a full disk');
+      } finally {
+        fs.rmSync(ballast, { force: true });
+      }
+    });
+  },
+);

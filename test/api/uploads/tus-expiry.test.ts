@@ -79,4 +79,52 @@ describe('expiry (TUS_EXPIRY_HOURS)', () => {
     expect(done.status).toBe(204);
     expect(done.headers.get('upload-item-id')).toBeTruthy();
   });
+  test('the clock set a day ahead while an upload runs expires nothing: the upload goes on, and expires in real time after its last bytes', async () => {
+    const DAY = 24 * 3_600_000;
+    const created = await createUpload(owner.client, 2000, { filename: 'jumped.bin' });
+    const location = created.headers.get('location')!;
+    expect((await patchUpload(owner.client, location, 0, randomBytes(1000))).status).toBe(204);
+    clock.jump(DAY);
+    expect((await t.server.ctx.services.tusUploads.sweep()).expired).toBe(0);
+    const head = await headUpload(owner.client, location);
+    expect(head.status).toBe(200);
+    expect(head.headers.get('upload-offset')).toBe('1000');
+    expect((await patchUpload(owner.client, location, 1000, randomBytes(500))).status).toBe(204);
+
+    clock.jump(-DAY);
+    clock.advance(EXPIRY_MS + 1000);
+    expect((await t.server.ctx.services.tusUploads.sweep()).expired).toBe(1);
+    expect((await headUpload(owner.client, location)).status).toBe(404);
+  });
+  test('an upload kept to finish once there is room (the limit lowered as it completed) outlives the sweeps within its expiry, finishes at a HEAD, and goes after it', async () => {
+    const limit = (bytes: number) => t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(bytes, owner.id);
+    const sweep = () => t.server.ctx.services.tusUploads.sweep();
+    const data = randomBytes(50_000);
+    const send = async (name: string) => {
+      const location = (await createUpload(owner.client, data.length, { filename: name })).headers.get('location')!;
+      limit(1000);
+      expect((await patchUpload(owner.client, location, 0, data)).status).toBe(413);
+      return location;
+    };
+    try {
+      const kept = await send('kept-for-room.bin');
+      clock.advance(EXPIRY_MS - 1000);
+      await sweep();
+      await sweep();
+      limit(10_000_000);
+      const head = await headUpload(owner.client, kept);
+      expect([head.status, head.headers.get('upload-offset')]).toEqual([200, String(data.length)]);
+      expect(head.headers.get('upload-item-id')).toBeTruthy();
+
+      const abandoned = await send('never-room.bin');
+      const reserved = t.server.ctx.repos.tusUploads.reserved(owner.id);
+      expect(reserved).toBe(data.length);
+      clock.advance(EXPIRY_MS + 1000);
+      expect((await sweep()).expired).toBe(1);
+      expect((await headUpload(owner.client, abandoned)).status).toBe(404);
+      expect(t.server.ctx.repos.tusUploads.reserved(owner.id)).toBe(0);
+    } finally {
+      limit(10_000_000);
+    }
+  });
 });
