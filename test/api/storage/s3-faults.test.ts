@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { randomBytes } from 'node:crypto';
+import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { folder, upload } from '../../helpers/files.ts';
+import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
+import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
+import * as seed from '../../helpers/seed.ts';
+import { startTestS3, type TestS3 } from '../../helpers/s3.ts';
+import { startS3FaultProxy, type S3FaultProxy } from '../../helpers/s3-faults.ts';
+
+const MiB = 1024 * 1024;
+let s3: TestS3;
+let store: S3FaultProxy;
+let t: TestServer;
+const logger = memoryLogger();
+const PREFIX = 'faults/';
+const objectGet = (m: string, u: string) => m === 'GET' && u.includes(`/${PREFIX}`);
+
+beforeAll(async () => {
+  s3 = await startTestS3();
+  store = await startS3FaultProxy(s3);
+  t = await startTestServer({ env: { ...store.env(PREFIX), S3_PART_SIZE: '5M', S3_TIMEOUT_SECONDS: '3' }, logger });
+});
+afterAll(async () => {
+  await t.stop();
+  await store.stop();
+  await s3.stop();
+});
+
+describe('downloads when the bucket breaks off an answer', () => {
+  test('a ZIP whose file the bucket resets mid-read is cut on the wire (no final chunk), and the server goes on serving', async () => {
+    const o = await seed.owner(t);
+    const top = await folder(o.client, 'Holiday');
+    const content = randomBytes(3 * MiB);
+    await upload(o.client, 'film.bin', content, { parentId: top.id });
+    store.inject({ when: objectGet, resetAnswerAt: MiB });
+    const head = `GET /api/files/${top.id}/download HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookieHeader(o.client.cookies)}\r\nConnection: close\r\n\r\n`;
+    await expect(rawRequest(t.url, head, { timeoutMs: 15_000 })).rejects.toThrow('connection closed inside a chunked body');
+    const line = await waitForLine(logger, (l) => l.msg === 'ZIP download failed part-way');
+    expect(String(line.fields.err)).toContain('the download broke off');
+    const again = await rawRequest(t.url, head, { timeoutMs: 15_000 });
+    expect(again.status).toBe(200);
+    expect(again.body.includes(content.subarray(0, 4096))).toBe(true);
+  });
+});

@@ -1,0 +1,131 @@
+import http from 'node:http';
+import type net from 'node:net';
+import { testS3Env } from './s3-options.ts';
+import type { TestS3 } from './s3.ts';
+
+/** What a misbehaving store does to one request; the byte counts are of the request's or the answer's body. */
+export interface S3Fault {
+  /** Which requests (method, and path with query); every one when left out. */
+  when?: (method: string, url: string) => boolean;
+  /** How many matching requests it hits (1 when left out; Infinity for all). */
+  times?: number;
+  /** Answer this instead of passing the request on (503 SlowDown with Retry-After, 403 RequestTimeTooSkewed, 404 NoSuchKey…). */
+  answer?: { status: number; code: string; message?: string; headers?: Record<string, string> };
+  /** The connection is reset once this many bytes of the request body reached the store. */
+  resetRequestAt?: number;
+  /** Nothing more of the request body is read past this many bytes, and no answer comes. */
+  stallRequestAt?: number;
+  /** The connection is reset once this many bytes of the answer's body were sent. */
+  resetAnswerAt?: number;
+  /** Nothing more of the answer's body is sent past this many bytes; the connection stays open. */
+  stallAnswerAt?: number;
+  /** The answer's body ends after this many bytes and the connection closes in order, its Content-Length unchanged. */
+  shortAnswerAt?: number;
+  /** The answer's ETag header replaced (a part the store says it stored differently). */
+  etag?: string;
+}
+
+export interface S3FaultProxy {
+  endpoint: string;
+  /** Requests seen (method and path with query), in order, with the fault that hit each (or null). */
+  seen: Array<{ request: string; fault: S3Fault | null }>;
+  inject(fault: S3Fault): void;
+  /** Forgets faults not used up and releases what is stalled. */
+  clear(): void;
+  /** The environment that points Coffer at the store through this proxy, under `prefix`. */
+  env(prefix: string): Record<string, string>;
+  stop(): Promise<void>;
+}
+
+const errorXml = (code: string, message: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+
+/**
+ * A loopback HTTP proxy in front of a test S3 server that passes the S3 protocol through as it is (the
+ * Host header too, so signatures hold) and misbehaves on demand, as real stores and the links to them
+ * do: an error status, a reset or a stall at a chosen byte of the request or the answer, an answer cut
+ * short under an honest-looking Content-Length, a wrong ETag.
+ */
+export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
+  const upstream = new URL(s3.endpoint);
+  const faults: Array<S3Fault & { left: number }> = [];
+  const held = new Set<net.Socket>();
+  const server = http.createServer((req, res) => {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const f = faults.find((x) => x.left > 0 && (x.when?.(method, url) ?? true)) ?? null;
+    if (f) f.left--;
+    proxy.seen.push({ request: `${method} ${url}`, fault: f });
+    const socket = req.socket;
+    if (f?.answer) {
+      req.resume();
+      const body = errorXml(f.answer.code, f.answer.message ?? 'injected by the test');
+      res.writeHead(f.answer.status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), ...f.answer.headers });
+      res.end(body);
+      return;
+    }
+    const out = http.request(
+      { host: upstream.hostname, port: upstream.port, method, path: url, headers: req.headers, agent: false },
+      (answer) => {
+        const headers = { ...answer.headers };
+        if (f?.etag !== undefined && headers.etag !== undefined) headers.etag = f.etag;
+        res.writeHead(answer.statusCode ?? 502, headers);
+        const cut = f?.resetAnswerAt ?? f?.stallAnswerAt ?? f?.shortAnswerAt;
+        let sent = 0;
+        answer.on('data', (chunk: Buffer) => {
+          if (cut === undefined) return void res.write(chunk);
+          const keep = chunk.subarray(0, Math.max(0, cut - sent));
+          sent += keep.length;
+          if (keep.length > 0) res.write(keep);
+          if (sent < cut) return;
+          answer.destroy();
+          if (f?.resetAnswerAt !== undefined) socket.resetAndDestroy();
+          else if (f?.shortAnswerAt !== undefined) socket.end();
+          else held.add(socket);
+        });
+        answer.on('end', () => res.end());
+      },
+    );
+    out.on('error', () => socket.destroy());
+    const cut = f?.resetRequestAt ?? f?.stallRequestAt;
+    let received = 0;
+    req.on('data', (chunk: Buffer) => {
+      if (cut === undefined) return void out.write(chunk);
+      const keep = chunk.subarray(0, Math.max(0, cut - received));
+      received += keep.length;
+      if (keep.length > 0) out.write(keep);
+      if (received < cut) return;
+      req.pause();
+      if (f?.resetRequestAt !== undefined) {
+        out.destroy();
+        socket.resetAndDestroy();
+      } else held.add(socket);
+    });
+    req.on('end', () => {
+      if (cut === undefined || received < cut) out.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  const proxy: S3FaultProxy = {
+    endpoint: `http://127.0.0.1:${port}`,
+    seen: [],
+    inject(fault) {
+      faults.push({ ...fault, left: fault.times ?? 1 });
+    },
+    clear() {
+      faults.length = 0;
+      for (const s of held) s.destroy();
+      held.clear();
+    },
+    env(prefix) {
+      return testS3Env(proxy.endpoint, prefix);
+    },
+    async stop() {
+      proxy.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return proxy;
+}
