@@ -273,6 +273,7 @@ export class S3Driver implements StorageDriver {
     let failure: unknown = null;
     let uploadId: string | null = null;
     let partNumber = 0;
+    let size = 0;
 
     const part = async (bytes: Uint8Array | Blob, sent?: () => void) => {
       if (failure) throw failure;
@@ -280,6 +281,7 @@ export class S3Driver implements StorageDriver {
       while (inFlight.size >= this.queueSize) await Promise.race(inFlight);
       if (failure) throw failure;
       const n = ++partNumber;
+      size += bytes instanceof Blob ? bytes.size : bytes.byteLength;
       const sending: Promise<void> = this.send('PUT', objectKey, {
         query: { partNumber: String(n), uploadId },
         body: bytes,
@@ -306,7 +308,7 @@ export class S3Driver implements StorageDriver {
       if (uploadId === null) return;
       await Promise.all([...inFlight]);
       if (failure) throw failure;
-      await this.completeMultipartUpload(objectKey, uploadId, etags, signal);
+      await this.completeMultipartUpload(objectKey, uploadId, etags, size, signal);
     } catch (err) {
       parts.abort();
       await Promise.allSettled([...inFlight]);
@@ -413,7 +415,7 @@ export class S3Driver implements StorageDriver {
         if (!etag) throw new StorageUnavailableError(`S3 UploadPartCopy ${n} of ${target} returned no ETag`);
         etags.push(etag);
       }
-      await this.completeMultipartUpload(target, uploadId, etags);
+      await this.completeMultipartUpload(target, uploadId, etags, size);
     } catch (err) {
       await this.abortMultipartUpload(target, uploadId).catch(() => {});
       throw err;
@@ -489,10 +491,17 @@ export class S3Driver implements StorageDriver {
     return id;
   }
 
-  private async completeMultipartUpload(objectKey: string, uploadId: string, etags: string[], signal?: AbortSignal): Promise<void> {
+  private async completeMultipartUpload(objectKey: string, uploadId: string, etags: string[], size: number, signal?: AbortSignal): Promise<void> {
     const xml = `<CompleteMultipartUpload>${etags.map((e, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(e)}</ETag></Part>`).join('')}</CompleteMultipartUpload>`;
-    // Assembling large objects can take a while on the server side.
-    await this.send('POST', objectKey, { query: { uploadId }, body: xml, signal, timeoutMs: this.partTimeoutMs });
+    try {
+      // Assembling large objects can take a while on the server side.
+      await this.send('POST', objectKey, { query: { uploadId }, body: xml, signal, timeoutMs: this.partTimeoutMs });
+    } catch (err) {
+      // A try whose answer was lost completed the upload: the retry finds it gone and the object whole.
+      if (!(err instanceof StorageUnavailableError && err.code === 'NoSuchUpload')) throw err;
+      const stored = await this.send('HEAD', objectKey, { accept: [404], signal });
+      if (stored.status === 404 || Number(stored.headers.get('content-length')) !== size) throw err;
+    }
   }
 
   private async abortMultipartUpload(objectKey: string, uploadId: string): Promise<boolean> {

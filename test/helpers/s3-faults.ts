@@ -49,7 +49,8 @@ const errorXml = (code: string, message: string) =>
 export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
   const upstream = new URL(s3.endpoint);
   const faults: Array<S3Fault & { left: number }> = [];
-  const held = new Set<net.Socket>();
+  // What a stall holds open, both sides: released by clear() and stop().
+  const held = new Set<() => void>();
   const server = http.createServer((req, res) => {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
@@ -81,7 +82,7 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
           answer.destroy();
           if (f?.resetAnswerAt !== undefined) socket.resetAndDestroy();
           else if (f?.shortAnswerAt !== undefined) socket.end();
-          else held.add(socket);
+          else held.add(() => socket.destroy());
         });
         answer.on('end', () => res.end());
       },
@@ -99,7 +100,11 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
       if (f?.resetRequestAt !== undefined) {
         out.destroy();
         socket.resetAndDestroy();
-      } else held.add(socket);
+      } else
+        held.add(() => {
+          out.destroy();
+          socket.destroy();
+        });
     });
     req.on('end', () => {
       if (cut === undefined || received < cut) out.end();
@@ -115,7 +120,7 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
     },
     clear() {
       faults.length = 0;
-      for (const s of held) s.destroy();
+      for (const release of held) release();
       held.clear();
     },
     env(prefix) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
-import { folder, upload } from '../../helpers/files.ts';
+import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
 import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -41,5 +41,20 @@ describe('downloads when the bucket breaks off an answer', () => {
     const again = await rawRequest(t.url, head, { timeoutMs: 15_000 });
     expect(again.status).toBe(200);
     expect(again.body.includes(content.subarray(0, 4096))).toBe(true);
+  });
+});
+
+describe('uploads when the bucket loses an answer', () => {
+  test('an upload whose CompleteMultipartUpload answer is lost (a reset) is stored: 200, readable byte for byte, one object', async () => {
+    const o = await seed.owner(t);
+    const content = randomBytes(12 * MiB);
+    const objects = s3.objectKeys(PREFIX).length;
+    store.inject({ when: (m, u) => m === 'POST' && u.includes('uploadId='), resetAnswerAt: 0 });
+    const res = await uploadRaw(o.client, 'big.bin', content);
+    expect(res.status).toBe(200);
+    expect(store.seen.filter((s) => s.request.startsWith('POST') && s.request.includes('uploadId='))).toHaveLength(2);
+    expect((await downloaded(o.client, (await res.json()).id)).equals(content)).toBe(true);
+    expect(s3.objectKeys(PREFIX)).toHaveLength(objects + 1);
+    expect(s3.incompleteUploads(PREFIX)).toEqual([]);
   });
 });
