@@ -5,6 +5,7 @@ import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
 import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
 import * as seed from '../../helpers/seed.ts';
+import { davLogin } from '../../helpers/dav.ts';
 import { startTestS3, type TestS3 } from '../../helpers/s3.ts';
 import { startS3FaultProxy, type S3FaultProxy } from '../../helpers/s3-faults.ts';
 
@@ -33,14 +34,38 @@ describe('downloads when the bucket breaks off an answer', () => {
     const top = await folder(o.client, 'Holiday');
     const content = randomBytes(3 * MiB);
     await upload(o.client, 'film.bin', content, { parentId: top.id });
+    // Broken off once bytes went out, then refused on every try to resume.
     store.inject({ when: objectGet, resetAnswerAt: MiB });
+    store.inject({ when: objectGet, times: Infinity, answer: { status: 500, code: 'InternalError' } });
     const head = `GET /api/files/${top.id}/download HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookieHeader(o.client.cookies)}\r\nConnection: close\r\n\r\n`;
     await expect(rawRequest(t.url, head, { timeoutMs: 15_000 })).rejects.toThrow('connection closed inside a chunked body');
+    store.clear();
     const line = await waitForLine(logger, (l) => l.msg === 'ZIP download failed part-way');
-    expect(String(line.fields.err)).toContain('the download broke off');
+    expect(String(line.fields.err)).toContain(`S3 GET ${PREFIX}`);
     const again = await rawRequest(t.url, head, { timeoutMs: 15_000 });
     expect(again.status).toBe(200);
     expect(again.body.includes(content.subarray(0, 4096))).toBe(true);
+  });
+
+  test('a download the bucket resets mid-way is resumed from the byte it broke off at: every door gets the whole file', async () => {
+    const o = await seed.owner(t);
+    const content = randomBytes(3 * MiB);
+    const item = await upload(o.client, 'resumed.bin', content);
+    const dav = await davLogin(t, o);
+    const cookie = `Cookie: ${cookieHeader(o.client.cookies)}\r\n`;
+    const doors: Array<[string, string, Buffer]> = [
+      [`/api/files/${item.id}/download`, cookie, content],
+      [`/api/files/${item.id}/download`, `${cookie}Range: bytes=100-2999999\r\n`, content.subarray(100, 3_000_000)],
+      ['/dav/resumed.bin', `Authorization: ${dav.authorization}\r\n`, content],
+    ];
+    for (const [path, extra, expected] of doors) {
+      const before = store.seen.length;
+      store.inject({ when: objectGet, resetAnswerAt: MiB });
+      const res = await rawRequest(t.url, `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${extra}Connection: close\r\n\r\n`, { timeoutMs: 15_000 });
+      expect(res.status).toBeLessThan(300);
+      expect(res.body.equals(expected)).toBe(true);
+      expect(store.seen.slice(before).filter((s) => s.request.startsWith('GET'))).toHaveLength(2);
+    }
   });
 });
 
