@@ -156,6 +156,8 @@ export class S3Driver implements StorageDriver {
   readonly partBuffers = { held: 0, peak: 0 };
   /** Until the store answers UploadPartCopy with 501: then large copies go through Coffer. */
   private partCopyImplemented = true;
+  /** How far the store's clock is ahead of ours, learnt from a RequestTimeTooSkewed: requests are signed at its time. */
+  private clockOffsetMs = 0;
 
   constructor(readonly opts: S3DriverOptions) {
     this.location = { driver: 's3', bucket: opts.bucket, prefix: opts.prefix };
@@ -545,6 +547,14 @@ export class S3Driver implements StorageDriver {
     return a.status !== 404;
   }
 
+  /** A host (or a NAS) whose clock is off gets every request refused: the next ones are signed at the store's time. */
+  private learnClock(serverTime: string | null, failure: StorageUnavailableError): void {
+    const at = serverTime ? Date.parse(serverTime) : Number.NaN;
+    if (Number.isNaN(at)) return;
+    this.clockOffsetMs = at - Date.now();
+    failure.message += ` (the store's clock is ${seconds(Math.abs(this.clockOffsetMs))} s ${this.clockOffsetMs > 0 ? 'ahead of' : 'behind'} this server's: check the time on both)`;
+  }
+
   /**
    * One signed request, retried (idempotent calls only reach here) on 5xx, 429/SlowDown or a dropped
    * connection while its timeout, which covers every try, lasts. An error answer, after the retries, is a
@@ -567,7 +577,8 @@ export class S3Driver implements StorageDriver {
     const what = `S3 ${method} ${objectKey || `bucket ${this.opts.bucket}`}${query.uploads !== undefined ? ' (multipart uploads)' : ''}`;
     for (let attempt = 0; ; attempt++) {
       o.signal?.throwIfAborted();
-      const headers = signRequest(this.creds, { method, host: this.host, path, query, headers: o.headers ?? {}, payloadHash });
+      const date = new Date(Date.now() + this.clockOffsetMs);
+      const headers = signRequest(this.creds, { method, host: this.host, path, query, headers: o.headers ?? {}, payloadHash, date });
       const timer = new AbortController();
       let timedOut = false;
       const clock = setTimeout(
@@ -605,6 +616,7 @@ export class S3Driver implements StorageDriver {
         const Failure = notImplemented(res.status, code) ? StorageCallNotImplementedError : StorageUnavailableError;
         failure = new Failure(`${what}: ${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`, code, res.status);
         retryAfter = res.headers.get('retry-after');
+        if (code === 'RequestTimeTooSkewed') this.learnClock(xmlOne(text, 'ServerTime') ?? res.headers.get('date'), failure);
         if (!retryable(embedded ? 500 : res.status, code)) throw failure;
       } catch (err) {
         clearTimeout(clock);

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type net from 'node:net';
-import { testS3Env } from './s3-options.ts';
+import { signRequest } from '../../src/storage/s3-signer.ts';
+import { TEST_ACCESS_KEY, testS3Env } from './s3-options.ts';
 import type { TestS3 } from './s3.ts';
 
 /** What a misbehaving store does to one request; the byte counts are of the request's or the answer's body. */
@@ -30,6 +31,11 @@ export interface S3FaultProxy {
   /** Requests seen (method and path with query), in order, with the fault that hit each (or null). */
   seen: Array<{ request: string; fault: S3Fault | null }>;
   inject(fault: S3Fault): void;
+  /**
+   * How far the store's clock is ahead of the real one (negative: behind): a request signed more than 15
+   * minutes off it is refused with 403 RequestTimeTooSkewed, as S3 does; one signed at its time is passed on.
+   */
+  clockSkewMs: number;
   /** Forgets faults not used up and releases what is stalled. */
   clear(): void;
   /** The environment that points Coffer at the store through this proxy, under `prefix`. */
@@ -37,8 +43,28 @@ export interface S3FaultProxy {
   stop(): Promise<void>;
 }
 
-const errorXml = (code: string, message: string) =>
-  `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+const errorXml = (code: string, message: string, extra = '') =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message>${extra}</Error>`;
+
+const amzTime = (stamp: string) => Date.parse(stamp.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, '$1-$2-$3T$4:$5:$6Z'));
+
+/** The request signed again at the real time for the test server behind (s3rver checks the time too), with the headers it signed. */
+function signedNow(method: string, url: string, headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const u = new URL(url, 'http://store');
+  const names = /SignedHeaders=([^,]+)/.exec(String(headers.authorization))?.[1]?.split(';') ?? [];
+  const signed: Record<string, string> = {};
+  for (const n of names) if (!['host', 'x-amz-date', 'x-amz-content-sha256'].includes(n)) signed[n] = String(headers[n]);
+  const creds = { accessKeyId: TEST_ACCESS_KEY, secretAccessKey: TEST_ACCESS_KEY, region: 'us-east-1' };
+  const again = signRequest(creds, {
+    method,
+    host: String(headers.host),
+    path: u.pathname,
+    query: Object.fromEntries(u.searchParams),
+    headers: signed,
+    payloadHash: String(headers['x-amz-content-sha256']),
+  });
+  return { ...headers, ...again };
+}
 
 /**
  * A loopback HTTP proxy in front of a test S3 server that passes the S3 protocol through as it is (the
@@ -58,6 +84,19 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
     if (f) f.left--;
     proxy.seen.push({ request: `${method} ${url}`, fault: f });
     const socket = req.socket;
+    let headers: http.OutgoingHttpHeaders = req.headers;
+    if (proxy.clockSkewMs !== 0) {
+      const storeNow = Date.now() + proxy.clockSkewMs;
+      if (Math.abs(amzTime(String(req.headers['x-amz-date'])) - storeNow) > 15 * 60_000) {
+        req.resume();
+        const serverTime = new Date(storeNow).toISOString().replace(/\.\d+/, '');
+        const body = errorXml('RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.', `<ServerTime>${serverTime}</ServerTime>`);
+        res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), date: new Date(storeNow).toUTCString() });
+        res.end(body);
+        return;
+      }
+      headers = signedNow(method, url, req.headers);
+    }
     if (f?.answer) {
       req.resume();
       const body = errorXml(f.answer.code, f.answer.message ?? 'injected by the test');
@@ -66,7 +105,7 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
       return;
     }
     const out = http.request(
-      { host: upstream.hostname, port: upstream.port, method, path: url, headers: req.headers, agent: false },
+      { host: upstream.hostname, port: upstream.port, method, path: url, headers, agent: false },
       (answer) => {
         const headers = { ...answer.headers };
         if (f?.etag !== undefined && headers.etag !== undefined) headers.etag = f.etag;
@@ -115,11 +154,13 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
   const proxy: S3FaultProxy = {
     endpoint: `http://127.0.0.1:${port}`,
     seen: [],
+    clockSkewMs: 0,
     inject(fault) {
       faults.push({ ...fault, left: fault.times ?? 1 });
     },
     clear() {
       faults.length = 0;
+      proxy.clockSkewMs = 0;
       for (const release of held) release();
       held.clear();
     },

@@ -83,3 +83,23 @@ describe('uploads when the bucket loses an answer', () => {
     expect(s3.incompleteUploads(PREFIX)).toEqual([]);
   });
 });
+
+describe('a store whose clock is off', () => {
+  test('a store 40 minutes ahead refuses the first request as RequestTimeTooSkewed; the server signs at its time from then on', async () => {
+    const o = await seed.owner(t);
+    store.clockSkewMs = 40 * 60_000;
+    try {
+      const content = randomBytes(100_000);
+      const before = store.seen.length;
+      const res = await uploadRaw(o.client, 'skewed.bin', content);
+      expect(res.status).toBe(200);
+      expect(store.seen.slice(before).filter((s) => s.request.startsWith('PUT'))).toHaveLength(2);
+      expect((await downloaded(o.client, (await res.json()).id)).equals(content)).toBe(true);
+      const next = store.seen.length;
+      expect((await uploadRaw(o.client, 'on-time.bin', content)).status).toBe(200);
+      expect(store.seen.slice(next).filter((s) => s.request.startsWith('PUT'))).toHaveLength(1);
+    } finally {
+      store.clear();
+    }
+  });
+});
