@@ -6,6 +6,8 @@ import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
 import * as seed from '../../helpers/seed.ts';
 import { davLogin } from '../../helpers/dav.ts';
+import { eventually } from '../../helpers/eventually.ts';
+import { json } from '../../helpers/client.ts';
 import { startTestS3, type TestS3 } from '../../helpers/s3.ts';
 import { startS3FaultProxy, type S3FaultProxy } from '../../helpers/s3-faults.ts';
 
@@ -13,6 +15,7 @@ const MiB = 1024 * 1024;
 let s3: TestS3;
 let store: S3FaultProxy;
 let t: TestServer;
+let admin: seed.SeededLogin;
 const logger = memoryLogger();
 const PREFIX = 'faults/';
 const objectGet = (m: string, u: string) => m === 'GET' && u.includes(`/${PREFIX}`);
@@ -21,6 +24,7 @@ beforeAll(async () => {
   s3 = await startTestS3();
   store = await startS3FaultProxy(s3);
   t = await startTestServer({ env: { ...store.env(PREFIX), S3_PART_SIZE: '5M', S3_TIMEOUT_SECONDS: '3' }, logger });
+  admin = await seed.admin(t);
 });
 afterAll(async () => {
   await t.stop();
@@ -101,5 +105,28 @@ describe('a store whose clock is off', () => {
     } finally {
       store.clear();
     }
+  });
+});
+
+describe('background work when the bucket refuses reads', () => {
+  test('a text uploaded while the bucket refuses reads is indexed once it answers again: content search finds it', async () => {
+    const a = admin;
+    expect((await a.client.put('/api/user/content-search-config', { enabled: true })).status).toBe(200);
+    // What is stored already is indexed first: then the indexer reads only the new file.
+    const drained = () => t.server.ctx.repos.content.progress().pending === 0 && t.server.ctx.repos.content.nextPending(1).length === 0;
+    await eventually(drained, { timeoutMs: 30_000 });
+    store.inject({ when: objectGet, times: Infinity, answer: { status: 503, code: 'SlowDown' } });
+    const item = await upload(a.client, 'wifi.txt', 'the wifi password is hunter2');
+    const key = t.server.ctx.repos.items.get(a.id, item.id)!.storageKey!;
+    await waitForLine(
+      logger,
+      (l) =>
+        (l.msg === 'content extraction could not read a file' && l.fields.id === item.id) ||
+        (l.msg === 'content indexing waits for the storage' && String(l.fields.err).includes(key)),
+      20_000,
+    );
+    store.clear();
+    const found = () => a.client.get('/api/files/search?q=hunter2&content=true').then(json);
+    await eventually(async () => (await found()).some((h: any) => h.id === item.id && h.match === 'content'), { timeoutMs: 30_000 });
   });
 });
