@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { ManualClock } from '../../../src/clock.ts';
 import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
 import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
@@ -128,5 +129,33 @@ describe('background work when the bucket refuses reads', () => {
     store.clear();
     const found = () => a.client.get('/api/files/search?q=hunter2&content=true').then(json);
     await eventually(async () => (await found()).some((h: any) => h.id === item.id && h.match === 'content'), { timeoutMs: 30_000 });
+  });
+});
+
+describe('deletions when the bucket is down for long', () => {
+  test('an emptied trash whose deletions the bucket refuses past the job\'s attempts is removed from the bucket once it answers', async () => {
+    const clock = new ManualClock();
+    const prefix = 'down/';
+    const t2 = await startTestServer({ env: { ...store.env(prefix), S3_TIMEOUT_SECONDS: '1' }, clock, startWorker: false });
+    try {
+      const o = await seed.owner(t2);
+      const item = await upload(o.client, 'gone.bin', randomBytes(50_000));
+      expect(s3.objectKeys(prefix)).toHaveLength(1);
+      store.inject({ when: (m, u) => (m === 'DELETE' || m === 'HEAD') && u.includes(`/${prefix}`), times: Infinity, answer: { status: 503, code: 'SlowDown' } });
+      expect((await o.client.post('/api/files/delete', { ids: [item.id] })).status).toBe(200);
+      expect((await o.client.post('/api/files/trash/empty')).status).toBeLessThan(300);
+      // An hour of outage, the worker looking every ten minutes: more than the five attempts a job gets.
+      for (let i = 0; i < 6; i++) {
+        clock.advance(10 * 60_000);
+        await t2.server.worker.drain();
+      }
+      store.clear();
+      clock.advance(10 * 60_000);
+      await t2.server.worker.drain();
+      expect(s3.objectKeys(prefix)).toEqual([]);
+    } finally {
+      store.clear();
+      await t2.stop();
+    }
   });
 });
