@@ -27,6 +27,8 @@ const EMPTY_SHA256 = sha256Hex('');
 /** A body this large is sent as a stream of views of it: the runtime copied a whole buffer given to fetch (8 MiB a part). */
 const STREAMED_BODY = 1024 * 1024;
 const STREAM_PIECE = 256 * 1024;
+/** The waits before a read that found no object asks again: a key the database names is missing only if it stays so. */
+const NOT_YET_VISIBLE_MS = [250, 750];
 
 export interface S3DriverOptions {
   bucket: string;
@@ -337,8 +339,19 @@ export class S3Driver implements StorageDriver {
       return new Blob([]).stream();
     }
     const headers: Record<string, string> = range ? { range: `bytes=${range.start}-${range.end - 1}` } : {};
-    const a = await this.send('GET', this.opts.prefix + key, { headers, stream: true, accept: [404, 416] });
-    if (a.status === 404) throw new StorageNotFoundError(key);
+    const ask = () => this.send('GET', this.opts.prefix + key, { headers, stream: true, accept: [404, 416] });
+    let a = await ask();
+    // A store that shows a new object to reads a moment after acknowledging its write answered 500 "missing" for a file just uploaded.
+    for (const wait of NOT_YET_VISIBLE_MS) {
+      if (a.status !== 404) break;
+      await a.body?.cancel();
+      await Bun.sleep(wait);
+      a = await ask();
+    }
+    if (a.status === 404) {
+      await a.body?.cancel();
+      throw new StorageNotFoundError(key);
+    }
     if (a.status === 416) throw new RangeNotSatisfiableError(0);
     return this.resumed(this.opts.prefix + key, range?.start ?? 0, range?.end ?? null, a);
   }

@@ -74,6 +74,16 @@ describe('downloads when the bucket breaks off an answer', () => {
   });
 });
 
+describe('a store that shows a new object late', () => {
+  test('a file downloaded while the bucket still answers 404 NoSuchKey for it is read once it shows: 200, byte for byte', async () => {
+    const o = await seed.owner(t);
+    const content = randomBytes(200_000);
+    const item = await upload(o.client, 'fresh.bin', content);
+    store.inject({ when: objectGet, times: 2, answer: { status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.' } });
+    expect((await downloaded(o.client, item.id)).equals(content)).toBe(true);
+  });
+});
+
 describe('uploads when the bucket loses an answer', () => {
   test('an upload whose CompleteMultipartUpload answer is lost (a reset) is stored: 200, readable byte for byte, one object', async () => {
     const o = await seed.owner(t);
