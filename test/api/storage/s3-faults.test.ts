@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
 import { ManualClock } from '../../../src/clock.ts';
 import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
 import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
@@ -166,6 +168,42 @@ describe('deletions when the bucket is down for long', () => {
     } finally {
       store.clear();
       await t2.stop();
+    }
+  });
+});
+
+describe('backups to a bucket that misbehaves', () => {
+  test('a backup whose rotation the bucket refuses is written and reported so; the next run removes the older archives', async () => {
+    const prefix = 'backups/';
+    const root = tempDir('coffer-backups-');
+    const passFile = path.join(root, 'passphrase');
+    fs.writeFileSync(passFile, 'a long household passphrase\n', { mode: 0o600 });
+    const bucket = Object.entries(store.env('unused/')).filter(([k]) => k.startsWith('S3_'));
+    const env = { ...Object.fromEntries(bucket.map(([k, v]) => [`BACKUP_${k}`, v])), BACKUP_S3_PREFIX: prefix, BACKUP_PASSPHRASE_FILE: passFile, BACKUP_KEEP: '1' };
+    const blogger = memoryLogger();
+    const t2 = await startTestServer({ env: { ...env, S3_TIMEOUT_SECONDS: '1', BACKUP_S3_TIMEOUT_SECONDS: '1' }, startWorker: false, logger: blogger });
+    try {
+      const a = await seed.admin(t2);
+      const run = async () => {
+        expect((await a.client.post('/api/user/backups/run', {})).status).toBe(202);
+        await t2.server.worker.drain();
+        return (await json(await a.client.get('/api/user/backups'))).lastRun;
+      };
+      expect((await run()).status).toBe('succeeded');
+      store.inject({ when: (m, u) => (m === 'DELETE' || m === 'HEAD') && u.includes(`/${prefix}`), times: Infinity, answer: { status: 503, code: 'SlowDown' } });
+      const refused = await run();
+      store.clear();
+      expect(refused).toMatchObject({ status: 'succeeded', error: null });
+      expect(s3.objectKeys(prefix)).toHaveLength(2);
+      expect(s3.objectKeys(prefix)).toContain(refused.archive.replace(`s3://${s3.bucket}/`, ''));
+      const line = await waitForLine(blogger, (l) => l.msg === 'backup written, older archives not removed');
+      expect(String(line.fields.error)).toContain('503');
+      const next = await run();
+      expect(s3.objectKeys(prefix)).toEqual([next.archive.replace(`s3://${s3.bucket}/`, '')]);
+    } finally {
+      store.clear();
+      await t2.stop();
+      fs.rmSync(root, { recursive: true, force: true });
     }
   });
 });
