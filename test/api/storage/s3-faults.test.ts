@@ -207,3 +207,22 @@ describe('backups to a bucket that misbehaves', () => {
     }
   });
 });
+
+describe('a bucket slower than the connection idle timeout', () => {
+  test('a download the bucket never answers gets the 503 after S3_TIMEOUT_SECONDS, not a connection closed for silence first', async () => {
+    const prefix = 'slow/';
+    const t2 = await startTestServer({ env: { ...store.env(prefix), S3_TIMEOUT_SECONDS: '9', COFFER_IDLE_TIMEOUT_SECONDS: '2' } });
+    try {
+      const o = await seed.owner(t2);
+      const item = await upload(o.client, 'slow.bin', randomBytes(10_000));
+      // The bucket takes the request and never answers.
+      s3.stall(60_000, (m, u) => m === 'GET' && u.includes(`/${prefix}`));
+      const res = await o.client.get(`/api/files/${item.id}/download`);
+      expect(res.status).toBe(503);
+      expect((await json(res)).message).toContain('File storage is not answering');
+    } finally {
+      store.clear();
+      await t2.stop();
+    }
+  });
+});
