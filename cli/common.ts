@@ -88,7 +88,9 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | 
       }
       // The bucket failed, not the command: one line with its own reason, no stack.
       if (err instanceof StorageUnavailableError) {
-        process.stderr.write(`coffer: the storage did not answer: ${err.message}. Check that it is up and reachable, then run the command again.\n`);
+        process.stderr.write(
+          `coffer: the storage did not answer: ${err.message}. Check that it is up and reachable, then run the command again.\n`,
+        );
         await exitAfterFlush(EXIT_USER_ERROR);
       }
       if (isDatabaseBusy(err)) {

@@ -542,7 +542,13 @@ export class S3Driver implements StorageDriver {
     return id;
   }
 
-  private async completeMultipartUpload(objectKey: string, uploadId: string, etags: string[], size: number, signal?: AbortSignal): Promise<void> {
+  private async completeMultipartUpload(
+    objectKey: string,
+    uploadId: string,
+    etags: string[],
+    size: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const xml = `<CompleteMultipartUpload>${etags.map((e, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(e)}</ETag></Part>`).join('')}</CompleteMultipartUpload>`;
     try {
       // Assembling large objects can take a while on the server side.

@@ -122,7 +122,9 @@ describe('coffer storage migrate', () => {
       let r = await runCli(['storage', 'migrate', '--to', 'local', '--data-dir', dataDir], { env: { ...s3Env, S3_TIMEOUT_SECONDS: '1' } });
       s3.clearFailures();
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/^coffer: the storage did not answer: S3 GET silent-\w+\/\S+: the download stalled for 1 s\. Check that it is up and reachable, then run the command again\.\n$/);
+      expect(r.stderr).toMatch(
+        /^coffer: the storage did not answer: S3 GET silent-\w+\/\S+: the download stalled for 1 s\. Check that it is up and reachable, then run the command again\.\n$/,
+      );
       r = await runCli(['storage', 'migrate', '--to', 'local', '--json', '--data-dir', dataDir], { env: s3Env });
       expect(r.code).toBe(0);
       expect(parseJson(r).copied + parseJson(r).alreadyCopied).toBe(3);

@@ -5,7 +5,7 @@ import { TEST_ACCESS_KEY, testS3Env } from './s3-options.ts';
 import type { TestS3 } from './s3.ts';
 
 /** What a misbehaving store does to one request; the byte counts are of the request's or the answer's body. */
-export interface S3Fault {
+interface S3Fault {
   /** Which requests (method, and path with query); every one when left out. */
   when?: (method: string, url: string) => boolean;
   /** How many matching requests it hits (1 when left out; Infinity for all). */
@@ -45,6 +45,17 @@ export interface S3FaultProxy {
 
 const errorXml = (code: string, message: string, extra = '') =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message>${extra}</Error>`;
+
+/** Writes each chunk given up to byte `cut` of the stream (all of it without one); true once the cut is reached. */
+function passUpTo(cut: number | undefined, write: (b: Buffer) => void): (chunk: Buffer) => boolean {
+  let passed = 0;
+  return (chunk) => {
+    const keep = cut === undefined ? chunk : chunk.subarray(0, Math.max(0, cut - passed));
+    passed += keep.length;
+    if (keep.length > 0) write(keep);
+    return cut !== undefined && passed >= cut;
+  };
+}
 
 const amzTime = (stamp: string) => Date.parse(stamp.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, '$1-$2-$3T$4:$5:$6Z'));
 
@@ -90,8 +101,16 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
       if (Math.abs(amzTime(String(req.headers['x-amz-date'])) - storeNow) > 15 * 60_000) {
         req.resume();
         const serverTime = new Date(storeNow).toISOString().replace(/\.\d+/, '');
-        const body = errorXml('RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.', `<ServerTime>${serverTime}</ServerTime>`);
-        res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body), date: new Date(storeNow).toUTCString() });
+        const body = errorXml(
+          'RequestTimeTooSkewed',
+          'The difference between the request time and the current time is too large.',
+          `<ServerTime>${serverTime}</ServerTime>`,
+        );
+        res.writeHead(403, {
+          'content-type': 'application/xml',
+          'content-length': Buffer.byteLength(body),
+          date: new Date(storeNow).toUTCString(),
+        });
         res.end(body);
         return;
       }
@@ -104,37 +123,27 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
       res.end(body);
       return;
     }
-    const out = http.request(
-      { host: upstream.hostname, port: upstream.port, method, path: url, headers, agent: false },
-      (answer) => {
-        const headers = { ...answer.headers };
-        if (f?.etag !== undefined && headers.etag !== undefined) headers.etag = f.etag;
-        res.writeHead(answer.statusCode ?? 502, headers);
-        const cut = f?.resetAnswerAt ?? f?.stallAnswerAt ?? f?.shortAnswerAt;
-        let sent = 0;
-        answer.on('data', (chunk: Buffer) => {
-          if (cut === undefined) return void res.write(chunk);
-          const keep = chunk.subarray(0, Math.max(0, cut - sent));
-          sent += keep.length;
-          if (keep.length > 0) res.write(keep);
-          if (sent < cut) return;
-          answer.destroy();
-          if (f?.resetAnswerAt !== undefined) socket.resetAndDestroy();
-          else if (f?.shortAnswerAt !== undefined) socket.end();
-          else held.add(() => socket.destroy());
-        });
-        answer.on('end', () => res.end());
-      },
-    );
+    const out = http.request({ host: upstream.hostname, port: upstream.port, method, path: url, headers, agent: false }, (answer) => {
+      const headers = { ...answer.headers };
+      if (f?.etag !== undefined && headers.etag !== undefined) headers.etag = f.etag;
+      res.writeHead(answer.statusCode ?? 502, headers);
+      const pass = passUpTo(f?.resetAnswerAt ?? f?.stallAnswerAt ?? f?.shortAnswerAt, (b) => res.write(b));
+      answer.on('data', (chunk: Buffer) => {
+        if (!pass(chunk)) return;
+        answer.destroy();
+        if (f?.resetAnswerAt !== undefined) socket.resetAndDestroy();
+        else if (f?.shortAnswerAt !== undefined) socket.end();
+        else held.add(() => socket.destroy());
+      });
+      answer.on('end', () => res.end());
+    });
     out.on('error', () => socket.destroy());
     const cut = f?.resetRequestAt ?? f?.stallRequestAt;
-    let received = 0;
+    let reached = false;
+    const pass = passUpTo(cut, (b) => out.write(b));
     req.on('data', (chunk: Buffer) => {
-      if (cut === undefined) return void out.write(chunk);
-      const keep = chunk.subarray(0, Math.max(0, cut - received));
-      received += keep.length;
-      if (keep.length > 0) out.write(keep);
-      if (received < cut) return;
+      if (!pass(chunk)) return;
+      reached = true;
       req.pause();
       if (f?.resetRequestAt !== undefined) {
         out.destroy();
@@ -146,7 +155,7 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
         });
     });
     req.on('end', () => {
-      if (cut === undefined || received < cut) out.end();
+      if (!reached) out.end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

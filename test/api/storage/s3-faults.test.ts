@@ -68,7 +68,9 @@ describe('downloads when the bucket breaks off an answer', () => {
     for (const [path, extra, expected] of doors) {
       const before = store.seen.length;
       store.inject({ when: objectGet, resetAnswerAt: MiB });
-      const res = await rawRequest(t.url, `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${extra}Connection: close\r\n\r\n`, { timeoutMs: 15_000 });
+      const res = await rawRequest(t.url, `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${extra}Connection: close\r\n\r\n`, {
+        timeoutMs: 15_000,
+      });
       expect(res.status).toBeLessThan(300);
       expect(res.body.equals(expected)).toBe(true);
       expect(store.seen.slice(before).filter((s) => s.request.startsWith('GET'))).toHaveLength(2);
@@ -95,7 +97,7 @@ describe('uploads when the bucket loses an answer', () => {
     const res = await uploadRaw(o.client, 'big.bin', content);
     expect(res.status).toBe(200);
     expect(store.seen.filter((s) => s.request.startsWith('POST') && s.request.includes('uploadId='))).toHaveLength(2);
-    expect((await downloaded(o.client, (await res.json()).id)).equals(content)).toBe(true);
+    expect((await downloaded(o.client, (await json(res)).id)).equals(content)).toBe(true);
     expect(s3.objectKeys(PREFIX)).toHaveLength(objects + 1);
     expect(s3.incompleteUploads(PREFIX)).toEqual([]);
   });
@@ -111,7 +113,7 @@ describe('a store whose clock is off', () => {
       const res = await uploadRaw(o.client, 'skewed.bin', content);
       expect(res.status).toBe(200);
       expect(store.seen.slice(before).filter((s) => s.request.startsWith('PUT'))).toHaveLength(2);
-      expect((await downloaded(o.client, (await res.json()).id)).equals(content)).toBe(true);
+      expect((await downloaded(o.client, (await json(res)).id)).equals(content)).toBe(true);
       const next = store.seen.length;
       expect((await uploadRaw(o.client, 'on-time.bin', content)).status).toBe(200);
       expect(store.seen.slice(next).filter((s) => s.request.startsWith('PUT'))).toHaveLength(1);
@@ -145,7 +147,7 @@ describe('background work when the bucket refuses reads', () => {
 });
 
 describe('deletions when the bucket is down for long', () => {
-  test('an emptied trash whose deletions the bucket refuses past the job\'s attempts is removed from the bucket once it answers', async () => {
+  test("an emptied trash whose deletions the bucket refuses past the job's attempts is removed from the bucket once it answers", async () => {
     const clock = new ManualClock();
     const prefix = 'down/';
     const t2 = await startTestServer({ env: { ...store.env(prefix), S3_TIMEOUT_SECONDS: '1' }, clock, startWorker: false });
@@ -153,7 +155,11 @@ describe('deletions when the bucket is down for long', () => {
       const o = await seed.owner(t2);
       const item = await upload(o.client, 'gone.bin', randomBytes(50_000));
       expect(s3.objectKeys(prefix)).toHaveLength(1);
-      store.inject({ when: (m, u) => (m === 'DELETE' || m === 'HEAD') && u.includes(`/${prefix}`), times: Infinity, answer: { status: 503, code: 'SlowDown' } });
+      store.inject({
+        when: (m, u) => (m === 'DELETE' || m === 'HEAD') && u.includes(`/${prefix}`),
+        times: Infinity,
+        answer: { status: 503, code: 'SlowDown' },
+      });
       expect((await o.client.post('/api/files/delete', { ids: [item.id] })).status).toBe(200);
       expect((await o.client.post('/api/files/trash/empty')).status).toBeLessThan(300);
       // An hour of outage, the worker looking every ten minutes: more than the five attempts a job gets.
@@ -179,9 +185,18 @@ describe('backups to a bucket that misbehaves', () => {
     const passFile = path.join(root, 'passphrase');
     fs.writeFileSync(passFile, 'a long household passphrase\n', { mode: 0o600 });
     const bucket = Object.entries(store.env('unused/')).filter(([k]) => k.startsWith('S3_'));
-    const env = { ...Object.fromEntries(bucket.map(([k, v]) => [`BACKUP_${k}`, v])), BACKUP_S3_PREFIX: prefix, BACKUP_PASSPHRASE_FILE: passFile, BACKUP_KEEP: '1' };
+    const env = {
+      ...Object.fromEntries(bucket.map(([k, v]) => [`BACKUP_${k}`, v])),
+      BACKUP_S3_PREFIX: prefix,
+      BACKUP_PASSPHRASE_FILE: passFile,
+      BACKUP_KEEP: '1',
+    };
     const blogger = memoryLogger();
-    const t2 = await startTestServer({ env: { ...env, S3_TIMEOUT_SECONDS: '1', BACKUP_S3_TIMEOUT_SECONDS: '1' }, startWorker: false, logger: blogger });
+    const t2 = await startTestServer({
+      env: { ...env, S3_TIMEOUT_SECONDS: '1', BACKUP_S3_TIMEOUT_SECONDS: '1' },
+      startWorker: false,
+      logger: blogger,
+    });
     try {
       const a = await seed.admin(t2);
       const run = async () => {
@@ -190,7 +205,11 @@ describe('backups to a bucket that misbehaves', () => {
         return (await json(await a.client.get('/api/user/backups'))).lastRun;
       };
       expect((await run()).status).toBe('succeeded');
-      store.inject({ when: (m, u) => (m === 'DELETE' || m === 'HEAD') && u.includes(`/${prefix}`), times: Infinity, answer: { status: 503, code: 'SlowDown' } });
+      store.inject({
+        when: (m, u) => (m === 'DELETE' || m === 'HEAD') && u.includes(`/${prefix}`),
+        times: Infinity,
+        answer: { status: 503, code: 'SlowDown' },
+      });
       const refused = await run();
       store.clear();
       expect(refused).toMatchObject({ status: 'succeeded', error: null });
