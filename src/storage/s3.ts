@@ -382,7 +382,13 @@ export class S3Driver implements StorageDriver {
               await Bun.sleep(backoff(tries - 1, null));
               const headers: Record<string, string> = { range: `bytes=${at}-${end === null ? '' : end - 1}` };
               if (etag) headers['if-match'] = etag;
-              reader = (await this.send('GET', objectKey, { headers, stream: true })).body!.getReader();
+              const again = await this.send('GET', objectKey, { headers, stream: true });
+              // A store that ignores the Range would hand the object from its start again.
+              if (again.status !== 206) {
+                await again.body?.cancel();
+                throw err;
+              }
+              reader = again.body!.getReader();
             }
           }
         },
