@@ -4,6 +4,7 @@ import type { AppContext } from '../src/context.ts';
 import { openContext } from '../src/composition.ts';
 import { AppError, DATABASE_BUSY_TIMEOUT_MS, isDatabaseBusy, StartupError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
+import { StorageUnavailableError } from '../src/storage/driver.ts';
 
 /**
  * Exit codes: 0 success, 1 a problem the user can fix (message on stderr), 2 a bug (stack on stderr),
@@ -83,6 +84,13 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | 
       }
       if (isUserError(err)) {
         process.stderr.write(`coffer: ${describe(err)}\n`);
+        await exitAfterFlush(EXIT_USER_ERROR);
+      }
+      // The bucket failed, not the command: one line with its own reason, no stack.
+      if (err instanceof StorageUnavailableError) {
+        process.stderr.write(
+          `coffer: the storage did not answer: ${err.message}. Check that it is up and reachable, then run the command again.\n`,
+        );
         await exitAfterFlush(EXIT_USER_ERROR);
       }
       if (isDatabaseBusy(err)) {

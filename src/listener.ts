@@ -67,6 +67,15 @@ function readTls(files: { cert: string; key: string }): { cert: string; key: str
   return { cert: read(files.cert, 'TLS certificate'), key: read(files.key, 'TLS key') };
 }
 
+/**
+ * The connections' idle timeout: a request waits for the bucket up to S3_TIMEOUT_SECONDS with nothing on the
+ * wire, and a connection closed first gave the client a reset instead of the 503 (S3_TIMEOUT_SECONDS above it).
+ */
+function idleTimeoutOf(config: AppContext['config']): number {
+  const storageWait = config.storage.driver === 's3' ? Math.ceil(config.storage.timeoutMs / 1000) + 5 : 0;
+  return Math.min(255, Math.max(config.idleTimeoutSeconds, storageWait));
+}
+
 export interface HttpListener extends Lifecycle {
   /** Set once started. */
   url: string;
@@ -91,7 +100,7 @@ export function httpListener(ctx: AppContext): HttpListener {
           // Elysia's default lets a second server share a busy port and take part of its traffic.
           reusePort: false,
           maxRequestBodySize: MAX_REQUEST_BODY,
-          idleTimeout: config.idleTimeoutSeconds,
+          idleTimeout: idleTimeoutOf(config),
           // Never the runtime's development error page (working directory, paths, source lines).
           development: false,
           error: lastResortErrorHandler(ctx.log),

@@ -3,12 +3,15 @@ import { FileEventType, type FileEventName } from '../services/files/file-events
 import type { BatchRun } from '../services/files/trash.ts';
 import { type JobKey, Jobs, type Payload } from '../jobs/catalog.ts';
 import { type JobHandler, type JobRunContext, RetryLaterError } from '../jobs/registry.ts';
+import { StorageUnavailableError } from '../storage/driver.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 const KEEP_FINISHED_MS = 7 * DAY;
 // How long a deletion waits before looking again whether the full backup holding it back has finished.
 const BACKUP_HOLD_RETRY_MS = 30_000;
+// How long a deletion waits before asking a bucket that did not answer again.
+const STORAGE_AWAY_RETRY_MS = 60_000;
 
 /** Objects a running full backup may still read are deleted once it has finished. */
 function waitForBackup(ctx: AppContext): void {
@@ -78,9 +81,16 @@ function jobHandlers(ctx: AppContext): Handlers {
     storageDelete: async (p) => {
       waitForBackup(ctx);
       let count = 0;
-      for (const key of p.keys) {
-        if (await ctx.storage.delete(key)) count++;
-        await ctx.services.thumbnails.remove(key);
+      try {
+        for (const key of p.keys) {
+          if (await ctx.storage.delete(key)) count++;
+          await ctx.services.thumbnails.remove(key);
+        }
+      } catch (err) {
+        // A bucket down longer than the job's attempts left every object of an emptied trash billed for good.
+        if (err instanceof StorageUnavailableError && (err.status === null || err.status >= 500 || err.status === 429))
+          throw new RetryLaterError(STORAGE_AWAY_RETRY_MS, err.message);
+        throw err;
       }
       return { count };
     },

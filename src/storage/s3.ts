@@ -27,6 +27,8 @@ const EMPTY_SHA256 = sha256Hex('');
 /** A body this large is sent as a stream of views of it: the runtime copied a whole buffer given to fetch (8 MiB a part). */
 const STREAMED_BODY = 1024 * 1024;
 const STREAM_PIECE = 256 * 1024;
+/** The waits before a read that found no object asks again: a key the database names is missing only if it stays so. */
+const NOT_YET_VISIBLE_MS = [250, 750];
 
 export interface S3DriverOptions {
   bucket: string;
@@ -156,6 +158,8 @@ export class S3Driver implements StorageDriver {
   readonly partBuffers = { held: 0, peak: 0 };
   /** Until the store answers UploadPartCopy with 501: then large copies go through Coffer. */
   private partCopyImplemented = true;
+  /** How far the store's clock is ahead of ours, learnt from a RequestTimeTooSkewed: requests are signed at its time. */
+  private clockOffsetMs = 0;
 
   constructor(readonly opts: S3DriverOptions) {
     this.location = { driver: 's3', bucket: opts.bucket, prefix: opts.prefix };
@@ -273,6 +277,7 @@ export class S3Driver implements StorageDriver {
     let failure: unknown = null;
     let uploadId: string | null = null;
     let partNumber = 0;
+    let size = 0;
 
     const part = async (bytes: Uint8Array | Blob, sent?: () => void) => {
       if (failure) throw failure;
@@ -280,6 +285,7 @@ export class S3Driver implements StorageDriver {
       while (inFlight.size >= this.queueSize) await Promise.race(inFlight);
       if (failure) throw failure;
       const n = ++partNumber;
+      size += bytes instanceof Blob ? bytes.size : bytes.byteLength;
       const sending: Promise<void> = this.send('PUT', objectKey, {
         query: { partNumber: String(n), uploadId },
         body: bytes,
@@ -306,7 +312,7 @@ export class S3Driver implements StorageDriver {
       if (uploadId === null) return;
       await Promise.all([...inFlight]);
       if (failure) throw failure;
-      await this.completeMultipartUpload(objectKey, uploadId, etags, signal);
+      await this.completeMultipartUpload(objectKey, uploadId, etags, size, signal);
     } catch (err) {
       parts.abort();
       await Promise.allSettled([...inFlight]);
@@ -333,10 +339,63 @@ export class S3Driver implements StorageDriver {
       return new Blob([]).stream();
     }
     const headers: Record<string, string> = range ? { range: `bytes=${range.start}-${range.end - 1}` } : {};
-    const a = await this.send('GET', this.opts.prefix + key, { headers, stream: true, accept: [404, 416] });
-    if (a.status === 404) throw new StorageNotFoundError(key);
+    const ask = () => this.send('GET', this.opts.prefix + key, { headers, stream: true, accept: [404, 416] });
+    let a = await ask();
+    // A store that shows a new object to reads a moment after acknowledging its write answered 500 "missing" for a file just uploaded.
+    for (const wait of NOT_YET_VISIBLE_MS) {
+      if (a.status !== 404) break;
+      await a.body?.cancel();
+      await Bun.sleep(wait);
+      a = await ask();
+    }
+    if (a.status === 404) {
+      await a.body?.cancel();
+      throw new StorageNotFoundError(key);
+    }
     if (a.status === 416) throw new RangeNotSatisfiableError(0);
-    return a.body!;
+    return this.resumed(this.opts.prefix + key, range?.start ?? 0, range?.end ?? null, a);
+  }
+
+  /**
+   * The answer's body, asked for again from the byte it broke off at (If-Match its ETag) when the
+   * connection drops mid-way: a reset cut every download it met. A download that goes silent is not
+   * resumed (its timeout bounds it), nor one that broke off `attempts` times in a row with no byte between.
+   */
+  private resumed(objectKey: string, start: number, end: number | null, first: Answer): ReadableStream<Uint8Array> {
+    const etag = first.headers.get('etag');
+    let reader = first.body!.getReader();
+    let at = start;
+    let tries = 0;
+    return new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          for (;;) {
+            try {
+              const r = await reader.read();
+              if (r.done) return controller.close();
+              at += r.value.byteLength;
+              tries = 0;
+              return controller.enqueue(r.value);
+            } catch (err) {
+              if (!(err instanceof StorageUnavailableError && err.code === 'NetworkError') || ++tries >= this.attempts) throw err;
+              if (end !== null && at >= end) return controller.close();
+              await Bun.sleep(backoff(tries - 1, null));
+              const headers: Record<string, string> = { range: `bytes=${at}-${end === null ? '' : end - 1}` };
+              if (etag) headers['if-match'] = etag;
+              const again = await this.send('GET', objectKey, { headers, stream: true });
+              // A store that ignores the Range would hand the object from its start again.
+              if (again.status !== 206) {
+                await again.body?.cancel();
+                throw err;
+              }
+              reader = again.body!.getReader();
+            }
+          }
+        },
+        cancel: (reason) => reader.cancel(reason),
+      },
+      { highWaterMark: 0 },
+    );
   }
 
   async head(key: string): Promise<ObjectInfo | null> {
@@ -413,7 +472,7 @@ export class S3Driver implements StorageDriver {
         if (!etag) throw new StorageUnavailableError(`S3 UploadPartCopy ${n} of ${target} returned no ETag`);
         etags.push(etag);
       }
-      await this.completeMultipartUpload(target, uploadId, etags);
+      await this.completeMultipartUpload(target, uploadId, etags, size);
     } catch (err) {
       await this.abortMultipartUpload(target, uploadId).catch(() => {});
       throw err;
@@ -489,15 +548,36 @@ export class S3Driver implements StorageDriver {
     return id;
   }
 
-  private async completeMultipartUpload(objectKey: string, uploadId: string, etags: string[], signal?: AbortSignal): Promise<void> {
+  private async completeMultipartUpload(
+    objectKey: string,
+    uploadId: string,
+    etags: string[],
+    size: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const xml = `<CompleteMultipartUpload>${etags.map((e, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(e)}</ETag></Part>`).join('')}</CompleteMultipartUpload>`;
-    // Assembling large objects can take a while on the server side.
-    await this.send('POST', objectKey, { query: { uploadId }, body: xml, signal, timeoutMs: this.partTimeoutMs });
+    try {
+      // Assembling large objects can take a while on the server side.
+      await this.send('POST', objectKey, { query: { uploadId }, body: xml, signal, timeoutMs: this.partTimeoutMs });
+    } catch (err) {
+      // A try whose answer was lost completed the upload: the retry finds it gone and the object whole.
+      if (!(err instanceof StorageUnavailableError && err.code === 'NoSuchUpload')) throw err;
+      const stored = await this.send('HEAD', objectKey, { accept: [404], signal });
+      if (stored.status === 404 || Number(stored.headers.get('content-length')) !== size) throw err;
+    }
   }
 
   private async abortMultipartUpload(objectKey: string, uploadId: string): Promise<boolean> {
     const a = await this.send('DELETE', objectKey, { query: { uploadId }, accept: [404] });
     return a.status !== 404;
+  }
+
+  /** A host (or a NAS) whose clock is off gets every request refused: the next ones are signed at the store's time. */
+  private learnClock(serverTime: string | null, failure: StorageUnavailableError): void {
+    const at = serverTime ? Date.parse(serverTime) : Number.NaN;
+    if (Number.isNaN(at)) return;
+    this.clockOffsetMs = at - Date.now();
+    failure.message += ` (the store's clock is ${seconds(Math.abs(this.clockOffsetMs))} s ${this.clockOffsetMs > 0 ? 'ahead of' : 'behind'} this server's: check the time on both)`;
   }
 
   /**
@@ -522,7 +602,8 @@ export class S3Driver implements StorageDriver {
     const what = `S3 ${method} ${objectKey || `bucket ${this.opts.bucket}`}${query.uploads !== undefined ? ' (multipart uploads)' : ''}`;
     for (let attempt = 0; ; attempt++) {
       o.signal?.throwIfAborted();
-      const headers = signRequest(this.creds, { method, host: this.host, path, query, headers: o.headers ?? {}, payloadHash });
+      const date = new Date(Date.now() + this.clockOffsetMs);
+      const headers = signRequest(this.creds, { method, host: this.host, path, query, headers: o.headers ?? {}, payloadHash, date });
       const timer = new AbortController();
       let timedOut = false;
       const clock = setTimeout(
@@ -560,6 +641,7 @@ export class S3Driver implements StorageDriver {
         const Failure = notImplemented(res.status, code) ? StorageCallNotImplementedError : StorageUnavailableError;
         failure = new Failure(`${what}: ${res.status}${code ? ` ${code}` : ''}${message ? `: ${message}` : ''}`, code, res.status);
         retryAfter = res.headers.get('retry-after');
+        if (code === 'RequestTimeTooSkewed') this.learnClock(xmlOne(text, 'ServerTime') ?? res.headers.get('date'), failure);
         if (!retryable(embedded ? 500 : res.status, code)) throw failure;
       } catch (err) {
         clearTimeout(clock);

@@ -109,6 +109,31 @@ describe('coffer storage migrate', () => {
     }
   }, 120_000);
 
+  test('a bucket that goes silent mid-copy stops migrate --to local with one line naming the storage (exit 1); run again, it finishes', async () => {
+    const dataDir = tempDir();
+    const prefix = `silent-${randomBytes(3).toString('hex')}/`;
+    const s3Env = s3.env(prefix);
+    try {
+      const t = await startTestServer({ dataDir, env: s3Env });
+      const owner = await seed.owner(t);
+      for (let i = 0; i < 3; i++) await storeFile(t.server.ctx, owner.id, { size: 100_000 });
+      await t.server.stop();
+      s3.stopMidBody(10, (m, u) => m === 'GET' && u.includes(`/${prefix}`));
+      let r = await runCli(['storage', 'migrate', '--to', 'local', '--data-dir', dataDir], { env: { ...s3Env, S3_TIMEOUT_SECONDS: '1' } });
+      s3.clearFailures();
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /^coffer: the storage did not answer: S3 GET silent-\w+\/\S+: the download stalled for 1 s\. Check that it is up and reachable, then run the command again\.\n$/,
+      );
+      r = await runCli(['storage', 'migrate', '--to', 'local', '--json', '--data-dir', dataDir], { env: s3Env });
+      expect(r.code).toBe(0);
+      expect(parseJson(r).copied + parseJson(r).alreadyCopied).toBe(3);
+    } finally {
+      s3.clearFailures();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   test('thumbnails move with their file, local → s3 → local: served from the new store, none left in the old', async () => {
     const dataDir = tempDir();
     const prefix = `thumbs-${randomBytes(3).toString('hex')}/`;

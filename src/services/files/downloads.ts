@@ -347,6 +347,8 @@ export class DownloadService {
         };
         archive.once('entry', done);
         archive.once('error', failed);
+        // archiver does not listen for its sources' errors: a file whose storage broke off mid-read took the process down.
+        if (source instanceof Readable) source.on('error', failed);
         stop.signal.addEventListener('abort', aborted, { once: true });
         archive.append(source, data);
       });

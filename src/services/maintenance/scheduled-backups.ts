@@ -212,7 +212,10 @@ export class ScheduledBackupService {
         archive = `s3://${config.destination.s3.bucket}/${config.destination.s3.prefix}${name}`;
         backup.recordFull(archive, bytes, written.result().manifest, true, 'system');
       }
-      await this.rotate(name);
+      // The archive is written: a rotation that fails (the bucket refusing a delete) is retried by the next run, not this one's failure.
+      await this.rotate(name).catch((err: unknown) =>
+        log.warn('backup written, older archives not removed', { archive, error: err instanceof Error ? err.message : String(err) }),
+      );
       const finishedAt = clock.now();
       runs.finish(id, { status: 'succeeded', finishedAt, bytes, archive, error: null });
       log.info('backup written', { archive, bytes, seconds: (finishedAt - startedAt) / 1000 });

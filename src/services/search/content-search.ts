@@ -16,7 +16,7 @@ import type { Tree } from '../files/tree.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import { AppError } from '../../errors.ts';
-import type { ByteRange } from '../../storage/driver.ts';
+import { type ByteRange, StorageUnavailableError } from '../../storage/driver.ts';
 import type { LibraryFiles } from '../files/library-files.ts';
 import { kindOf, needsWholeFile } from './document-kind.ts';
 import type { ExtractorPool, IndexWriter, SnippetReader } from './extractor.ts';
@@ -54,6 +54,8 @@ const BACKFILL_BATCH = 2000;
 const EXTRACT_BATCH = 32;
 // Between two batches, so a long backfill leaves the event loop a moment; the workers' nice value does the rest.
 const PAUSE_MS = 15;
+/** How long the indexer waits before trying the storage again after it did not answer. */
+const STORAGE_RETRY_MS = 10_000;
 // Texts the index writer stores in one transaction: a few, so a request waiting for the write lock waits little.
 const WRITE_BATCH_DOCS = 8;
 const WRITE_BATCH_BYTES = 1024 ** 2;
@@ -78,6 +80,8 @@ export class ContentSearchService {
 
   // A round that found the database busy recorded nothing: its files stay queued and are extracted again.
   private readonly rounds: BusyRounds;
+  /** The storage did not answer the last round: one warning per spell, not one per round. */
+  private storageAway = false;
 
   constructor(private readonly d: Deps) {
     this.rounds = new BusyRounds(d.log, 'content index');
@@ -229,13 +233,19 @@ export class ContentSearchService {
   private async run(): Promise<void> {
     while (this.running) {
       let busy = false;
+      let wait: number | null = null;
       try {
         busy = await this.step();
         this.rounds.succeeded();
+        this.storageAway = false;
       } catch (err) {
-        if (!this.rounds.failed(err)) this.d.log.error('content indexing failed', { err: String(err) });
+        if (err instanceof StorageUnavailableError) {
+          if (!this.storageAway) this.d.log.warn('content indexing waits for the storage', { err: err.message });
+          this.storageAway = true;
+          wait = STORAGE_RETRY_MS;
+        } else if (!this.rounds.failed(err)) this.d.log.error('content indexing failed', { err: String(err) });
       }
-      await this.sleep(busy ? PAUSE_MS : this.d.pollMs);
+      await this.sleep(wait ?? (busy ? PAUSE_MS : this.d.pollMs));
     }
   }
 
@@ -305,6 +315,8 @@ export class ContentSearchService {
           this.d.repo.dropPending(file.seq);
           return null;
         }
+        // The storage away for now: the file stays queued for a later round.
+        if (err instanceof StorageUnavailableError) throw err;
         // An object that cannot be read (missing, tampered) is recorded, not retried forever.
         this.d.log.warn('content extraction could not read a file', { id: file.id, err: String(err) });
         state = 'failed';
