@@ -523,6 +523,93 @@ describe('a standby with local storage', () => {
   }, 60_000);
 });
 
+describe('a wall clock set back', () => {
+  test('a server restarted with its clock an hour back, then set back again while it runs: the restore brings every change, and segments never go back in time', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const dataDir = path.join(dir, 'data');
+    const replicating = { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
+    const segments = () => (fs.existsSync(dest) ? fs.readdirSync(dest) : []).filter((n) => n.includes('_wal_'));
+    /** Uploads once the server's generation began, and waits until the upload is in one of its segments. */
+    const shipped = async (client: TestClient, name: string) => {
+      let generation: string | null = null;
+      await eventually(async () => {
+        generation = ((await (await client.get('/api/user/backups')).json()) as { replication: { generation: string | null } }).replication
+          .generation;
+        expect(generation).not.toBeNull();
+      });
+      const before = segments().length;
+      await upload(client, name, name);
+      await eventually(() => expect(segments().filter((n) => n.startsWith(generation!)).length).toBeGreaterThan(0));
+      await eventually(() => expect(segments().length).toBeGreaterThan(before));
+    };
+    let t = await startTestServer({ dataDir, env: replicating });
+    const a = await seed.admin(t);
+    await shipped(a.client, 'before-the-restart.txt');
+    await t.server.stop({ graceMs: 1000 });
+    // A real-time clock without its battery: the box boots an hour behind.
+    const clock = new ManualClock(Date.now() - 3_600_000);
+    t = await startTestServer({ dataDir, clock, env: replicating });
+    try {
+      const client = await seed.login(t, a.email);
+      await shipped(client, 'after-the-restart.txt');
+      clock.jump(-60_000);
+      await shipped(client, 'after-the-jump.txt');
+    } finally {
+      await t.stop();
+    }
+    const generations = [...new Set(fs.readdirSync(dest).map((n) => n.split('_')[0]!))].filter((g) => g.startsWith('g')).sort();
+    expect(generations).toHaveLength(2);
+    const stamps = generations.flatMap((g) =>
+      segments()
+        .filter((n) => n.startsWith(g))
+        .sort()
+        .map((n) => Number(n.split('_').at(-1))),
+    );
+    expect(stamps).toEqual([...stamps].sort((x, y) => x - y));
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(parseJson(r).generation).toBe(generations.at(-1));
+    expect(fileNames(out)).toEqual(['after-the-jump.txt', 'after-the-restart.txt', 'before-the-restart.txt']);
+  }, 60_000);
+
+  test("a standby whose clock is an hour behind the primary's, once promoted, ships a generation the restore takes as the newest", async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const a = await seed.admin(primary);
+    await upload(a.client, 'on-the-old-primary.txt', 'one');
+    const behind = path.join(dir, 'clock-behind.ts');
+    fs.writeFileSync(behind, 'const wall = Date.now;\nDate.now = () => wall() - 3_600_000;\n');
+    const standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+      env: { ...env, REPLICATE_INTERVAL_MS: '100' },
+      preload: behind,
+    });
+    try {
+      await eventually(async () => {
+        const h = (await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null; lagSeconds: number };
+        expect(h.generation).not.toBeNull();
+        expect(h.lagSeconds).toBe(0);
+      });
+      await primary.stop();
+      expect((await runCli(['promote', '--port', new URL(standby.url).port])).code).toBe(0);
+      await eventually(async () => expect((await login(standby.url, a.email)).status).toBe(200));
+      const client = new TestClient(standby.url);
+      await client.post('/api/login', { email: a.email, password: a.password });
+      await upload(client, 'on-the-promoted-standby.txt', 'two');
+      const fence = () => JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation as string;
+      await eventually(() =>
+        expect(fs.readdirSync(dest).filter((n) => n.startsWith(fence()) && n.includes('_wal_')).length).toBeGreaterThan(0),
+      );
+    } finally {
+      await standby.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['on-the-old-primary.txt', 'on-the-promoted-standby.txt']);
+  }, 60_000);
+});
+
 /** The rest of a process's output, once it ends (serveCli has read up to its "listening" line). */
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stream.getReader();

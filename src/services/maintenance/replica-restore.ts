@@ -238,7 +238,9 @@ export async function build(
   let applied = 0;
   let stateAt = g.startedAt;
   try {
-    const due = g.segments.filter((s) => s.at <= until);
+    // A prefix: segments apply only in order, even where a clock set back stamped a later one earlier.
+    const end = g.segments.findIndex((s) => s.at > until);
+    const due = end === -1 ? g.segments : g.segments.slice(0, end);
     await applySegments(store, key, g.generation, due, fd, pageSize, (s) => {
       applied++;
       stateAt = s.at;

@@ -65,6 +65,8 @@ export interface ReplicationState {
   generations: string[];
   /** Set by a promotion: the next generation takes the destination over whatever the fence names. */
   takeover?: boolean;
+  /** The newest time put on a replica object from here (or applied here, as a standby): no later stamp goes before it. */
+  stampedUpTo?: number;
 }
 
 function replicationStateFile(root: string): string {
@@ -130,6 +132,8 @@ export class ReplicationService {
   private readonly failures: Counter;
   /** Where each round's segment is read and sealed (shipOffThread). */
   private worker: Worker | null = null;
+  /** The newest time stamped on a generation or segment: see stamp(). */
+  private lastStamp = 0;
 
   constructor(private readonly deps: Deps) {
     this.outbox = path.join(deps.paths.root, 'replication', 'outbox');
@@ -172,6 +176,8 @@ export class ReplicationService {
         fs.mkdirSync(this.outbox, { recursive: true, mode: 0o700 });
         for (const name of fs.readdirSync(this.outbox)) if (name.startsWith('.')) fs.rmSync(path.join(this.outbox, name), { force: true });
         if (!this.deps.passphrase()) throw new Error('BACKUP_PASSPHRASE_FILE is empty: a replica is sealed with its passphrase');
+        const state = readReplicationState(this.deps.paths.root);
+        this.lastStamp = Math.max(state.stampedUpTo ?? 0, ...state.generations.map(generationTime));
         // Each start begins a generation: what a process that ran meanwhile (or a crash) left in the log is in its
         // snapshot, and so is whatever is committed before it is taken, so the server need not wait for its copy.
         this.running = this.firstGeneration().finally(() => {
@@ -189,6 +195,8 @@ export class ReplicationService {
         } catch (err) {
           this.deps.log.error('replication: the last changes could not be written to the outbox', { error: String(err) });
         }
+        if (this.lastStamp)
+          writeReplicationState(this.deps.paths.root, { ...readReplicationState(this.deps.paths.root), stampedUpTo: this.lastStamp });
         this.nextUploadAt = 0;
         await Promise.race([this.upload().catch(() => {}), Bun.sleep(Math.min(graceMs, 10_000))]);
         this.releaseHold();
@@ -339,8 +347,18 @@ export class ReplicationService {
       key: g.key,
       index: g.nextIndex,
       position: g.position,
-      at: this.deps.clock.now(),
+      at: this.stamp(0),
     };
+  }
+
+  /**
+   * The time for a segment (`after` 0) or a new generation (`after` 1): the wall clock, never before a stamp
+   * already given here, so a clock set back (NTP, a wrong real-time clock at boot, a standby's clock behind
+   * the old primary's) cannot put a generation before the one it follows, nor a segment before an earlier one.
+   */
+  private stamp(after: 0 | 1): number {
+    this.lastStamp = Math.max(this.deps.clock.now(), this.lastStamp + after);
+    return this.lastStamp;
   }
 
   private applySegment(out: SegmentOutput): void {
@@ -416,8 +434,9 @@ export class ReplicationService {
    * generation's first segment starts exactly where the file ends.
    */
   private async startGeneration(): Promise<boolean> {
-    const { clock, paths, passphrase } = this.deps;
-    const id = newGenerationId(clock.now());
+    const { paths, passphrase } = this.deps;
+    const startedAt = this.stamp(1);
+    const id = newGenerationId(startedAt);
     const descriptor = newDescriptor(id);
     const key = await generationKey(passphrase()!, descriptor);
     if (!this.hold) {
@@ -439,7 +458,6 @@ export class ReplicationService {
       this.deps.log.warn('replication: the database was too busy to checkpoint for a new generation');
       return false;
     }
-    const startedAt = clock.now();
     const state = readReplicationState(paths.root);
     writeReplicationState(paths.root, { ...state, generations: [...state.generations.slice(-99), id] });
     this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0 };
@@ -531,7 +549,7 @@ export class ReplicationService {
     }
     const next: Fence = { generation, since: new Date(this.deps.clock.now()).toISOString() };
     await this.store.putBytes(FENCE_NAME, new TextEncoder().encode(JSON.stringify(next)));
-    if (state.takeover) writeReplicationState(this.deps.paths.root, { generations: state.generations });
+    if (state.takeover) writeReplicationState(this.deps.paths.root, { ...state, takeover: false });
     return true;
   }
 

@@ -174,7 +174,11 @@ export class StandbyFollower {
     const f = this.following;
     if (!f) throw new Error(`nothing to promote: there is no complete replica generation at ${this.deps.store.where}`);
     const state = readReplicationState(this.deps.paths.root);
-    writeReplicationState(this.deps.paths.root, { generations: [...state.generations, f.generation], takeover: true });
+    writeReplicationState(this.deps.paths.root, {
+      generations: [...state.generations, f.generation],
+      takeover: true,
+      stampedUpTo: Math.max(state.stampedUpTo ?? 0, f.appliedAt),
+    });
     fs.rmSync(path.join(this.deps.paths.root, 'replication', 'standby'), { recursive: true, force: true });
     return this.status();
   }
