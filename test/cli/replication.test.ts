@@ -523,6 +523,54 @@ describe('a standby with local storage', () => {
   }, 60_000);
 });
 
+describe('a refused promotion', () => {
+  test('a promotion refused while the replica cannot be read leaves the standby following: it applies what the primary ships next', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+      env: { ...env, REPLICATE_INTERVAL_MS: '100' },
+    }).catch(async (err) => {
+      await primary.stop();
+      throw err;
+    });
+    const health = async () =>
+      (await (await fetch(`${standby.url}/health`)).json()) as {
+        generation: string | null;
+        appliedSegments: number;
+        lagSeconds: number;
+        problem: string | null;
+      };
+    try {
+      // Following the primary's generation before anything is written: every change then comes in a segment.
+      await eventually(async () => expect((await health()).generation).not.toBeNull());
+      const a = await seed.admin(primary);
+      await upload(a.client, 'before.txt', 'one');
+      await eventually(async () => expect((await health()).appliedSegments).toBeGreaterThan(0));
+      // The destination is away (a NAS not mounted): the promotion cannot read the last segments.
+      fs.renameSync(dest, `${dest}.away`);
+      fs.writeFileSync(dest, 'the destination is away');
+      const refused = await runCli(['promote', '--port', new URL(standby.url).port]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('cannot be read');
+      expect((await health()).problem).toContain('cannot be read');
+      fs.rmSync(dest);
+      fs.renameSync(`${dest}.away`, dest);
+      const applied = (await health()).appliedSegments;
+      await upload(a.client, 'after-the-refusal.txt', 'two');
+      await eventually(async () => {
+        const h = await health();
+        expect(h.appliedSegments).toBeGreaterThan(applied);
+        expect(h.lagSeconds).toBe(0);
+        expect(h.problem).toBeNull();
+      });
+    } finally {
+      await standby.stop();
+      await primary.stop();
+    }
+  }, 60_000);
+});
+
 describe('a wall clock set back', () => {
   test('a server restarted with its clock an hour back, then set back again while it runs: the restore brings every change, and segments never go back in time', async () => {
     const { dir, env } = workDir();

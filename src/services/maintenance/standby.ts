@@ -170,9 +170,18 @@ export class StandbyFollower {
    */
   async promote(): Promise<StandbyStatus> {
     await this.stop();
-    await this.sync();
-    const f = this.following;
-    if (!f) throw new Error(`nothing to promote: there is no complete replica generation at ${this.deps.store.where}`);
+    let f: Following | null;
+    try {
+      await this.sync();
+      f = this.following;
+      if (!f) throw new Error(`nothing to promote: there is no complete replica generation at ${this.deps.store.where}`);
+    } catch (err) {
+      // Not promoted: the standby goes on following, as it did before it was asked.
+      this.problem = err instanceof Error ? err.message : String(err);
+      this.stopped = false;
+      this.schedule();
+      throw err;
+    }
     const state = readReplicationState(this.deps.paths.root);
     writeReplicationState(this.deps.paths.root, {
       generations: [...state.generations, f.generation],
