@@ -8,7 +8,7 @@ import { startTestServer, tempDir } from '../helpers/server.ts';
 import { ManualClock } from '../../src/clock.ts';
 import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
-import { upload, uploadRaw } from '../helpers/files.ts';
+import { seedRows, upload, uploadRaw } from '../helpers/files.ts';
 import { parseJson, runCli, serveCli } from '../helpers/cli.ts';
 import { startTestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -304,6 +304,43 @@ describe('a long outage', () => {
     expect(r.code).toBe(0);
     expect(fileNames(out)).toContain('after.txt');
     expect(fileNames(out)).toContain('during-0.bin');
+  }, 60_000);
+});
+
+describe('restarts while the destination is away', () => {
+  test('each start begins a generation whose snapshot waits on disk: the waiting snapshots count towards REPLICATE_MAX_LAG_BYTES, so the outbox stays bounded', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const maxLag = 64 * 1024;
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', REPLICATE_MAX_LAG_BYTES: '64K' } });
+    const outbox = path.join(t.dataDir, 'replication', 'outbox');
+    const waiting = () => fs.readdirSync(outbox).reduce((sum, n) => sum + fs.statSync(path.join(outbox, n)).size, 0);
+    try {
+      const a = await seed.admin(t);
+      seedRows(t, a.id, null, 20, (i) => ({ name: `row-${i}-${randomBytes(100).toString('hex')}`, type: 'folder' }));
+      fs.rmSync(dest, { recursive: true, force: true });
+      fs.writeFileSync(dest, 'the destination is away');
+      const status = async () =>
+        (
+          (await (await seed.login(t, a.email)).get('/api/user/backups')).json() as Promise<{
+            replication: { generation: string | null; warning: string | null };
+          }>
+        ).then((b) => b.replication);
+      let largest = 0;
+      let snapshot = 0;
+      for (let restart = 0; restart < 8; restart++) {
+        await t.restart();
+        await eventually(async () => expect((await status()).generation).not.toBeNull());
+        largest = Math.max(largest, waiting());
+        for (const n of fs.readdirSync(outbox).filter((n) => n.endsWith('_snapshot')))
+          snapshot = Math.max(snapshot, fs.statSync(path.join(outbox, n)).size);
+      }
+      await eventually(async () => expect((await status()).warning).toContain('REPLICATE_MAX_LAG_BYTES'));
+      // At most the bound, the snapshot that took it over, and the next start's.
+      expect(largest).toBeLessThan(maxLag + 2 * snapshot + 4096);
+    } finally {
+      await t.stop();
+    }
   }, 60_000);
 });
 

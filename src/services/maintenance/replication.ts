@@ -217,6 +217,7 @@ export class ReplicationService {
   private async firstGeneration(): Promise<void> {
     try {
       if (!(await this.startGeneration())) this.broken = true;
+      else this.boundBacklog();
     } catch (err) {
       this.stopShipping(err);
     }
@@ -254,10 +255,7 @@ export class ReplicationService {
     } catch (err) {
       this.stopShipping(err);
     }
-    if (this.backlogBytes((name) => name.includes('_wal_')) > this.deps.config.maxLagBytes) {
-      this.dropBacklog();
-      return;
-    }
+    if (this.boundBacklog()) return;
     try {
       await this.upload();
       if (clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
@@ -279,6 +277,13 @@ export class ReplicationService {
     this.unsynced = [];
     this.gen = null;
     this.releaseHold();
+  }
+
+  /** Drops what waits in the outbox once it is over REPLICATE_MAX_LAG_BYTES; true when it did. */
+  private boundBacklog(): boolean {
+    if (this.backlogBytes((name) => this.lagging(name)) <= this.deps.config.maxLagBytes) return false;
+    this.dropBacklog();
+    return true;
   }
 
   private dropBacklog(): void {
@@ -599,7 +604,15 @@ export class ReplicationService {
     }
   }
 
-  /** Bytes in the outbox; REPLICATE_MAX_LAG_BYTES bounds the segments' share, not a generation's snapshot. */
+  /**
+   * What REPLICATE_MAX_LAG_BYTES bounds: the segments, and every object of a generation before the current one
+   * (each start and each day begins one, so a destination away across restarts would otherwise pile up snapshots).
+   */
+  private lagging(name: string): boolean {
+    return name.includes('_wal_') || (this.gen !== null && !name.startsWith(`${this.gen.id}_`));
+  }
+
+  /** Bytes in the outbox. */
   private backlogBytes(which: (name: string) => boolean = () => true): number {
     if (!fs.existsSync(this.outbox)) return 0;
     let total = 0;
