@@ -4,7 +4,9 @@ import path from 'node:path';
 import { dataPaths } from '../../data-dir.ts';
 import { knownMigration } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
-import { badRequest } from '../../errors.ts';
+import { type AppError, badRequest } from '../../errors.ts';
+import { formatSize } from '../../contract/size.ts';
+import { isDiskFullError } from '../files/disk-space.ts';
 import {
   type GenerationDescriptor,
   generationKey,
@@ -149,6 +151,8 @@ async function writeSnapshot(store: ReplicaStore, key: Buffer, generation: strin
   const { description, reader } = await openObject<SnapshotDescription>(key, name, await read(store, name));
   if (description.kind !== 'snapshot' || description.generation !== generation)
     throw new ReplicaDamagedError(name, 'describes another object');
+  const free = freeBytes(path.dirname(file));
+  if (free < description.bytes) throw tooSmall(path.dirname(file), free, description.bytes);
   const fd = fs.openSync(file, 'wx', 0o600);
   let bytes = 0;
   try {
@@ -174,6 +178,18 @@ async function readSecrets(store: ReplicaStore, key: Buffer, generation: string)
     throw new ReplicaDamagedError(name, 'does not match its description');
   }
   return secrets;
+}
+
+function freeBytes(dir: string): number {
+  const { bavail, bsize } = fs.statfsSync(dir);
+  return bavail * bsize;
+}
+
+/** The disk a replica's database is built on cannot hold it: said so, with the sizes, rather than as ENOSPC. */
+function tooSmall(dir: string, free: number, needed: number): AppError {
+  return badRequest(
+    `${dir} had ${formatSize(free)} free, and the replica's database needs more than ${formatSize(needed)} there: free some space, or restore onto a larger disk`,
+  );
 }
 
 /** Segments fetched at once while earlier ones are applied: a bucket's latency, not its bandwidth, bounds a day of small segments. */
@@ -232,22 +248,29 @@ export async function build(
   const started = performance.now();
   const key = await keyOf(store, g.generation, passphrase);
   const secrets = await readSecrets(store, key, g.generation);
-  const pageSize = await writeSnapshot(store, key, g.generation, file);
-  const snapshotDone = performance.now();
-  const fd = fs.openSync(file, 'r+');
   let applied = 0;
   let stateAt = g.startedAt;
+  let snapshotDone = started;
+  const free = freeBytes(path.dirname(file));
   try {
-    // A prefix: segments apply only in order, even where a clock set back stamped a later one earlier.
-    const end = g.segments.findIndex((s) => s.at > until);
-    const due = end === -1 ? g.segments : g.segments.slice(0, end);
-    await applySegments(store, key, g.generation, due, fd, pageSize, (s) => {
-      applied++;
-      stateAt = s.at;
-    });
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
+    const pageSize = await writeSnapshot(store, key, g.generation, file);
+    snapshotDone = performance.now();
+    const fd = fs.openSync(file, 'r+');
+    try {
+      // A prefix: segments apply only in order, even where a clock set back stamped a later one earlier.
+      const end = g.segments.findIndex((s) => s.at > until);
+      const due = end === -1 ? g.segments : g.segments.slice(0, end);
+      await applySegments(store, key, g.generation, due, fd, pageSize, (s) => {
+        applied++;
+        stateAt = s.at;
+      });
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    if (isDiskFullError(err)) throw tooSmall(path.dirname(file), free, fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0);
+    throw err;
   }
   const seconds = { snapshot: (snapshotDone - started) / 1000, segments: (performance.now() - snapshotDone) / 1000 };
   return { secrets, applied, stateAt, seconds };
