@@ -429,6 +429,52 @@ describe('replication to a bucket (s3rver)', () => {
   }, 60_000);
 });
 
+describe('a bucket that stalls', () => {
+  test('segments go on being written to disk every interval while a call to the bucket hangs, the server stops within its grace, and the next start ships them all', async () => {
+    const s3 = await startTestS3();
+    const { env } = workDir();
+    const prefix = `stalled-${randomBytes(3).toString('hex')}/`;
+    const s3Env = s3.env(prefix);
+    const bucketEnv = {
+      ...env,
+      BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
+      BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
+      BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
+    };
+    const dest = `s3://${s3.bucket}/${prefix}`;
+    const serverEnv = { ...bucketEnv, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
+    let t = await startTestServer({ env: serverEnv });
+    const outbox = path.join(t.dataDir, 'replication', 'outbox');
+    const waiting = () => fs.readdirSync(outbox).filter((n) => n.includes('_wal_'));
+    const names = ['before-the-stall.txt'];
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, names[0]!, 'one');
+      await eventually(() => expect(s3.objectKeys(prefix).some((k) => k.includes('_wal_'))).toBe(true));
+      // A bucket that takes every upload and never answers within the client's timeout (a half-open connection, a hung NAS).
+      s3.stall(12_000, (method) => method === 'PUT');
+      for (let i = 0; waiting().length < 3; i++) {
+        if (i > 20) throw new Error(`the outbox holds ${waiting().length} segments after ${i} uploads while the bucket stalls`);
+        names.push(`during-the-stall-${i}.txt`);
+        expect((await uploadRaw(a.client, names.at(-1)!, `x${i}`)).status).toBe(200);
+        await Bun.sleep(150);
+      }
+      const stopping = performance.now();
+      await t.server.stop({ graceMs: 1000 });
+      expect(performance.now() - stopping).toBeLessThan(10_000);
+      s3.clearFailures();
+      t = await startTestServer({ dataDir: t.dataDir, env: serverEnv });
+      await eventually(() => expect(fs.readdirSync(outbox)).toEqual([]), { timeoutMs: 20_000 });
+      const { r, out } = await restore(dest, bucketEnv);
+      expect(r.code).toBe(0);
+      expect(fileNames(out)).toEqual([...names].sort());
+    } finally {
+      await t.stop();
+      await s3.stop();
+    }
+  }, 60_000);
+});
+
 describe('a standby', () => {
   test('follows the replica, answers only /health, is promoted with one request and serves the files; the old primary then refuses to ship', async () => {
     const s3 = await startTestS3();

@@ -132,6 +132,8 @@ export class ReplicationService {
   private readonly failures: Counter;
   /** Where each round's segment is read and sealed (shipOffThread). */
   private worker: Worker | null = null;
+  /** The outbox being sent (send()), beside the rounds: a stalled destination holds no segment up. */
+  private sending: Promise<boolean> | null = null;
   /** The newest time stamped on a generation or segment: see stamp(). */
   private lastStamp = 0;
 
@@ -190,7 +192,7 @@ export class ReplicationService {
         if (this.timer) clearTimeout(this.timer);
         await this.running;
         try {
-          if (!this.broken && this.gen) this.shipNew();
+          if (!this.broken && !this.fenced && this.gen) this.shipNew();
           await this.settle();
         } catch (err) {
           this.deps.log.error('replication: the last changes could not be written to the outbox', { error: String(err) });
@@ -198,7 +200,11 @@ export class ReplicationService {
         if (this.lastStamp)
           writeReplicationState(this.deps.paths.root, { ...readReplicationState(this.deps.paths.root), stampedUpTo: this.lastStamp });
         this.nextUploadAt = 0;
-        await Promise.race([this.upload().catch(() => {}), Bun.sleep(Math.min(graceMs, 10_000))]);
+        const last = (async () => {
+          await this.sending;
+          await this.send();
+        })();
+        await Promise.race([last, Bun.sleep(Math.min(graceMs, 10_000))]);
         this.releaseHold();
         this.worker?.terminate();
         this.worker = null;
@@ -235,12 +241,12 @@ export class ReplicationService {
 
   /** One round: read new commits into a segment, checkpoint or begin a generation when due, send the outbox. */
   private async tick(): Promise<void> {
-    const { log, clock } = this.deps;
-    if (this.fenced) return;
+    const { clock } = this.deps;
+    if (this.fenced) return this.standDown();
     try {
       if (this.broken) {
         // Start again only once the destination answers, or the new snapshot would pile up beside the old backlog.
-        if (clock.now() >= this.retryAt && (await this.upload()) && (await this.reachable())) {
+        if (clock.now() >= this.retryAt && (await this.send()) && (await this.reachable())) {
           this.retryAt = clock.now() + RETRY_BROKEN_MS;
           await this.startGeneration();
         }
@@ -256,12 +262,28 @@ export class ReplicationService {
       this.stopShipping(err);
     }
     if (this.boundBacklog()) return;
-    try {
-      await this.upload();
-      if (clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
-    } catch (err) {
-      log.warn('replication: pruning old generations failed', { error: String(err) });
-    }
+    void this.send();
+  }
+
+  /**
+   * Sends the outbox, and prunes old generations when due, unless a sending is under way: the rounds go on
+   * writing segments meanwhile, so a destination that stalls (a call waits out its timeout) holds none of them
+   * up, nor the server's stop. Resolves to whether the outbox was empty afterwards.
+   */
+  private send(): Promise<boolean> {
+    this.sending ??= (async () => {
+      try {
+        const empty = await this.upload();
+        if (this.deps.clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
+        return empty;
+      } catch (err) {
+        this.deps.log.warn('replication: pruning old generations failed', { error: String(err) });
+        return false;
+      } finally {
+        this.sending = null;
+      }
+    })();
+    return this.sending;
   }
 
   /** A failure writing locally (a full disk): the hold goes, so the database checkpoints as usual and the server keeps serving. */
@@ -467,7 +489,10 @@ export class ReplicationService {
     writeReplicationState(paths.root, { ...state, generations: [...state.generations.slice(-99), id] });
     this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0 };
     this.broken = false;
-    fs.writeFileSync(path.join(this.outbox, objectName.descriptor(id)), JSON.stringify(descriptor), { mode: 0o600 });
+    // Beside the outbox first, as every object: it is being sent meanwhile, and must see no half-written file.
+    const descriptorAside = path.join(this.outbox, `.${objectName.descriptor(id)}`);
+    fs.writeFileSync(descriptorAside, JSON.stringify(descriptor), { mode: 0o600 });
+    this.unsynced.push({ aside: descriptorAside, name: objectName.descriptor(id) });
     const secrets = fs.readFileSync(paths.secrets);
     this.writeOutbox(objectName.secrets(id), { kind: 'secrets', generation: id, bytes: secrets.length } satisfies SecretsDescription, (w) =>
       w.write(secrets),
@@ -523,6 +548,8 @@ export class ReplicationService {
         if (!(await this.checkFence(parseObjectName(name)!.generation))) return false;
         await this.store.putFile(name, file);
       } catch (err) {
+        // Dropped meanwhile by a round (the backlog over REPLICATE_MAX_LAG_BYTES): nothing failed.
+        if (!fs.existsSync(file)) return false;
         this.failures.inc();
         this.uploadFailures++;
         this.nextUploadAt = clock.now() + Math.min(MAX_BACKOFF_MS, this.deps.config.intervalMs * 2 ** this.uploadFailures);
@@ -558,10 +585,15 @@ export class ReplicationService {
     return true;
   }
 
+  /** Found while sending, beside a round: the next round stands down (standDown). */
   private fence(fence: Fence): void {
     this.problem = `Another server took over the replica at ${this.store.where} (its generation ${fence.generation}, since ${fence.since}): this server no longer ships to it; point REPLICATE_TO elsewhere, or run this box as a standby`;
     this.deps.log.error('replication: refused by the fence at the destination', { destination: this.store.where, fence: fence.generation });
     this.fenced = true;
+  }
+
+  /** Fenced: nothing more is shipped, the log goes back to SQLite, and what waited in the outbox goes. */
+  private standDown(): void {
     this.broken = true;
     this.unsynced = [];
     this.gen = null;
