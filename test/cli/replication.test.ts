@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/clock.ts';
 import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
 import { seedRows, upload, uploadRaw } from '../helpers/files.ts';
-import { parseJson, runCli, serveCli } from '../helpers/cli.ts';
+import { MAIN, parseJson, runCli, serveCli } from '../helpers/cli.ts';
 import { startTestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { DavClient, davLogin } from '../helpers/dav.ts';
@@ -603,6 +603,62 @@ describe('a standby with local storage', () => {
     const log = await logged;
     expect(log).toContain('file contents missing on this box');
     expect(log).toContain('left-behind.txt');
+  }, 60_000);
+});
+
+describe('what a restore and a standby leave behind', () => {
+  test('a restore from the replica, and a standby killed while it builds and started again, leave nothing in the data directory but its own files', async () => {
+    const s3 = await startTestS3();
+    const { dir, env } = workDir();
+    const prefix = `leftovers-${randomBytes(3).toString('hex')}/`;
+    const s3Env = s3.env(prefix);
+    const bucketEnv = {
+      ...env,
+      BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
+      BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
+      BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
+    };
+    const dest = `s3://${s3.bucket}/${prefix}`;
+    const primary = await startTestServer({
+      env: { ...bucketEnv, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' },
+    });
+    const following = path.join(dir, 'standby');
+    const startStandby = () =>
+      Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', following, '--standby', dest], {
+        env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', ...bucketEnv, REPLICATE_INTERVAL_MS: '100' },
+        stdout: 'ignore',
+        stderr: 'ignore',
+      });
+    const strays = () => (fs.existsSync(following) ? fs.readdirSync(following).filter((n) => n.startsWith('.')) : []);
+    try {
+      const a = await seed.admin(primary);
+      // A snapshot of several records, so that its download can stop part-way.
+      seedRows(primary, a.id, null, 4000, (i) => ({ name: `row-${i}-${randomBytes(100).toString('hex')}`, type: 'folder' }));
+      await primary.restart();
+      const outbox = path.join(primary.dataDir, 'replication', 'outbox');
+      await eventually(() => expect(fs.readdirSync(outbox)).toEqual([]), { timeoutMs: 15_000 });
+      const { r, out } = await restore(dest, bucketEnv);
+      expect(r.code).toBe(0);
+      expect(fs.readdirSync(out).sort()).toEqual(['blobs', 'coffer.db', 'secrets.json']);
+
+      s3.stopMidBody(1024 * 1024 + 4096, (method, url) => method === 'GET' && url.includes('_snapshot'));
+      const killed = startStandby();
+      await eventually(() => expect(strays().some((n) => /^\.standby-\d+\.db$/.test(n))).toBe(true), { timeoutMs: 20_000 });
+      killed.kill('SIGKILL');
+      await killed.exited;
+      s3.clearFailures();
+      const standby = startStandby();
+      try {
+        await eventually(() => expect(strays()).toEqual([]), { timeoutMs: 20_000 });
+        await eventually(() => expect(fs.existsSync(path.join(following, 'coffer.db'))).toBe(true));
+      } finally {
+        standby.kill('SIGTERM');
+        await standby.exited;
+      }
+    } finally {
+      await primary.stop();
+      await s3.stop();
+    }
   }, 60_000);
 });
 

@@ -279,6 +279,8 @@ export async function build(
 /** The database a replica built passes its integrity check and has a schema this Coffer knows. */
 export function checkDatabase(file: string, generation: string): string {
   const { integrity, facts } = DatabaseRepo.inspectSnapshot(file);
+  // Opened read-only, a database in WAL mode leaves its (empty) log and index beside it under its building name.
+  for (const suffix of ['-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
   if (!facts)
     throw new ReplicaDamagedError(
       objectName.snapshot(generation),

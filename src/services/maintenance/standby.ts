@@ -62,6 +62,10 @@ export class StandbyFollower {
   async start(): Promise<void> {
     fs.mkdirSync(this.deps.paths.root, { recursive: true, mode: 0o700 });
     fs.mkdirSync(this.deps.paths.blobs, { recursive: true, mode: 0o700 });
+    // What a standby killed while it built a generation left: as large as the database, and never to be finished.
+    for (const name of fs.readdirSync(this.deps.paths.root)) {
+      if (name.startsWith('.standby-')) fs.rmSync(path.join(this.deps.paths.root, name), { force: true });
+    }
     await this.sync();
     this.schedule();
   }
