@@ -560,6 +560,53 @@ describe('a standby', () => {
   }, 60_000);
 });
 
+describe('a standby on a replica that keeps days of segments', () => {
+  test('each round lists only the names after its last applied segment, not the whole replica', async () => {
+    const s3 = await startTestS3();
+    const { dir, env } = workDir();
+    const prefix = `long-${randomBytes(3).toString('hex')}/`;
+    const s3Env = s3.env(prefix);
+    const bucketEnv = {
+      ...env,
+      BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
+      BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
+      BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
+    };
+    const dest = `s3://${s3.bucket}/${prefix}`;
+    const primary = await startTestServer({
+      env: { ...bucketEnv, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' },
+    });
+    // An older generation's segments, kept for REPLICATE_RETENTION: five pages of a listing (a day at one a second is 87).
+    const older = 'g20261101T000000000Z-00000000';
+    for (let i = 1; i <= 5000; i++) {
+      const file = s3.objectFile(`${prefix}${older}_wal_${String(i).padStart(10, '0')}_${String(1_793_000_000_000 + i * 1000)}`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, 'x');
+    }
+    let standby: Awaited<ReturnType<typeof serveCli>> | null = null;
+    try {
+      const a = await seed.admin(primary);
+      standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+        env: { ...bucketEnv, REPLICATE_INTERVAL_MS: '100' },
+      });
+      const health = async () =>
+        (await (await fetch(`${standby!.url}/health`)).json()) as { generation: string | null; appliedSegments: number };
+      await eventually(async () => expect((await health()).generation).not.toBeNull());
+      const applied = (await health()).appliedSegments;
+      s3.requests.length = 0;
+      await upload(a.client, 'followed.txt', 'one');
+      await eventually(async () => expect((await health()).appliedSegments).toBeGreaterThan(applied));
+      const lists = s3.requests.filter((r) => r.startsWith('GET ') && r.includes('list-type=2'));
+      expect(lists.length).toBeGreaterThan(0);
+      for (const list of lists) expect(list).toContain('start-after=');
+    } finally {
+      await standby?.stop();
+      await primary.stop();
+      await s3.stop();
+    }
+  }, 60_000);
+});
+
 describe('a standby with local storage', () => {
   test('promotion is refused from outside loopback; once promoted it serves the database and names the files whose contents stayed on the old box', async () => {
     const { dir, env } = workDir();

@@ -57,10 +57,11 @@ export interface ReplicaListing {
   restorable: { from: string; to: string } | null;
 }
 
-export async function inventory(store: ReplicaStore): Promise<GenerationObjects[]> {
+/** The generations at a destination; with `startAfter`, only the objects whose names sort after it. */
+export async function inventory(store: ReplicaStore, startAfter?: string): Promise<GenerationObjects[]> {
   let objects: Array<{ name: string; size: number }>;
   try {
-    objects = await store.list();
+    objects = await store.list(startAfter);
   } catch (err) {
     throw badRequest(`the replica at ${store.where} cannot be read: ${err instanceof Error ? err.message : String(err)}`);
   }
