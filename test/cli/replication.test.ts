@@ -476,7 +476,7 @@ describe('a bucket that stalls', () => {
 });
 
 describe('a standby', () => {
-  test('follows the replica, answers only /health, is promoted with one request and serves the files; the old primary then refuses to ship', async () => {
+  test('follows the replica, answers only /health, is promoted with one request and serves the files; the old primary then refuses to ship, and its lag metric grows', async () => {
     const s3 = await startTestS3();
     const { dir, env } = workDir();
     const dest = path.join(dir, 'replica');
@@ -549,6 +549,11 @@ describe('a standby', () => {
         const status = (await (await oldAdmin.get('/api/user/backups')).json()) as { replication: { warning: string; generation: null } };
         expect(status.replication.warning).toContain('Another server took over the replica');
         expect(status.replication.generation).toBeNull();
+      });
+      // What an alert on coffer_replication_lag_seconds sees: behind since the start, not up to date.
+      await eventually(async () => {
+        const text = await (await primary.client().get('/metrics')).text();
+        expect(Number(/^coffer_replication_lag_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThan(0.5);
       });
       expect(others()).toEqual(before);
       expect(fenceNow()).toBe(fenced);

@@ -122,6 +122,8 @@ export class ReplicationService {
   private uploadFailures = 0;
   private nextUploadAt = 0;
   private lastShippedAt = 0;
+  /** When this server began replicating: what it committed since is behind until something is shipped. */
+  private shippingSince = 0;
   private lastPruneAt = 0;
   /** While broken: when to try a new generation again. */
   private retryAt = 0;
@@ -178,6 +180,7 @@ export class ReplicationService {
         fs.mkdirSync(this.outbox, { recursive: true, mode: 0o700 });
         for (const name of fs.readdirSync(this.outbox)) if (name.startsWith('.')) fs.rmSync(path.join(this.outbox, name), { force: true });
         if (!this.deps.passphrase()) throw new Error('BACKUP_PASSPHRASE_FILE is empty: a replica is sealed with its passphrase');
+        this.shippingSince = this.deps.clock.now();
         const state = readReplicationState(this.deps.paths.root);
         this.lastStamp = Math.max(state.stampedUpTo ?? 0, ...state.generations.map(generationTime));
         // Each start begins a generation: what a process that ran meanwhile (or a crash) left in the log is in its
@@ -659,7 +662,8 @@ export class ReplicationService {
       .map(parseObjectName)
       .find((o) => o?.kind === 'wal');
     if (first?.kind === 'wal') return Math.max(0, (this.deps.clock.now() - first.at) / 1000);
-    if (this.broken && this.lastShippedAt) return (this.deps.clock.now() - this.lastShippedAt) / 1000;
+    // Stopped or fenced before anything went out since the start: behind since then, not up to date.
+    if (this.broken) return Math.max(0, (this.deps.clock.now() - (this.lastShippedAt || this.shippingSince)) / 1000);
     return 0;
   }
 
