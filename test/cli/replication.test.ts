@@ -476,7 +476,7 @@ describe('a bucket that stalls', () => {
 });
 
 describe('a standby', () => {
-  test('follows the replica, answers only /health, is promoted with one request and serves the files; the old primary then refuses to ship, and its lag metric grows', async () => {
+  test('follows the replica, answers only /health, is promoted with one request and serves the files; the old primary then refuses to ship, and its lag metric and coffer doctor say so', async () => {
     const s3 = await startTestS3();
     const { dir, env } = workDir();
     const dest = path.join(dir, 'replica');
@@ -555,6 +555,10 @@ describe('a standby', () => {
         const text = await (await primary.client().get('/metrics')).text();
         expect(Number(/^coffer_replication_lag_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThan(0.5);
       });
+      // And `coffer doctor` beside it.
+      const doctor = await runCli(['doctor', '--json', '--data-dir', primaryDir], { env: primaryEnv });
+      expect(doctor.code).toBe(3);
+      expect(parseJson(doctor).replication.warning).toContain('Another server took over the replica');
       expect(others()).toEqual(before);
       expect(fenceNow()).toBe(fenced);
     } finally {

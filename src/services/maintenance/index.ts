@@ -106,6 +106,7 @@ export function createMaintenanceServices(
       audit,
       disk: diskSpace,
       tusUploads,
+      replication,
     }),
     storageMigration: new StorageMigrationService({
       clock,

@@ -69,6 +69,14 @@ export interface ReplicationState {
   stampedUpTo?: number;
 }
 
+/** What `coffer doctor` reports of replication (ReplicationService.inspect). */
+export type ReplicationCheck = Pick<ReplicationStatus, 'destination' | 'lagSeconds' | 'backlogBytes' | 'warning'>;
+
+/** The fence names a generation this data directory neither began nor followed, and it was not promoted: another server took over. */
+function takenOver(fence: Fence, state: ReplicationState): boolean {
+  return !state.generations.includes(fence.generation) && !state.takeover;
+}
+
 function replicationStateFile(root: string): string {
   return path.join(root, 'replication', 'state.json');
 }
@@ -574,11 +582,10 @@ export class ReplicationService {
    * one taking over after a promotion), else another server was promoted and this one stops shipping for good.
    */
   private async checkFence(generation: string): Promise<boolean> {
-    const bytes = await this.store.getBytes(FENCE_NAME);
-    const fence = bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as Fence) : null;
+    const fence = await this.readFence();
     if (fence?.generation === generation) return true;
     const state = readReplicationState(this.deps.paths.root);
-    if (fence && !state.generations.includes(fence.generation) && !state.takeover) {
+    if (fence && takenOver(fence, state)) {
       this.fence(fence);
       return false;
     }
@@ -588,9 +595,18 @@ export class ReplicationService {
     return true;
   }
 
+  private async readFence(): Promise<Fence | null> {
+    const bytes = await this.store.getBytes(FENCE_NAME);
+    return bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as Fence) : null;
+  }
+
+  private fencedMessage(fence: Fence): string {
+    return `Another server took over the replica at ${this.store.where} (its generation ${fence.generation}, since ${fence.since}): this server no longer ships to it; point REPLICATE_TO elsewhere, or run this box as a standby`;
+  }
+
   /** Found while sending, beside a round: the next round stands down (standDown). */
   private fence(fence: Fence): void {
-    this.problem = `Another server took over the replica at ${this.store.where} (its generation ${fence.generation}, since ${fence.since}): this server no longer ships to it; point REPLICATE_TO elsewhere, or run this box as a standby`;
+    this.problem = this.fencedMessage(fence);
     this.deps.log.error('replication: refused by the fence at the destination', { destination: this.store.where, fence: fence.generation });
     this.fenced = true;
   }
@@ -669,14 +685,34 @@ export class ReplicationService {
 
   status(): ReplicationStatus {
     const lagSeconds = this.lagSeconds();
-    const behind = lagSeconds * 1000 > Math.max(BEHIND_MS, 10 * this.deps.config.intervalMs);
     return {
       destination: this.store.where,
       generation: this.gen?.id ?? null,
       lagSeconds,
       lastShippedAt: this.lastShippedAt ? new Date(this.lastShippedAt).toISOString() : null,
       backlogBytes: this.backlogBytes(),
-      warning: this.problem ?? (behind ? `The replica is ${Math.round(lagSeconds)} s behind: changes wait on this server's disk` : null),
+      warning: this.problem ?? this.behind(lagSeconds),
     };
+  }
+
+  private behind(lagSeconds: number): string | null {
+    if (lagSeconds * 1000 <= Math.max(BEHIND_MS, 10 * this.deps.config.intervalMs)) return null;
+    return `The replica is ${Math.round(lagSeconds)} s behind: changes wait on this server's disk`;
+  }
+
+  /**
+   * What `coffer doctor` sees of replication from beside the server, or with it stopped: what waits in the
+   * outbox and since when, whether the destination answers, and whether another server took it over.
+   */
+  async inspect(): Promise<ReplicationCheck> {
+    const lagSeconds = this.lagSeconds();
+    let problem: string | null = null;
+    try {
+      const fence = await this.readFence();
+      if (fence && takenOver(fence, readReplicationState(this.deps.paths.root))) problem = this.fencedMessage(fence);
+    } catch (err) {
+      problem = `The replica destination ${this.store.where} cannot be read: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    return { destination: this.store.where, lagSeconds, backlogBytes: this.backlogBytes(), warning: problem ?? this.behind(lagSeconds) };
   }
 }
