@@ -320,17 +320,24 @@ describe('restarts while the destination is away', () => {
       seedRows(t, a.id, null, 20, (i) => ({ name: `row-${i}-${randomBytes(100).toString('hex')}`, type: 'folder' }));
       fs.rmSync(dest, { recursive: true, force: true });
       fs.writeFileSync(dest, 'the destination is away');
-      const status = async () =>
-        (
-          (await (await seed.login(t, a.email)).get('/api/user/backups')).json() as Promise<{
-            replication: { generation: string | null; warning: string | null };
-          }>
-        ).then((b) => b.replication);
+      // The session outlives each restart: the same cookies on the server's new port.
+      const status = async () => {
+        const client = t.client();
+        for (const [k, v] of a.client.cookies) client.cookies.set(k, v);
+        const body = (await (await client.get('/api/user/backups')).json()) as {
+          replication: { generation: string | null; warning: string | null };
+        };
+        return body.replication;
+      };
       let largest = 0;
       let snapshot = 0;
       for (let restart = 0; restart < 8; restart++) {
         await t.restart();
-        await eventually(async () => expect((await status()).generation).not.toBeNull());
+        // Its first generation is written, or it was dropped with the backlog.
+        await eventually(async () => {
+          const { generation, warning } = await status();
+          expect(generation !== null || warning?.includes('REPLICATE_MAX_LAG_BYTES')).toBe(true);
+        });
         largest = Math.max(largest, waiting());
         for (const n of fs.readdirSync(outbox).filter((n) => n.endsWith('_snapshot')))
           snapshot = Math.max(snapshot, fs.statSync(path.join(outbox, n)).size);
