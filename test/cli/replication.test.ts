@@ -10,7 +10,7 @@ import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
 import { seedRows, upload, uploadRaw } from '../helpers/files.ts';
 import { MAIN, parseJson, runCli, serveCli } from '../helpers/cli.ts';
-import { startTestS3 } from '../helpers/s3.ts';
+import { startTestS3, type TestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { DavClient, davLogin } from '../helpers/dav.ts';
 
@@ -41,6 +41,27 @@ const fileNames = (dataDir: string) =>
 async function nextSecond(at: number): Promise<void> {
   const target = Math.floor(at / 1000) * 1000 + 1100;
   await Bun.sleep(Math.max(0, target - Date.now()));
+}
+
+/** `coffer serve --standby DEST` on `<dir>/standby`, following every 100 ms. */
+function standbyOn(dest: string, dir: string, env: Record<string, string>, opts: { preload?: string } = {}) {
+  return serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+    env: { ...env, REPLICATE_INTERVAL_MS: '100' },
+    ...opts,
+  });
+}
+
+/** A replica under a prefix of its own in the test bucket: its REPLICATE_TO, and `env` with the BACKUP_S3_* that reach it. */
+function bucketReplica(s3: TestS3, label: string, env: Record<string, string>) {
+  const prefix = `${label}-${randomBytes(3).toString('hex')}/`;
+  const s3Env = s3.env(prefix);
+  const bucketEnv = {
+    ...env,
+    BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
+    BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
+    BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
+  };
+  return { prefix, dest: `s3://${s3.bucket}/${prefix}`, bucketEnv };
 }
 
 async function restore(dest: string, env: Record<string, string>, extra: string[] = []) {
@@ -387,15 +408,7 @@ describe('replication to a bucket (s3rver)', () => {
   test('a bucket outage under load loses nothing: changes wait on disk, the lag shows, and it catches up', async () => {
     const s3 = await startTestS3();
     const { env } = workDir();
-    const prefix = `replica-${randomBytes(3).toString('hex')}/`;
-    const s3Env = s3.env(prefix);
-    const bucketEnv = {
-      ...env,
-      BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
-      BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
-      BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
-    };
-    const dest = `s3://${s3.bucket}/${prefix}`;
+    const { prefix, dest, bucketEnv } = bucketReplica(s3, 'replica', env);
     const t = await startTestServer({ env: { ...bucketEnv, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
     try {
       const a = await seed.admin(t);
@@ -440,15 +453,7 @@ describe('a bucket that stalls', () => {
   test('segments go on being written to disk every interval while a call to the bucket hangs, the server stops within its grace, and the next start ships them all', async () => {
     const s3 = await startTestS3();
     const { env } = workDir();
-    const prefix = `stalled-${randomBytes(3).toString('hex')}/`;
-    const s3Env = s3.env(prefix);
-    const bucketEnv = {
-      ...env,
-      BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
-      BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
-      BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
-    };
-    const dest = `s3://${s3.bucket}/${prefix}`;
+    const { prefix, dest, bucketEnv } = bucketReplica(s3, 'stalled', env);
     const serverEnv = { ...bucketEnv, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
     let t = await startTestServer({ env: serverEnv });
     const outbox = path.join(t.dataDir, 'replication', 'outbox');
@@ -496,9 +501,7 @@ describe('a standby', () => {
       const a = await seed.admin(primary);
       const dav = await davLogin(primary, a);
       await upload(a.client, 'before.txt', 'written before the standby started');
-      standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
-        env: { ...env, ...storageEnv, REPLICATE_INTERVAL_MS: '100' },
-      });
+      standby = await standbyOn(dest, dir, { ...env, ...storageEnv });
       const health = async () => (await fetch(`${standby!.url}/health`)).json() as Promise<any>;
       expect((await health()).status).toBe('standby');
       const refused = await fetch(`${standby.url}/api/files`);
@@ -580,15 +583,7 @@ describe('a standby on a replica that keeps days of segments', () => {
   test('each round lists only the names after its last applied segment, not the whole replica', async () => {
     const s3 = await startTestS3();
     const { dir, env } = workDir();
-    const prefix = `long-${randomBytes(3).toString('hex')}/`;
-    const s3Env = s3.env(prefix);
-    const bucketEnv = {
-      ...env,
-      BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
-      BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
-      BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
-    };
-    const dest = `s3://${s3.bucket}/${prefix}`;
+    const { prefix, dest, bucketEnv } = bucketReplica(s3, 'long', env);
     const primary = await startTestServer({
       env: { ...bucketEnv, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' },
     });
@@ -602,9 +597,7 @@ describe('a standby on a replica that keeps days of segments', () => {
     let standby: Awaited<ReturnType<typeof serveCli>> | null = null;
     try {
       const a = await seed.admin(primary);
-      standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
-        env: { ...bucketEnv, REPLICATE_INTERVAL_MS: '100' },
-      });
+      standby = await standbyOn(dest, dir, bucketEnv);
       const health = async () =>
         (await (await fetch(`${standby!.url}/health`)).json()) as { generation: string | null; appliedSegments: number };
       await eventually(async () => expect((await health()).generation).not.toBeNull());
@@ -673,15 +666,7 @@ describe('what a restore and a standby leave behind', () => {
   test('a restore from the replica, and a standby killed while it builds and started again, leave nothing in the data directory but its own files', async () => {
     const s3 = await startTestS3();
     const { dir, env } = workDir();
-    const prefix = `leftovers-${randomBytes(3).toString('hex')}/`;
-    const s3Env = s3.env(prefix);
-    const bucketEnv = {
-      ...env,
-      BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
-      BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
-      BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
-    };
-    const dest = `s3://${s3.bucket}/${prefix}`;
+    const { dest, bucketEnv } = bucketReplica(s3, 'leftovers', env);
     const primary = await startTestServer({
       env: { ...bucketEnv, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' },
     });
@@ -730,9 +715,7 @@ describe('a refused promotion', () => {
     const { dir, env } = workDir();
     const dest = path.join(dir, 'replica');
     const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
-    const standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
-      env: { ...env, REPLICATE_INTERVAL_MS: '100' },
-    }).catch(async (err) => {
+    const standby = await standbyOn(dest, dir, env).catch(async (err) => {
       await primary.stop();
       throw err;
     });
@@ -831,10 +814,7 @@ describe('a wall clock set back', () => {
     await upload(a.client, 'on-the-old-primary.txt', 'one');
     const behind = path.join(dir, 'clock-behind.ts');
     fs.writeFileSync(behind, 'const wall = Date.now;\nDate.now = () => wall() - 3_600_000;\n');
-    const standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
-      env: { ...env, REPLICATE_INTERVAL_MS: '100' },
-      preload: behind,
-    });
+    const standby = await standbyOn(dest, dir, env, { preload: behind });
     try {
       await eventually(async () => {
         const h = (await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null; lagSeconds: number };
