@@ -579,6 +579,42 @@ describe('a standby', () => {
   }, 60_000);
 });
 
+describe('a promoted standby restarted', () => {
+  test('by the same command (its unit, after a reboot) is the primary again, replicating to the replica it followed', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const a = await seed.admin(primary);
+    await upload(a.client, 'on-the-old-primary.txt', 'one');
+    let standby = await standbyOn(dest, dir, env);
+    try {
+      await eventually(async () =>
+        expect(((await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null }).generation).not.toBeNull(),
+      );
+      await primary.stop();
+      expect((await runCli(['promote', '--port', new URL(standby.url).port])).code).toBe(0);
+      await eventually(async () => expect((await login(standby.url, a.email)).status).toBe(200));
+      await standby.stop();
+      standby = await standbyOn(dest, dir, env);
+      const client = new TestClient(standby.url);
+      expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
+      await upload(client, 'after-the-reboot.txt', 'two');
+      const fence = () => JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation as string;
+      const shippedBefore = fs.readdirSync(dest).length;
+      await eventually(() => {
+        expect(fs.readdirSync(dest).length).toBeGreaterThan(shippedBefore);
+        expect(fs.readdirSync(path.join(dir, 'standby', 'replication', 'outbox'))).toEqual([]);
+        expect(fs.readdirSync(dest).some((n) => n.startsWith(fence()) && n.includes('_wal_'))).toBe(true);
+      });
+    } finally {
+      await standby.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['after-the-reboot.txt', 'on-the-old-primary.txt']);
+  }, 60_000);
+});
+
 describe('a standby on a replica that keeps days of segments', () => {
   test('each round lists only the names after its last applied segment, not the whole replica', async () => {
     const s3 = await startTestS3();

@@ -67,6 +67,8 @@ export interface ReplicationState {
   takeover?: boolean;
   /** The newest time put on a replica object from here (or applied here, as a standby): no later stamp goes before it. */
   stampedUpTo?: number;
+  /** Set by a promotion: the replica this data directory followed as a standby, and now replicates to. */
+  promotedFrom?: string;
 }
 
 /** What `coffer doctor` reports of replication (ReplicationService.inspect). */

@@ -205,6 +205,7 @@ export class StandbyFollower {
       generations: [...state.generations, f.generation],
       takeover: true,
       stampedUpTo: Math.max(state.stampedUpTo ?? 0, f.appliedAt),
+      promotedFrom: this.deps.store.where,
     });
     fs.rmSync(path.join(this.deps.paths.root, 'replication', 'standby'), { recursive: true, force: true });
     return this.status();
@@ -223,6 +224,14 @@ function checkStandbyDir(paths: DataPaths): void {
   if (names.includes('coffer.db') && !fs.existsSync(path.join(paths.root, 'replication', 'standby'))) {
     throw new StartupError(`${paths.root} holds a database that is not a standby's: start the standby on an empty data directory`);
   }
+}
+
+/**
+ * The data directory is a standby of `dest` that was promoted: `coffer serve --standby DEST` (the unit that ran
+ * the standby, after a reboot) then starts it as the primary it became, replicating to DEST.
+ */
+export function promotedFrom(config: Config, dest: ReplicaDestination): boolean {
+  return readReplicationState(dataPaths(config.dataDir).root).promotedFrom === replicaStore(dest, os.tmpdir()).where;
 }
 
 /** The follower a `coffer serve --standby DEST` runs, on the configured data directory. */
