@@ -13,6 +13,7 @@ import { MAIN, parseJson, runCli, serveCli } from '../helpers/cli.ts';
 import { startTestS3, type TestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { DavClient, davLogin } from '../helpers/dav.ts';
+import { memoryLogger, waitForLine } from '../helpers/logs.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -401,6 +402,40 @@ describe('generations', () => {
     const { r, out } = await restore(dest, env);
     expect(r.code).toBe(0);
     expect(fileNames(out)).toEqual(['day-one.txt', 'day-two-later.txt', 'day-two.txt']);
+  }, 60_000);
+});
+
+describe('a wall clock set ahead', () => {
+  test('a year ahead by mistake, it deletes no generation: REPLICATE_RETENTION counts from the time before the jump, as every retention does', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const clock = new ManualClock();
+    const logger = memoryLogger();
+    const t = await startTestServer({
+      clock,
+      logger,
+      env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', REPLICATE_RETENTION: '1h' },
+    });
+    const generations = () => [...new Set(fs.readdirSync(dest).map((n) => n.split('_')[0]!))].filter((g) => g.startsWith('g')).sort();
+    const segments = () => fs.readdirSync(dest).filter((n) => n.includes('_wal_')).length;
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'first.txt', 'one');
+      await eventually(() => expect(generations()).toHaveLength(1));
+      await t.restart();
+      await eventually(() => expect(generations()).toHaveLength(2));
+      const before = generations();
+      clock.jump(365 * 86_400_000);
+      await waitForLine(logger, (l) => l.msg.startsWith('the clock jumped forward'), 10_000);
+      // A later segment goes out after the pruning that the jump made due (a sign-in is a change; the old session ended with the jump).
+      const shipped = segments();
+      await seed.login(t, a.email);
+      await eventually(() => expect(segments()).toBeGreaterThan(shipped));
+      // The jump also begins a generation (a day passed, as far as the wall clock says); none before it goes.
+      expect(generations().slice(0, 2)).toEqual(before);
+    } finally {
+      await t.stop();
+    }
   }, 60_000);
 });
 

@@ -102,6 +102,8 @@ interface Deps {
   config: ReplicationConfig;
   paths: DataPaths;
   clock: Clock;
+  /** What REPLICATE_RETENTION counts from: a clock jumped forward by mistake deletes no generation before it comes back. */
+  retentionClock: Pick<Clock, 'now'>;
   metrics: MetricsService;
   log: Logger;
   /** BACKUP_PASSPHRASE_FILE's passphrase. */
@@ -638,14 +640,13 @@ export class ReplicationService {
 
   /** Deletes generations no moment within REPLICATE_RETENTION needs: those whose successor began before it. */
   private async prune(): Promise<void> {
-    const now = this.deps.clock.now();
-    this.lastPruneAt = now;
+    this.lastPruneAt = this.deps.clock.now();
     const objects = await this.store.list();
     const generations = [...new Set(objects.map((o) => parseObjectName(o.name)?.generation).filter((g): g is string => !!g))].sort();
     const complete = new Set(
       objects.filter((o) => parseObjectName(o.name)?.kind === 'snapshot').map((o) => parseObjectName(o.name)!.generation),
     );
-    const cutoff = now - this.deps.config.retentionMs;
+    const cutoff = this.deps.retentionClock.now() - this.deps.config.retentionMs;
     let keepFrom = 0;
     for (let i = 0; i < generations.length; i++) {
       if (complete.has(generations[i]!) && generationTime(generations[i]!) <= cutoff) keepFrom = i;

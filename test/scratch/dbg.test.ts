@@ -1,0 +1,34 @@
+import { expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestServer, tempDir } from '../helpers/server.ts';
+import { ManualClock } from '../../src/clock.ts';
+import * as seed from '../helpers/seed.ts';
+import { upload } from '../helpers/files.ts';
+import { createLogger } from '../../src/log.ts';
+
+test('dbg', async () => {
+  const dir = tempDir('skew-');
+  const pass = path.join(dir, 'pass');
+  fs.writeFileSync(pass, 'pass phrase here\n');
+  const env = { BACKUP_PASSPHRASE_FILE: pass };
+  const dest = path.join(dir, 'replica');
+  const dataDir = path.join(dir, 'data');
+  const e = { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
+  let t = await startTestServer({ dataDir, env: e });
+  const a = await seed.admin(t);
+  await upload(a.client, 'before.txt', 'one');
+  await Bun.sleep(1000);
+  console.log(fs.readdirSync(dest).sort());
+  await t.server.stop({ graceMs: 1000 });
+  console.log(fs.readFileSync(path.join(dataDir, 'replication/state.json'), 'utf8'));
+  const clock = new ManualClock(Date.now() - 3_600_000);
+  t = await startTestServer({ dataDir, clock, env: e, logger: createLogger('debug', 'json') });
+  const b = await seed.login(t, a.email);
+  await upload(b, 'after-restart.txt', 'two');
+  await Bun.sleep(1500);
+  console.log(fs.readdirSync(dest).sort());
+  console.log(fs.readdirSync(path.join(dataDir, 'replication/outbox')));
+  console.log((await (await b.get('/api/user/backups')).json()));
+  await t.stop();
+}, 60000);

@@ -1,0 +1,38 @@
+import { expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestServer, tempDir } from '../helpers/server.ts';
+import * as seed from '../helpers/seed.ts';
+import { TestClient } from '../helpers/client.ts';
+import { upload } from '../helpers/files.ts';
+import { runCli, serveCli } from '../helpers/cli.ts';
+import { eventually } from '../helpers/eventually.ts';
+
+test('promoted standby restarted by its unit', async () => {
+  const dir = tempDir('rep-');
+  const pass = path.join(dir, 'pass');
+  fs.writeFileSync(pass, 'pass phrase here\n');
+  const env = { BACKUP_PASSPHRASE_FILE: pass };
+  const dest = path.join(dir, 'replica');
+  const t = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+  const a = await seed.admin(t);
+  await upload(a.client, 'x.txt', 'x');
+  const sbDir = path.join(dir, 'sb');
+  const args = ['--port', '0', '--host', '127.0.0.1', '--data-dir', sbDir, '--standby', dest];
+  let sb = await serveCli(args, { env: { ...env, REPLICATE_INTERVAL_MS: '100' } });
+  await eventually(async () => expect(((await (await fetch(sb.url + '/health')).json()) as any).generation).not.toBeNull());
+  await t.stop();
+  await runCli(['promote', '--port', new URL(sb.url).port]);
+  await eventually(async () => expect((await fetch(sb.url + '/health')).status).toBe(200));
+  await sb.stop();
+  console.log(fs.readdirSync(sbDir), fs.readFileSync(path.join(sbDir, 'replication/state.json'), 'utf8'));
+  const again = await serveCli(args, { env: { ...env, REPLICATE_INTERVAL_MS: '100' } }).catch((e) => String(e));
+  console.log('restarted by the unit:', typeof again === 'string' ? again : 'started ' + again.url);
+  const plain = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', sbDir], { env: { ...env, REPLICATE_INTERVAL_MS: '100' } });
+  const c = new TestClient(plain.url);
+  await c.post('/api/login', { email: a.email, password: a.password });
+  await upload(c, 'after.txt', 'y');
+  await Bun.sleep(1000);
+  console.log('plain serve replicating?', ((await (await c.get('/api/user/backups')).json()) as any).replication);
+  await plain.stop();
+}, 60000);

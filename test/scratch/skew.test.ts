@@ -1,0 +1,37 @@
+import { expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Database } from 'bun:sqlite';
+import { startTestServer, tempDir } from '../helpers/server.ts';
+import { ManualClock } from '../../src/clock.ts';
+import * as seed from '../helpers/seed.ts';
+import { upload } from '../helpers/files.ts';
+import { parseJson, runCli } from '../helpers/cli.ts';
+import { eventually } from '../helpers/eventually.ts';
+
+test('clock set back across a restart', async () => {
+  const dir = tempDir('skew-');
+  const pass = path.join(dir, 'pass');
+  fs.writeFileSync(pass, 'pass phrase here\n');
+  const env = { BACKUP_PASSPHRASE_FILE: pass };
+  const dest = path.join(dir, 'replica');
+  const dataDir = path.join(dir, 'data');
+  let t = await startTestServer({ dataDir, env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+  const a = await seed.admin(t);
+  await upload(a.client, 'before.txt', 'one');
+  await Bun.sleep(1000);
+  await t.server.stop({ graceMs: 1000 });
+  const clock = new ManualClock(Date.now() - 3_600_000);
+  t = await startTestServer({ dataDir, clock, env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+  const b = await seed.login(t, a.email);
+  await upload(b, 'after-restart.txt', 'two');
+  await Bun.sleep(1500);
+  console.log(fs.readdirSync(dest));
+  await t.stop();
+  console.log(fs.readdirSync(dest));
+  const out = path.join(dir, 'out');
+  const r = await runCli(['restore', '--from-replica', dest, '--data-dir', out, '--json'], { env });
+  console.log(r);
+  const db = new Database(path.join(out, 'coffer.db'), { readonly: true });
+  console.log(db.query(`SELECT name FROM items WHERE type='file'`).all());
+}, 60000);
