@@ -290,6 +290,51 @@ describe('replication to a directory', () => {
   }, 60_000);
 });
 
+describe('a master key rotation beside the server', () => {
+  test('the replica ships the new key with a new generation: the restored data directory starts and serves every file', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const generations = () =>
+      new Set(
+        fs
+          .readdirSync(dest)
+          .filter((n) => n.startsWith('g'))
+          .map((n) => n.split('_')[0]!),
+      ).size;
+    const files: Array<{ id: string; content: string }> = [];
+    try {
+      const a = await seed.admin(t);
+      files.push({ id: (await upload(a.client, 'before-the-rotation.txt', 'one')).id, content: 'one' });
+      await eventually(() => expect(generations()).toBe(1));
+      const before = generations();
+      const rotated = await runCli(['keys', 'rotate', '--data-dir', t.dataDir], { env });
+      expect(rotated.code).toBe(0);
+      files.push({ id: (await upload(a.client, 'after-the-rotation.txt', 'two')).id, content: 'two' });
+      await eventually(() => {
+        expect(generations()).toBeGreaterThan(before);
+        expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]);
+      });
+    } finally {
+      await t.server.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    // Local storage: the contents come from the old box's blobs/, the keys that open them from the replica.
+    fs.cpSync(path.join(t.dataDir, 'blobs'), path.join(out, 'blobs'), { recursive: true });
+    const restored = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', out], { env });
+    try {
+      const email = query<{ email: string }>(out, 'SELECT email FROM users')[0]!.email;
+      const client = new TestClient(restored.url);
+      expect((await client.post('/api/login', { email, password: 'correct horse battery' })).status).toBe(200);
+      for (const f of files) expect(await (await client.get(`/api/files/${f.id}/download`)).text()).toBe(f.content);
+    } finally {
+      await restored.stop();
+      fs.rmSync(t.dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('a long outage', () => {
   test('past REPLICATE_MAX_LAG_BYTES the waiting changes are dropped, the admin is told, and a new generation starts once the destination is back', async () => {
     const { dir, env } = workDir();

@@ -55,6 +55,8 @@ interface Generation {
   framesSinceCheckpoint: number;
   nextIndex: number;
   snapshotBytes: number;
+  /** secrets.json as the generation shipped it: read after its snapshot, so it holds every key the snapshot names. */
+  secrets: Buffer;
   /** Sealed log bytes shipped since the snapshot: a new generation starts when they pass its size. */
   walBytes: number;
 }
@@ -268,7 +270,7 @@ export class ReplicationService {
       } else if (this.gen) {
         await this.shipOffThread();
         const g = this.gen;
-        if (clock.now() - g.startedAt >= DAY || (g.walBytes > g.snapshotBytes && g.walBytes > 64 * 1024 * 1024))
+        if (clock.now() - g.startedAt >= DAY || (g.walBytes > g.snapshotBytes && g.walBytes > 64 * 1024 * 1024) || this.secretsChanged(g))
           await this.startGeneration();
         else if (g.framesSinceCheckpoint >= CHECKPOINT_FRAMES) this.checkpoint();
       }
@@ -413,6 +415,18 @@ export class ReplicationService {
     this.unsynced.push({ aside: out.segment.aside, name: out.segment.name });
   }
 
+  /**
+   * secrets.json is no longer what the generation shipped (`coffer keys rotate` beside the server): a new
+   * generation carries the new master key, or a restore and a promoted standby could not read the files it wraps.
+   */
+  private secretsChanged(g: Generation): boolean {
+    try {
+      return !fs.readFileSync(this.deps.paths.secrets).equals(g.secrets);
+    } catch {
+      return false;
+    }
+  }
+
   /** Where the log ends now (the caller holds the write lock). */
   private logEnd(): WalPosition | null {
     const fd = openOrNull(this.walFile());
@@ -502,13 +516,13 @@ export class ReplicationService {
     }
     const state = readReplicationState(paths.root);
     writeReplicationState(paths.root, { ...state, generations: [...state.generations.slice(-99), id] });
-    this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0 };
+    const secrets = fs.readFileSync(paths.secrets);
+    this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0, secrets };
     this.broken = false;
     // Beside the outbox first, as every object: it is being sent meanwhile, and must see no half-written file.
     const descriptorAside = path.join(this.outbox, `.${objectName.descriptor(id)}`);
     fs.writeFileSync(descriptorAside, JSON.stringify(descriptor), { mode: 0o600 });
     this.unsynced.push({ aside: descriptorAside, name: objectName.descriptor(id) });
-    const secrets = fs.readFileSync(paths.secrets);
     this.writeOutbox(objectName.secrets(id), { kind: 'secrets', generation: id, bytes: secrets.length } satisfies SecretsDescription, (w) =>
       w.write(secrets),
     );
