@@ -51,6 +51,13 @@ export function registerDoctor(program: Command): void {
             print('  the running server deletes these within the hour (they hold no finished file)');
           print(`storage: ${describeLocation(r.storage.location)}`);
           for (const c of r.storage.checks) print(`  ${c.step} of a probe object: ${c.ok ? 'ok' : `FAILED: ${c.error}`}`);
+          const rep = r.replication;
+          if (rep) {
+            print(
+              `replication to ${rep.destination}: ${formatSize(rep.backlogBytes)} waiting on disk, ${Math.round(rep.lagSeconds)} s behind`,
+            );
+            if (rep.warning) print(`  ${rep.warning}`);
+          }
           print(r.ok ? 'no problems found' : 'problems found');
         }
         if (!r.ok) throw new AttentionNeeded('');

@@ -1,8 +1,15 @@
 import type { Command } from 'commander';
-import { type Config, ENVIRONMENT_HELP, type ConfigFlags, parseReplicaDestination, withConfigFile } from '../src/config.ts';
+import {
+  type Config,
+  ENVIRONMENT_HELP,
+  type ConfigFlags,
+  parseReplicaDestination,
+  type ReplicaDestination,
+  withConfigFile,
+} from '../src/config.ts';
 import { standbyListener } from '../src/http/standby.ts';
 import { createLogger } from '../src/log.ts';
-import { createStandby } from '../src/services/maintenance/standby.ts';
+import { createStandby, promotedFrom } from '../src/services/maintenance/standby.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { sdNotify } from '../src/lib/sd-notify.ts';
 import { jitAtFullSpeed } from '../src/lib/jit-policy.ts';
@@ -22,13 +29,18 @@ export function registerServe(program: Command): void {
       .option('--tls-key <file>', 'the PEM private key of --tls-cert (env COFFER_TLS_KEY)')
       .option(
         '--standby <dest>',
-        'follow the replica at DEST (a directory or s3://bucket/prefix) and serve only /health until promoted (coffer promote)',
+        'follow the replica at DEST (a directory or s3://bucket/prefix) and serve only /health until promoted (coffer promote); once promoted, start as the primary replicating to DEST',
       ),
   )
     .addHelpText('after', `\n${ENVIRONMENT_HELP}`)
     .action(
       action(async (opts: ConfigFlags & { standby?: string }) => {
-        if (opts.standby) return standby(configFrom(opts), opts.standby);
+        let config = configFrom(opts);
+        if (opts.standby) {
+          const dest = parseReplicaDestination(opts.standby, withConfigFile(process.env), process.cwd());
+          if (!promotedFrom(config, dest)) return standby(config, dest, opts.standby);
+          config = { ...config, replication: { ...config.replication, destination: dest } };
+        }
         let server: RunningServer | null = null;
         let requested: string | null = null;
         let signals = 0;
@@ -48,7 +60,11 @@ export function registerServe(program: Command): void {
         process.on('SIGINT', () => shutdown('SIGINT'));
         // What loading the modules left is collected first, so start-up reuses that memory instead of growing the heap: 2–3 MiB of idle memory.
         Bun.gc(true);
-        server = await startServer(configFrom(opts));
+        server = await startServer(config);
+        if (opts.standby)
+          server.ctx.log.info('this standby was promoted: serving as the primary, replicating to the replica it followed', {
+            destination: opts.standby,
+          });
         notify(server, `READY=1\nSTATUS=listening on ${server.url}`);
         jitAtFullSpeed();
         // Once idle, the runtime discards compiled code (what start-up ran once, most of it) and collects: 2–3 MiB of idle memory.
@@ -65,10 +81,9 @@ export function registerServe(program: Command): void {
  * A standby: follows the replica until promoted, then becomes the primary in the same process, on the same
  * port, replicating to the same destination under a new generation.
  */
-async function standby(config: Config, destText: string): Promise<void> {
+async function standby(config: Config, dest: ReplicaDestination, destText: string): Promise<void> {
   jitAtFullSpeed();
   const log = createLogger(config.logLevel, config.logFormat);
-  const dest = parseReplicaDestination(destText, withConfigFile(process.env), process.cwd());
   const follower = createStandby(config, dest, log);
   await follower.start();
   let server: RunningServer | null = null;

@@ -412,11 +412,13 @@ export class S3Driver implements StorageDriver {
   }
 
   /** ListObjectsV2 under the prefix, one page (1000 keys) in memory at a time. */
-  async *list(): AsyncIterable<ObjectInfo> {
+  /** Every object in key order; with `startAfter`, only those whose keys sort after it. */
+  async *list(opts: { startAfter?: string } = {}): AsyncIterable<ObjectInfo> {
     let token: string | null = null;
     do {
       const query: Record<string, string> = { 'list-type': '2', prefix: this.opts.prefix, 'max-keys': '1000' };
       if (token) query['continuation-token'] = token;
+      else if (opts.startAfter !== undefined) query['start-after'] = this.opts.prefix + opts.startAfter;
       const xml = (await this.send('GET', '', { query })).text;
       for (const entry of xmlAll(xml, 'Contents')) {
         const key = (xmlOne(entry, 'Key') ?? '').slice(this.opts.prefix.length);

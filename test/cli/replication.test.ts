@@ -8,11 +8,12 @@ import { startTestServer, tempDir } from '../helpers/server.ts';
 import { ManualClock } from '../../src/clock.ts';
 import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
-import { upload, uploadRaw } from '../helpers/files.ts';
-import { parseJson, runCli, serveCli } from '../helpers/cli.ts';
-import { startTestS3 } from '../helpers/s3.ts';
+import { seedRows, upload, uploadRaw } from '../helpers/files.ts';
+import { MAIN, parseJson, runCli, serveCli } from '../helpers/cli.ts';
+import { startTestS3, type TestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { DavClient, davLogin } from '../helpers/dav.ts';
+import { memoryLogger, waitForLine } from '../helpers/logs.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -41,6 +42,27 @@ const fileNames = (dataDir: string) =>
 async function nextSecond(at: number): Promise<void> {
   const target = Math.floor(at / 1000) * 1000 + 1100;
   await Bun.sleep(Math.max(0, target - Date.now()));
+}
+
+/** `coffer serve --standby DEST` on `<dir>/standby`, following every 100 ms. */
+function standbyOn(dest: string, dir: string, env: Record<string, string>, opts: { preload?: string } = {}) {
+  return serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+    env: { ...env, REPLICATE_INTERVAL_MS: '100' },
+    ...opts,
+  });
+}
+
+/** A replica under a prefix of its own in the test bucket: its REPLICATE_TO, and `env` with the BACKUP_S3_* that reach it. */
+function bucketReplica(s3: TestS3, label: string, env: Record<string, string>) {
+  const prefix = `${label}-${randomBytes(3).toString('hex')}/`;
+  const s3Env = s3.env(prefix);
+  const bucketEnv = {
+    ...env,
+    BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
+    BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
+    BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
+  };
+  return { prefix, dest: `s3://${s3.bucket}/${prefix}`, bucketEnv };
 }
 
 async function restore(dest: string, env: Record<string, string>, extra: string[] = []) {
@@ -268,6 +290,51 @@ describe('replication to a directory', () => {
   }, 60_000);
 });
 
+describe('a master key rotation beside the server', () => {
+  test('the replica ships the new key with a new generation: the restored data directory starts and serves every file', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const generations = () =>
+      new Set(
+        fs
+          .readdirSync(dest)
+          .filter((n) => n.startsWith('g'))
+          .map((n) => n.split('_')[0]!),
+      ).size;
+    const files: Array<{ id: string; content: string }> = [];
+    try {
+      const a = await seed.admin(t);
+      files.push({ id: (await upload(a.client, 'before-the-rotation.txt', 'one')).id, content: 'one' });
+      await eventually(() => expect(generations()).toBe(1));
+      const before = generations();
+      const rotated = await runCli(['keys', 'rotate', '--data-dir', t.dataDir], { env });
+      expect(rotated.code).toBe(0);
+      files.push({ id: (await upload(a.client, 'after-the-rotation.txt', 'two')).id, content: 'two' });
+      await eventually(() => {
+        expect(generations()).toBeGreaterThan(before);
+        expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]);
+      });
+    } finally {
+      await t.server.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    // Local storage: the contents come from the old box's blobs/, the keys that open them from the replica.
+    fs.cpSync(path.join(t.dataDir, 'blobs'), path.join(out, 'blobs'), { recursive: true });
+    const restored = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', out], { env });
+    try {
+      const email = query<{ email: string }>(out, 'SELECT email FROM users')[0]!.email;
+      const client = new TestClient(restored.url);
+      expect((await client.post('/api/login', { email, password: 'correct horse battery' })).status).toBe(200);
+      for (const f of files) expect(await (await client.get(`/api/files/${f.id}/download`)).text()).toBe(f.content);
+    } finally {
+      await restored.stop();
+      fs.rmSync(t.dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('a long outage', () => {
   test('past REPLICATE_MAX_LAG_BYTES the waiting changes are dropped, the admin is told, and a new generation starts once the destination is back', async () => {
     const { dir, env } = workDir();
@@ -307,6 +374,50 @@ describe('a long outage', () => {
   }, 60_000);
 });
 
+describe('restarts while the destination is away', () => {
+  test('each start begins a generation whose snapshot waits on disk: the waiting snapshots count towards REPLICATE_MAX_LAG_BYTES, so the outbox stays bounded', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const maxLag = 64 * 1024;
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', REPLICATE_MAX_LAG_BYTES: '64K' } });
+    const outbox = path.join(t.dataDir, 'replication', 'outbox');
+    const waiting = () => fs.readdirSync(outbox).reduce((sum, n) => sum + fs.statSync(path.join(outbox, n)).size, 0);
+    try {
+      const a = await seed.admin(t);
+      seedRows(t, a.id, null, 20, (i) => ({ name: `row-${i}-${randomBytes(100).toString('hex')}`, type: 'folder' }));
+      fs.rmSync(dest, { recursive: true, force: true });
+      fs.writeFileSync(dest, 'the destination is away');
+      // The session outlives each restart: the same cookies on the server's new port.
+      const status = async () => {
+        const client = t.client();
+        for (const [k, v] of a.client.cookies) client.cookies.set(k, v);
+        const body = (await (await client.get('/api/user/backups')).json()) as {
+          replication: { generation: string | null; warning: string | null };
+        };
+        return body.replication;
+      };
+      let largest = 0;
+      let snapshot = 0;
+      for (let restart = 0; restart < 8; restart++) {
+        await t.restart();
+        // Its first generation is written, or it was dropped with the backlog.
+        await eventually(async () => {
+          const { generation, warning } = await status();
+          expect(generation !== null || warning?.includes('REPLICATE_MAX_LAG_BYTES')).toBe(true);
+        });
+        largest = Math.max(largest, waiting());
+        for (const n of fs.readdirSync(outbox).filter((n) => n.endsWith('_snapshot')))
+          snapshot = Math.max(snapshot, fs.statSync(path.join(outbox, n)).size);
+      }
+      await eventually(async () => expect((await status()).warning).toContain('REPLICATE_MAX_LAG_BYTES'));
+      // At most the bound, the snapshot that took it over, and the next start's.
+      expect(largest).toBeLessThan(maxLag + 2 * snapshot + 4096);
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
+});
+
 describe('generations', () => {
   test('a new generation a day; older ones go once no moment within REPLICATE_RETENTION needs them', async () => {
     const { dir, env } = workDir();
@@ -339,19 +450,45 @@ describe('generations', () => {
   }, 60_000);
 });
 
+describe('a wall clock set ahead', () => {
+  test('a year ahead by mistake, it deletes no generation: REPLICATE_RETENTION counts from the time before the jump, as every retention does', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const clock = new ManualClock();
+    const logger = memoryLogger();
+    const t = await startTestServer({
+      clock,
+      logger,
+      env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', REPLICATE_RETENTION: '1h' },
+    });
+    const generations = () => [...new Set(fs.readdirSync(dest).map((n) => n.split('_')[0]!))].filter((g) => g.startsWith('g')).sort();
+    const segments = () => fs.readdirSync(dest).filter((n) => n.includes('_wal_')).length;
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'first.txt', 'one');
+      await eventually(() => expect(generations()).toHaveLength(1));
+      await t.restart();
+      await eventually(() => expect(generations()).toHaveLength(2));
+      const before = generations();
+      clock.jump(365 * 86_400_000);
+      await waitForLine(logger, (l) => l.msg.startsWith('the clock jumped forward'), 10_000);
+      // A later segment goes out after the pruning that the jump made due (a sign-in is a change; the old session ended with the jump).
+      const shipped = segments();
+      await seed.login(t, a.email);
+      await eventually(() => expect(segments()).toBeGreaterThan(shipped));
+      // The jump also begins a generation (a day passed, as far as the wall clock says); none before it goes.
+      expect(generations().slice(0, 2)).toEqual(before);
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
+});
+
 describe('replication to a bucket (s3rver)', () => {
   test('a bucket outage under load loses nothing: changes wait on disk, the lag shows, and it catches up', async () => {
     const s3 = await startTestS3();
     const { env } = workDir();
-    const prefix = `replica-${randomBytes(3).toString('hex')}/`;
-    const s3Env = s3.env(prefix);
-    const bucketEnv = {
-      ...env,
-      BACKUP_S3_ENDPOINT: s3Env.S3_ENDPOINT!,
-      BACKUP_S3_ACCESS_KEY_ID: s3Env.S3_ACCESS_KEY_ID!,
-      BACKUP_S3_SECRET_ACCESS_KEY: s3Env.S3_SECRET_ACCESS_KEY!,
-    };
-    const dest = `s3://${s3.bucket}/${prefix}`;
+    const { prefix, dest, bucketEnv } = bucketReplica(s3, 'replica', env);
     const t = await startTestServer({ env: { ...bucketEnv, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
     try {
       const a = await seed.admin(t);
@@ -392,8 +529,46 @@ describe('replication to a bucket (s3rver)', () => {
   }, 60_000);
 });
 
+describe('a bucket that stalls', () => {
+  test('segments go on being written to disk every interval while a call to the bucket hangs, the server stops within its grace, and the next start ships them all', async () => {
+    const s3 = await startTestS3();
+    const { env } = workDir();
+    const { prefix, dest, bucketEnv } = bucketReplica(s3, 'stalled', env);
+    const serverEnv = { ...bucketEnv, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
+    let t = await startTestServer({ env: serverEnv });
+    const outbox = path.join(t.dataDir, 'replication', 'outbox');
+    const waiting = () => fs.readdirSync(outbox).filter((n) => n.includes('_wal_'));
+    const names = ['before-the-stall.txt'];
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, names[0]!, 'one');
+      await eventually(() => expect(s3.objectKeys(prefix).some((k) => k.includes('_wal_'))).toBe(true));
+      // A bucket that takes every upload and never answers within the client's timeout (a half-open connection, a hung NAS).
+      s3.stall(12_000, (method) => method === 'PUT');
+      for (let i = 0; waiting().length < 3; i++) {
+        if (i > 20) throw new Error(`the outbox holds ${waiting().length} segments after ${i} uploads while the bucket stalls`);
+        names.push(`during-the-stall-${i}.txt`);
+        expect((await uploadRaw(a.client, names.at(-1)!, `x${i}`)).status).toBe(200);
+        await Bun.sleep(150);
+      }
+      const stopping = performance.now();
+      await t.server.stop({ graceMs: 1000 });
+      expect(performance.now() - stopping).toBeLessThan(10_000);
+      s3.clearFailures();
+      t = await startTestServer({ dataDir: t.dataDir, env: serverEnv });
+      await eventually(() => expect(fs.readdirSync(outbox)).toEqual([]), { timeoutMs: 20_000 });
+      const { r, out } = await restore(dest, bucketEnv);
+      expect(r.code).toBe(0);
+      expect(fileNames(out)).toEqual([...names].sort());
+    } finally {
+      await t.stop();
+      await s3.stop();
+    }
+  }, 60_000);
+});
+
 describe('a standby', () => {
-  test('follows the replica, answers only /health, is promoted with one request and serves the files; the old primary then refuses to ship', async () => {
+  test('follows the replica, answers only /health, is promoted with one request and serves the files; the old primary then refuses to ship, and its lag metric and coffer doctor say so', async () => {
     const s3 = await startTestS3();
     const { dir, env } = workDir();
     const dest = path.join(dir, 'replica');
@@ -406,9 +581,7 @@ describe('a standby', () => {
       const a = await seed.admin(primary);
       const dav = await davLogin(primary, a);
       await upload(a.client, 'before.txt', 'written before the standby started');
-      standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
-        env: { ...env, ...storageEnv, REPLICATE_INTERVAL_MS: '100' },
-      });
+      standby = await standbyOn(dest, dir, { ...env, ...storageEnv });
       const health = async () => (await fetch(`${standby!.url}/health`)).json() as Promise<any>;
       expect((await health()).status).toBe('standby');
       const refused = await fetch(`${standby.url}/api/files`);
@@ -467,8 +640,90 @@ describe('a standby', () => {
         expect(status.replication.warning).toContain('Another server took over the replica');
         expect(status.replication.generation).toBeNull();
       });
+      // What an alert on coffer_replication_lag_seconds sees: behind since the start, not up to date.
+      await eventually(async () => {
+        const text = await (await primary.client().get('/metrics')).text();
+        expect(Number(/^coffer_replication_lag_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThan(0.5);
+      });
+      // And `coffer doctor` beside it.
+      const doctor = await runCli(['doctor', '--json', '--data-dir', primaryDir], { env: primaryEnv });
+      expect(doctor.code).toBe(3);
+      expect(parseJson(doctor).replication.warning).toContain('Another server took over the replica');
       expect(others()).toEqual(before);
       expect(fenceNow()).toBe(fenced);
+    } finally {
+      await standby?.stop();
+      await primary.stop();
+      await s3.stop();
+    }
+  }, 60_000);
+});
+
+describe('a promoted standby restarted', () => {
+  test('by the same command (its unit, after a reboot) is the primary again, replicating to the replica it followed', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const a = await seed.admin(primary);
+    await upload(a.client, 'on-the-old-primary.txt', 'one');
+    let standby = await standbyOn(dest, dir, env);
+    try {
+      await eventually(async () =>
+        expect(((await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null }).generation).not.toBeNull(),
+      );
+      await primary.stop();
+      expect((await runCli(['promote', '--port', new URL(standby.url).port])).code).toBe(0);
+      await eventually(async () => expect((await login(standby.url, a.email)).status).toBe(200));
+      await standby.stop();
+      standby = await standbyOn(dest, dir, env);
+      const client = new TestClient(standby.url);
+      expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
+      await upload(client, 'after-the-reboot.txt', 'two');
+      const fence = () => JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation as string;
+      const shippedBefore = fs.readdirSync(dest).length;
+      await eventually(() => {
+        expect(fs.readdirSync(dest).length).toBeGreaterThan(shippedBefore);
+        expect(fs.readdirSync(path.join(dir, 'standby', 'replication', 'outbox'))).toEqual([]);
+        expect(fs.readdirSync(dest).some((n) => n.startsWith(fence()) && n.includes('_wal_'))).toBe(true);
+      });
+    } finally {
+      await standby.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['after-the-reboot.txt', 'on-the-old-primary.txt']);
+  }, 60_000);
+});
+
+describe('a standby on a replica that keeps days of segments', () => {
+  test('each round lists only the names after its last applied segment, not the whole replica', async () => {
+    const s3 = await startTestS3();
+    const { dir, env } = workDir();
+    const { prefix, dest, bucketEnv } = bucketReplica(s3, 'long', env);
+    const primary = await startTestServer({
+      env: { ...bucketEnv, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' },
+    });
+    // An older generation's segments, kept for REPLICATE_RETENTION: five pages of a listing (a day at one a second is 87).
+    const older = 'g20261101T000000000Z-00000000';
+    for (let i = 1; i <= 5000; i++) {
+      const file = s3.objectFile(`${prefix}${older}_wal_${String(i).padStart(10, '0')}_${String(1_793_000_000_000 + i * 1000)}`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, 'x');
+    }
+    let standby: Awaited<ReturnType<typeof serveCli>> | null = null;
+    try {
+      const a = await seed.admin(primary);
+      standby = await standbyOn(dest, dir, bucketEnv);
+      const health = async () =>
+        (await (await fetch(`${standby!.url}/health`)).json()) as { generation: string | null; appliedSegments: number };
+      await eventually(async () => expect((await health()).generation).not.toBeNull());
+      const applied = (await health()).appliedSegments;
+      s3.requests.length = 0;
+      await upload(a.client, 'followed.txt', 'one');
+      await eventually(async () => expect((await health()).appliedSegments).toBeGreaterThan(applied));
+      const lists = s3.requests.filter((r) => r.startsWith('GET ') && r.includes('list-type=2'));
+      expect(lists.length).toBeGreaterThan(0);
+      for (const list of lists) expect(list).toContain('start-after=');
     } finally {
       await standby?.stop();
       await primary.stop();
@@ -520,6 +775,184 @@ describe('a standby with local storage', () => {
     const log = await logged;
     expect(log).toContain('file contents missing on this box');
     expect(log).toContain('left-behind.txt');
+  }, 60_000);
+});
+
+describe('what a restore and a standby leave behind', () => {
+  test('a restore from the replica, and a standby killed while it builds and started again, leave nothing in the data directory but its own files', async () => {
+    const s3 = await startTestS3();
+    const { dir, env } = workDir();
+    const { dest, bucketEnv } = bucketReplica(s3, 'leftovers', env);
+    const primary = await startTestServer({
+      env: { ...bucketEnv, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' },
+    });
+    const following = path.join(dir, 'standby');
+    const startStandby = () =>
+      Bun.spawn([process.execPath, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', following, '--standby', dest], {
+        env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', ...bucketEnv, REPLICATE_INTERVAL_MS: '100' },
+        stdout: 'ignore',
+        stderr: 'ignore',
+      });
+    const strays = () => (fs.existsSync(following) ? fs.readdirSync(following).filter((n) => n.startsWith('.')) : []);
+    try {
+      const a = await seed.admin(primary);
+      // A snapshot of several records, so that its download can stop part-way.
+      seedRows(primary, a.id, null, 4000, (i) => ({ name: `row-${i}-${randomBytes(100).toString('hex')}`, type: 'folder' }));
+      await primary.restart();
+      const outbox = path.join(primary.dataDir, 'replication', 'outbox');
+      await eventually(() => expect(fs.readdirSync(outbox)).toEqual([]), { timeoutMs: 15_000 });
+      const { r, out } = await restore(dest, bucketEnv);
+      expect(r.code).toBe(0);
+      expect(fs.readdirSync(out).sort()).toEqual(['blobs', 'coffer.db', 'secrets.json']);
+
+      s3.stopMidBody(1024 * 1024 + 4096, (method, url) => method === 'GET' && url.includes('_snapshot'));
+      const killed = startStandby();
+      await eventually(() => expect(strays().some((n) => /^\.standby-\d+\.db$/.test(n))).toBe(true), { timeoutMs: 20_000 });
+      killed.kill('SIGKILL');
+      await killed.exited;
+      s3.clearFailures();
+      const standby = startStandby();
+      try {
+        await eventually(() => expect(strays()).toEqual([]), { timeoutMs: 20_000 });
+        await eventually(() => expect(fs.existsSync(path.join(following, 'coffer.db'))).toBe(true));
+      } finally {
+        standby.kill('SIGTERM');
+        await standby.exited;
+      }
+    } finally {
+      await primary.stop();
+      await s3.stop();
+    }
+  }, 60_000);
+});
+
+describe('a refused promotion', () => {
+  test('a promotion refused while the replica cannot be read leaves the standby following: it applies what the primary ships next', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const standby = await standbyOn(dest, dir, env).catch(async (err) => {
+      await primary.stop();
+      throw err;
+    });
+    const health = async () =>
+      (await (await fetch(`${standby.url}/health`)).json()) as {
+        generation: string | null;
+        appliedSegments: number;
+        lagSeconds: number;
+        problem: string | null;
+      };
+    try {
+      // Following the primary's generation before anything is written: every change then comes in a segment.
+      await eventually(async () => expect((await health()).generation).not.toBeNull());
+      const a = await seed.admin(primary);
+      await upload(a.client, 'before.txt', 'one');
+      await eventually(async () => expect((await health()).appliedSegments).toBeGreaterThan(0));
+      // The destination is away (a NAS not mounted): the promotion cannot read the last segments.
+      fs.renameSync(dest, `${dest}.away`);
+      fs.writeFileSync(dest, 'the destination is away');
+      const refused = await runCli(['promote', '--port', new URL(standby.url).port]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('cannot be read');
+      expect((await health()).problem).toContain('cannot be read');
+      fs.rmSync(dest);
+      fs.renameSync(`${dest}.away`, dest);
+      const applied = (await health()).appliedSegments;
+      await upload(a.client, 'after-the-refusal.txt', 'two');
+      await eventually(async () => {
+        const h = await health();
+        expect(h.appliedSegments).toBeGreaterThan(applied);
+        expect(h.lagSeconds).toBe(0);
+        expect(h.problem).toBeNull();
+      });
+    } finally {
+      await standby.stop();
+      await primary.stop();
+    }
+  }, 60_000);
+});
+
+describe('a wall clock set back', () => {
+  test('a server restarted with its clock an hour back, then set back again while it runs: the restore brings every change, and segments never go back in time', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const dataDir = path.join(dir, 'data');
+    const replicating = { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
+    const segments = () => (fs.existsSync(dest) ? fs.readdirSync(dest) : []).filter((n) => n.includes('_wal_'));
+    /** Uploads once the server's generation began, and waits until the upload is in one of its segments. */
+    const shipped = async (client: TestClient, name: string) => {
+      let generation: string | null = null;
+      await eventually(async () => {
+        generation = ((await (await client.get('/api/user/backups')).json()) as { replication: { generation: string | null } }).replication
+          .generation;
+        expect(generation).not.toBeNull();
+      });
+      const before = segments().length;
+      await upload(client, name, name);
+      await eventually(() => expect(segments().filter((n) => n.startsWith(generation!)).length).toBeGreaterThan(0));
+      await eventually(() => expect(segments().length).toBeGreaterThan(before));
+    };
+    let t = await startTestServer({ dataDir, env: replicating });
+    const a = await seed.admin(t);
+    await shipped(a.client, 'before-the-restart.txt');
+    await t.server.stop({ graceMs: 1000 });
+    // A real-time clock without its battery: the box boots an hour behind.
+    const clock = new ManualClock(Date.now() - 3_600_000);
+    t = await startTestServer({ dataDir, clock, env: replicating });
+    try {
+      const client = await seed.login(t, a.email);
+      await shipped(client, 'after-the-restart.txt');
+      clock.jump(-60_000);
+      await shipped(client, 'after-the-jump.txt');
+    } finally {
+      await t.stop();
+    }
+    const generations = [...new Set(fs.readdirSync(dest).map((n) => n.split('_')[0]!))].filter((g) => g.startsWith('g')).sort();
+    expect(generations).toHaveLength(2);
+    const stamps = generations.flatMap((g) =>
+      segments()
+        .filter((n) => n.startsWith(g))
+        .sort()
+        .map((n) => Number(n.split('_').at(-1))),
+    );
+    expect(stamps).toEqual([...stamps].sort((x, y) => x - y));
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(parseJson(r).generation).toBe(generations.at(-1));
+    expect(fileNames(out)).toEqual(['after-the-jump.txt', 'after-the-restart.txt', 'before-the-restart.txt']);
+  }, 60_000);
+
+  test("a standby whose clock is an hour behind the primary's, once promoted, ships a generation the restore takes as the newest", async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const a = await seed.admin(primary);
+    await upload(a.client, 'on-the-old-primary.txt', 'one');
+    const behind = path.join(dir, 'clock-behind.ts');
+    fs.writeFileSync(behind, 'const wall = Date.now;\nDate.now = () => wall() - 3_600_000;\n');
+    const standby = await standbyOn(dest, dir, env, { preload: behind });
+    try {
+      await eventually(async () => {
+        const h = (await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null; lagSeconds: number };
+        expect(h.generation).not.toBeNull();
+        expect(h.lagSeconds).toBe(0);
+      });
+      await primary.stop();
+      expect((await runCli(['promote', '--port', new URL(standby.url).port])).code).toBe(0);
+      await eventually(async () => expect((await login(standby.url, a.email)).status).toBe(200));
+      const client = new TestClient(standby.url);
+      await client.post('/api/login', { email: a.email, password: a.password });
+      await upload(client, 'on-the-promoted-standby.txt', 'two');
+      const fence = () => JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation as string;
+      await eventually(() =>
+        expect(fs.readdirSync(dest).filter((n) => n.startsWith(fence()) && n.includes('_wal_')).length).toBeGreaterThan(0),
+      );
+    } finally {
+      await standby.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['on-the-old-primary.txt', 'on-the-promoted-standby.txt']);
   }, 60_000);
 });
 

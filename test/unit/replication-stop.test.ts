@@ -18,6 +18,7 @@ test('a full disk SQLite reports first is named as a full disk, as ENOSPC is', a
     config: { destination: { kind: 'dir', dir: `${dir}-replica` }, intervalMs: 60_000, retentionMs: 86_400_000, maxLagBytes: 1 << 30 },
     paths,
     clock: systemClock,
+    retentionClock: systemClock,
     metrics: new MetricsService(),
     log: createLogger('silent'),
     // The start's own check passes; the generation's snapshot then meets SQLite's full disk.

@@ -8,6 +8,7 @@ import { isValidStorageKey } from '../../storage/keys.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { DiskSpace, DiskSpaceService } from '../files/disk-space.ts';
 import type { StaleUploads, TusUploadService } from '../resumable-uploads/tus-uploads.ts';
+import type { ReplicationCheck, ReplicationService } from './replication.ts';
 
 const PAGE = 1000;
 const LISTED = 100;
@@ -33,6 +34,8 @@ export interface DoctorReport {
   uploads: StaleUploads;
   /** Where objects are stored; for a bucket, each step of a probe object's round trip (put, get, list, delete). */
   storage: { location: StorageLocation; checks: ProbeStep[] };
+  /** With REPLICATE_TO: what waits for the destination, and a warning when it fails, another server took it over, or the replica is behind. */
+  replication?: ReplicationCheck;
 }
 
 type Progress = (p: { phase: string; done: number; total: number }) => void;
@@ -42,7 +45,8 @@ type Progress = (p: { phase: string; done: number; total: number }) => void;
  * whose stored object is missing, data keys under a master key that is not current or not available,
  * free disk space against the reserve, and stale resumable uploads (listed only: the server's maintenance
  * job removes them, so they need no one).
- * free disk space against the reserve, and, on S3, a probe object's put, get, list and delete.
+ * free disk space against the reserve, and, on S3, a probe object's put, get, list and delete, and
+ * with REPLICATE_TO whether the replica is behind, its destination answers, and no other server took it over.
  * The only repair it makes (with `fix`) is the usage counters; everything else needs a person.
  */
 export class DoctorService {
@@ -57,6 +61,7 @@ export class DoctorService {
       audit: AuditService;
       disk: DiskSpaceService;
       tusUploads: Pick<TusUploadService, 'stale'>;
+      replication: Pick<ReplicationService, 'inspect'> | null;
     },
   ) {}
 
@@ -95,6 +100,7 @@ export class DoctorService {
     const disk = this.d.disk.status();
     const uploads = await this.d.tusUploads.stale();
     const storage = { location: this.d.driver.location, checks: (await this.d.driver.probe?.()) ?? [] };
+    const replication = await this.d.replication?.inspect();
 
     const report: DoctorReport = {
       ok: false,
@@ -106,6 +112,7 @@ export class DoctorService {
       disk,
       uploads,
       storage,
+      ...(replication ? { replication } : {}),
     };
     report.ok =
       storage.checks.every((c) => c.ok) &&
@@ -114,7 +121,8 @@ export class DoctorService {
       missing.count === 0 &&
       unavailable === 0 &&
       queue.failed === 0 &&
-      !disk.low;
+      !disk.low &&
+      !replication?.warning;
     return report;
   }
 

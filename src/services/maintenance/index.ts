@@ -60,6 +60,7 @@ export function createMaintenanceServices(
         config: config.replication,
         paths,
         clock,
+        retentionClock: infra.retentionClock,
         metrics,
         log: infra.log,
         passphrase: () => scheduledBackups.passphrase(),
@@ -106,6 +107,7 @@ export function createMaintenanceServices(
       audit,
       disk: diskSpace,
       tusUploads,
+      replication,
     }),
     storageMigration: new StorageMigrationService({
       clock,

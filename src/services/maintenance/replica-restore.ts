@@ -4,7 +4,9 @@ import path from 'node:path';
 import { dataPaths } from '../../data-dir.ts';
 import { knownMigration } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
-import { badRequest } from '../../errors.ts';
+import { type AppError, badRequest } from '../../errors.ts';
+import { formatSize } from '../../contract/size.ts';
+import { isDiskFullError } from '../files/disk-space.ts';
 import {
   type GenerationDescriptor,
   generationKey,
@@ -55,10 +57,11 @@ export interface ReplicaListing {
   restorable: { from: string; to: string } | null;
 }
 
-export async function inventory(store: ReplicaStore): Promise<GenerationObjects[]> {
+/** The generations at a destination; with `startAfter`, only the objects whose names sort after it. */
+export async function inventory(store: ReplicaStore, startAfter?: string): Promise<GenerationObjects[]> {
   let objects: Array<{ name: string; size: number }>;
   try {
-    objects = await store.list();
+    objects = await store.list(startAfter);
   } catch (err) {
     throw badRequest(`the replica at ${store.where} cannot be read: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -149,6 +152,8 @@ async function writeSnapshot(store: ReplicaStore, key: Buffer, generation: strin
   const { description, reader } = await openObject<SnapshotDescription>(key, name, await read(store, name));
   if (description.kind !== 'snapshot' || description.generation !== generation)
     throw new ReplicaDamagedError(name, 'describes another object');
+  const free = freeBytes(path.dirname(file));
+  if (free < description.bytes) throw tooSmall(path.dirname(file), free, description.bytes);
   const fd = fs.openSync(file, 'wx', 0o600);
   let bytes = 0;
   try {
@@ -174,6 +179,18 @@ async function readSecrets(store: ReplicaStore, key: Buffer, generation: string)
     throw new ReplicaDamagedError(name, 'does not match its description');
   }
   return secrets;
+}
+
+function freeBytes(dir: string): number {
+  const { bavail, bsize } = fs.statfsSync(dir);
+  return bavail * bsize;
+}
+
+/** The disk a replica's database is built on cannot hold it: said so, with the sizes, rather than as ENOSPC. */
+function tooSmall(dir: string, free: number, needed: number): AppError {
+  return badRequest(
+    `${dir} had ${formatSize(free)} free, and the replica's database needs more than ${formatSize(needed)} there: free some space, or restore onto a larger disk`,
+  );
 }
 
 /** Segments fetched at once while earlier ones are applied: a bucket's latency, not its bandwidth, bounds a day of small segments. */
@@ -232,20 +249,29 @@ export async function build(
   const started = performance.now();
   const key = await keyOf(store, g.generation, passphrase);
   const secrets = await readSecrets(store, key, g.generation);
-  const pageSize = await writeSnapshot(store, key, g.generation, file);
-  const snapshotDone = performance.now();
-  const fd = fs.openSync(file, 'r+');
   let applied = 0;
   let stateAt = g.startedAt;
+  let snapshotDone = started;
+  const free = freeBytes(path.dirname(file));
   try {
-    const due = g.segments.filter((s) => s.at <= until);
-    await applySegments(store, key, g.generation, due, fd, pageSize, (s) => {
-      applied++;
-      stateAt = s.at;
-    });
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
+    const pageSize = await writeSnapshot(store, key, g.generation, file);
+    snapshotDone = performance.now();
+    const fd = fs.openSync(file, 'r+');
+    try {
+      // A prefix: segments apply only in order, even where a clock set back stamped a later one earlier.
+      const end = g.segments.findIndex((s) => s.at > until);
+      const due = end === -1 ? g.segments : g.segments.slice(0, end);
+      await applySegments(store, key, g.generation, due, fd, pageSize, (s) => {
+        applied++;
+        stateAt = s.at;
+      });
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    if (isDiskFullError(err)) throw tooSmall(path.dirname(file), free, fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0);
+    throw err;
   }
   const seconds = { snapshot: (snapshotDone - started) / 1000, segments: (performance.now() - snapshotDone) / 1000 };
   return { secrets, applied, stateAt, seconds };
@@ -254,6 +280,8 @@ export async function build(
 /** The database a replica built passes its integrity check and has a schema this Coffer knows. */
 export function checkDatabase(file: string, generation: string): string {
   const { integrity, facts } = DatabaseRepo.inspectSnapshot(file);
+  // Opened read-only, a database in WAL mode leaves its (empty) log and index beside it under its building name.
+  for (const suffix of ['-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
   if (!facts)
     throw new ReplicaDamagedError(
       objectName.snapshot(generation),

@@ -14,7 +14,8 @@ export interface ReplicaStore {
   /** The object's bytes, or null when there is no such object. */
   get(name: string): Promise<AsyncIterable<Uint8Array> | null>;
   getBytes(name: string): Promise<Uint8Array | null>;
-  list(): Promise<Array<{ name: string; size: number }>>;
+  /** The objects, or with `startAfter` only those whose names sort after it. */
+  list(startAfter?: string): Promise<Array<{ name: string; size: number }>>;
   delete(name: string): Promise<void>;
 }
 
@@ -60,11 +61,11 @@ class DirectoryStore implements ReplicaStore {
     return fs.existsSync(file) ? new Uint8Array(await Bun.file(file).arrayBuffer()) : null;
   }
 
-  async list(): Promise<Array<{ name: string; size: number }>> {
+  async list(startAfter = ''): Promise<Array<{ name: string; size: number }>> {
     if (!fs.existsSync(this.dir)) return [];
     const out: Array<{ name: string; size: number }> = [];
     for (const name of await fsp.readdir(this.dir)) {
-      if (name.startsWith('.')) continue;
+      if (name.startsWith('.') || name <= startAfter) continue;
       const st = await fsp.stat(path.join(this.dir, name));
       if (st.isFile()) out.push({ name, size: st.size });
     }
@@ -107,9 +108,9 @@ class BucketStore implements ReplicaStore {
     return body ? new Uint8Array(await new Response(body as ReadableStream<Uint8Array>).arrayBuffer()) : null;
   }
 
-  async list(): Promise<Array<{ name: string; size: number }>> {
+  async list(startAfter?: string): Promise<Array<{ name: string; size: number }>> {
     const out: Array<{ name: string; size: number }> = [];
-    for await (const o of this.driver.list()) out.push({ name: o.key, size: o.size });
+    for await (const o of this.driver.list({ startAfter })) out.push({ name: o.key, size: o.size });
     return out;
   }
 

@@ -55,6 +55,8 @@ interface Generation {
   framesSinceCheckpoint: number;
   nextIndex: number;
   snapshotBytes: number;
+  /** secrets.json as the generation shipped it: read after its snapshot, so it holds every key the snapshot names. */
+  secrets: Buffer;
   /** Sealed log bytes shipped since the snapshot: a new generation starts when they pass its size. */
   walBytes: number;
 }
@@ -65,6 +67,18 @@ export interface ReplicationState {
   generations: string[];
   /** Set by a promotion: the next generation takes the destination over whatever the fence names. */
   takeover?: boolean;
+  /** The newest time put on a replica object from here (or applied here, as a standby): no later stamp goes before it. */
+  stampedUpTo?: number;
+  /** Set by a promotion: the replica this data directory followed as a standby, and now replicates to. */
+  promotedFrom?: string;
+}
+
+/** What `coffer doctor` reports of replication (ReplicationService.inspect). */
+export type ReplicationCheck = Pick<ReplicationStatus, 'destination' | 'lagSeconds' | 'backlogBytes' | 'warning'>;
+
+/** The fence names a generation this data directory neither began nor followed, and it was not promoted: another server took over. */
+function takenOver(fence: Fence, state: ReplicationState): boolean {
+  return !state.generations.includes(fence.generation) && !state.takeover;
 }
 
 function replicationStateFile(root: string): string {
@@ -90,6 +104,8 @@ interface Deps {
   config: ReplicationConfig;
   paths: DataPaths;
   clock: Clock;
+  /** What REPLICATE_RETENTION counts from: a clock jumped forward by mistake deletes no generation before it comes back. */
+  retentionClock: Pick<Clock, 'now'>;
   metrics: MetricsService;
   log: Logger;
   /** BACKUP_PASSPHRASE_FILE's passphrase. */
@@ -120,6 +136,8 @@ export class ReplicationService {
   private uploadFailures = 0;
   private nextUploadAt = 0;
   private lastShippedAt = 0;
+  /** When this server began replicating: what it committed since is behind until something is shipped. */
+  private shippingSince = 0;
   private lastPruneAt = 0;
   /** While broken: when to try a new generation again. */
   private retryAt = 0;
@@ -130,6 +148,10 @@ export class ReplicationService {
   private readonly failures: Counter;
   /** Where each round's segment is read and sealed (shipOffThread). */
   private worker: Worker | null = null;
+  /** The outbox being sent (send()), beside the rounds: a stalled destination holds no segment up. */
+  private sending: Promise<boolean> | null = null;
+  /** The newest time stamped on a generation or segment: see stamp(). */
+  private lastStamp = 0;
 
   constructor(private readonly deps: Deps) {
     this.outbox = path.join(deps.paths.root, 'replication', 'outbox');
@@ -172,6 +194,9 @@ export class ReplicationService {
         fs.mkdirSync(this.outbox, { recursive: true, mode: 0o700 });
         for (const name of fs.readdirSync(this.outbox)) if (name.startsWith('.')) fs.rmSync(path.join(this.outbox, name), { force: true });
         if (!this.deps.passphrase()) throw new Error('BACKUP_PASSPHRASE_FILE is empty: a replica is sealed with its passphrase');
+        this.shippingSince = this.deps.clock.now();
+        const state = readReplicationState(this.deps.paths.root);
+        this.lastStamp = Math.max(state.stampedUpTo ?? 0, ...state.generations.map(generationTime));
         // Each start begins a generation: what a process that ran meanwhile (or a crash) left in the log is in its
         // snapshot, and so is whatever is committed before it is taken, so the server need not wait for its copy.
         this.running = this.firstGeneration().finally(() => {
@@ -184,13 +209,19 @@ export class ReplicationService {
         if (this.timer) clearTimeout(this.timer);
         await this.running;
         try {
-          if (!this.broken && this.gen) this.shipNew();
+          if (!this.broken && !this.fenced && this.gen) this.shipNew();
           await this.settle();
         } catch (err) {
           this.deps.log.error('replication: the last changes could not be written to the outbox', { error: String(err) });
         }
+        if (this.lastStamp)
+          writeReplicationState(this.deps.paths.root, { ...readReplicationState(this.deps.paths.root), stampedUpTo: this.lastStamp });
         this.nextUploadAt = 0;
-        await Promise.race([this.upload().catch(() => {}), Bun.sleep(Math.min(graceMs, 10_000))]);
+        const last = (async () => {
+          await this.sending;
+          await this.send();
+        })();
+        await Promise.race([last, Bun.sleep(Math.min(graceMs, 10_000))]);
         this.releaseHold();
         this.worker?.terminate();
         this.worker = null;
@@ -209,6 +240,7 @@ export class ReplicationService {
   private async firstGeneration(): Promise<void> {
     try {
       if (!(await this.startGeneration())) this.broken = true;
+      else this.boundBacklog();
     } catch (err) {
       this.stopShipping(err);
     }
@@ -226,19 +258,19 @@ export class ReplicationService {
 
   /** One round: read new commits into a segment, checkpoint or begin a generation when due, send the outbox. */
   private async tick(): Promise<void> {
-    const { log, clock } = this.deps;
-    if (this.fenced) return;
+    const { clock } = this.deps;
+    if (this.fenced) return this.standDown();
     try {
       if (this.broken) {
         // Start again only once the destination answers, or the new snapshot would pile up beside the old backlog.
-        if (clock.now() >= this.retryAt && (await this.upload()) && (await this.reachable())) {
+        if (clock.now() >= this.retryAt && (await this.send()) && (await this.reachable())) {
           this.retryAt = clock.now() + RETRY_BROKEN_MS;
           await this.startGeneration();
         }
       } else if (this.gen) {
         await this.shipOffThread();
         const g = this.gen;
-        if (clock.now() - g.startedAt >= DAY || (g.walBytes > g.snapshotBytes && g.walBytes > 64 * 1024 * 1024))
+        if (clock.now() - g.startedAt >= DAY || (g.walBytes > g.snapshotBytes && g.walBytes > 64 * 1024 * 1024) || this.secretsChanged(g))
           await this.startGeneration();
         else if (g.framesSinceCheckpoint >= CHECKPOINT_FRAMES) this.checkpoint();
       }
@@ -246,16 +278,29 @@ export class ReplicationService {
     } catch (err) {
       this.stopShipping(err);
     }
-    if (this.backlogBytes((name) => name.includes('_wal_')) > this.deps.config.maxLagBytes) {
-      this.dropBacklog();
-      return;
-    }
-    try {
-      await this.upload();
-      if (clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
-    } catch (err) {
-      log.warn('replication: pruning old generations failed', { error: String(err) });
-    }
+    if (this.boundBacklog()) return;
+    void this.send();
+  }
+
+  /**
+   * Sends the outbox, and prunes old generations when due, unless a sending is under way: the rounds go on
+   * writing segments meanwhile, so a destination that stalls (a call waits out its timeout) holds none of them
+   * up, nor the server's stop. Resolves to whether the outbox was empty afterwards.
+   */
+  private send(): Promise<boolean> {
+    this.sending ??= (async () => {
+      try {
+        const empty = await this.upload();
+        if (this.deps.clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
+        return empty;
+      } catch (err) {
+        this.deps.log.warn('replication: pruning old generations failed', { error: String(err) });
+        return false;
+      } finally {
+        this.sending = null;
+      }
+    })();
+    return this.sending;
   }
 
   /** A failure writing locally (a full disk): the hold goes, so the database checkpoints as usual and the server keeps serving. */
@@ -271,6 +316,13 @@ export class ReplicationService {
     this.unsynced = [];
     this.gen = null;
     this.releaseHold();
+  }
+
+  /** Drops what waits in the outbox once it is over REPLICATE_MAX_LAG_BYTES; true when it did. */
+  private boundBacklog(): boolean {
+    if (this.backlogBytes((name) => this.lagging(name)) <= this.deps.config.maxLagBytes) return false;
+    this.dropBacklog();
+    return true;
   }
 
   private dropBacklog(): void {
@@ -339,8 +391,18 @@ export class ReplicationService {
       key: g.key,
       index: g.nextIndex,
       position: g.position,
-      at: this.deps.clock.now(),
+      at: this.stamp(0),
     };
+  }
+
+  /**
+   * The time for a segment (`after` 0) or a new generation (`after` 1): the wall clock, never before a stamp
+   * already given here, so a clock set back (NTP, a wrong real-time clock at boot, a standby's clock behind
+   * the old primary's) cannot put a generation before the one it follows, nor a segment before an earlier one.
+   */
+  private stamp(after: 0 | 1): number {
+    this.lastStamp = Math.max(this.deps.clock.now(), this.lastStamp + after);
+    return this.lastStamp;
   }
 
   private applySegment(out: SegmentOutput): void {
@@ -351,6 +413,18 @@ export class ReplicationService {
     g.walBytes += out.segment.bytes;
     g.framesSinceCheckpoint += out.segment.read;
     this.unsynced.push({ aside: out.segment.aside, name: out.segment.name });
+  }
+
+  /**
+   * secrets.json is no longer what the generation shipped (`coffer keys rotate` beside the server): a new
+   * generation carries the new master key, or a restore and a promoted standby could not read the files it wraps.
+   */
+  private secretsChanged(g: Generation): boolean {
+    try {
+      return !fs.readFileSync(this.deps.paths.secrets).equals(g.secrets);
+    } catch {
+      return false;
+    }
   }
 
   /** Where the log ends now (the caller holds the write lock). */
@@ -416,8 +490,9 @@ export class ReplicationService {
    * generation's first segment starts exactly where the file ends.
    */
   private async startGeneration(): Promise<boolean> {
-    const { clock, paths, passphrase } = this.deps;
-    const id = newGenerationId(clock.now());
+    const { paths, passphrase } = this.deps;
+    const startedAt = this.stamp(1);
+    const id = newGenerationId(startedAt);
     const descriptor = newDescriptor(id);
     const key = await generationKey(passphrase()!, descriptor);
     if (!this.hold) {
@@ -439,13 +514,15 @@ export class ReplicationService {
       this.deps.log.warn('replication: the database was too busy to checkpoint for a new generation');
       return false;
     }
-    const startedAt = clock.now();
     const state = readReplicationState(paths.root);
     writeReplicationState(paths.root, { ...state, generations: [...state.generations.slice(-99), id] });
-    this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0 };
-    this.broken = false;
-    fs.writeFileSync(path.join(this.outbox, objectName.descriptor(id)), JSON.stringify(descriptor), { mode: 0o600 });
     const secrets = fs.readFileSync(paths.secrets);
+    this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0, secrets };
+    this.broken = false;
+    // Beside the outbox first, as every object: it is being sent meanwhile, and must see no half-written file.
+    const descriptorAside = path.join(this.outbox, `.${objectName.descriptor(id)}`);
+    fs.writeFileSync(descriptorAside, JSON.stringify(descriptor), { mode: 0o600 });
+    this.unsynced.push({ aside: descriptorAside, name: objectName.descriptor(id) });
     this.writeOutbox(objectName.secrets(id), { kind: 'secrets', generation: id, bytes: secrets.length } satisfies SecretsDescription, (w) =>
       w.write(secrets),
     );
@@ -500,6 +577,8 @@ export class ReplicationService {
         if (!(await this.checkFence(parseObjectName(name)!.generation))) return false;
         await this.store.putFile(name, file);
       } catch (err) {
+        // Dropped meanwhile by a round (the backlog over REPLICATE_MAX_LAG_BYTES): nothing failed.
+        if (!fs.existsSync(file)) return false;
         this.failures.inc();
         this.uploadFailures++;
         this.nextUploadAt = clock.now() + Math.min(MAX_BACKOFF_MS, this.deps.config.intervalMs * 2 ** this.uploadFailures);
@@ -521,24 +600,37 @@ export class ReplicationService {
    * one taking over after a promotion), else another server was promoted and this one stops shipping for good.
    */
   private async checkFence(generation: string): Promise<boolean> {
-    const bytes = await this.store.getBytes(FENCE_NAME);
-    const fence = bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as Fence) : null;
+    const fence = await this.readFence();
     if (fence?.generation === generation) return true;
     const state = readReplicationState(this.deps.paths.root);
-    if (fence && !state.generations.includes(fence.generation) && !state.takeover) {
+    if (fence && takenOver(fence, state)) {
       this.fence(fence);
       return false;
     }
     const next: Fence = { generation, since: new Date(this.deps.clock.now()).toISOString() };
     await this.store.putBytes(FENCE_NAME, new TextEncoder().encode(JSON.stringify(next)));
-    if (state.takeover) writeReplicationState(this.deps.paths.root, { generations: state.generations });
+    if (state.takeover) writeReplicationState(this.deps.paths.root, { ...state, takeover: false });
     return true;
   }
 
+  private async readFence(): Promise<Fence | null> {
+    const bytes = await this.store.getBytes(FENCE_NAME);
+    return bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as Fence) : null;
+  }
+
+  private fencedMessage(fence: Fence): string {
+    return `Another server took over the replica at ${this.store.where} (its generation ${fence.generation}, since ${fence.since}): this server no longer ships to it; point REPLICATE_TO elsewhere, or run this box as a standby`;
+  }
+
+  /** Found while sending, beside a round: the next round stands down (standDown). */
   private fence(fence: Fence): void {
-    this.problem = `Another server took over the replica at ${this.store.where} (its generation ${fence.generation}, since ${fence.since}): this server no longer ships to it; point REPLICATE_TO elsewhere, or run this box as a standby`;
+    this.problem = this.fencedMessage(fence);
     this.deps.log.error('replication: refused by the fence at the destination', { destination: this.store.where, fence: fence.generation });
     this.fenced = true;
+  }
+
+  /** Fenced: nothing more is shipped, the log goes back to SQLite, and what waited in the outbox goes. */
+  private standDown(): void {
     this.broken = true;
     this.unsynced = [];
     this.gen = null;
@@ -562,14 +654,13 @@ export class ReplicationService {
 
   /** Deletes generations no moment within REPLICATE_RETENTION needs: those whose successor began before it. */
   private async prune(): Promise<void> {
-    const now = this.deps.clock.now();
-    this.lastPruneAt = now;
+    this.lastPruneAt = this.deps.clock.now();
     const objects = await this.store.list();
     const generations = [...new Set(objects.map((o) => parseObjectName(o.name)?.generation).filter((g): g is string => !!g))].sort();
     const complete = new Set(
       objects.filter((o) => parseObjectName(o.name)?.kind === 'snapshot').map((o) => parseObjectName(o.name)!.generation),
     );
-    const cutoff = now - this.deps.config.retentionMs;
+    const cutoff = this.deps.retentionClock.now() - this.deps.config.retentionMs;
     let keepFrom = 0;
     for (let i = 0; i < generations.length; i++) {
       if (complete.has(generations[i]!) && generationTime(generations[i]!) <= cutoff) keepFrom = i;
@@ -581,7 +672,15 @@ export class ReplicationService {
     }
   }
 
-  /** Bytes in the outbox; REPLICATE_MAX_LAG_BYTES bounds the segments' share, not a generation's snapshot. */
+  /**
+   * What REPLICATE_MAX_LAG_BYTES bounds: the segments, and every object of a generation before the current one
+   * (each start and each day begins one, so a destination away across restarts would otherwise pile up snapshots).
+   */
+  private lagging(name: string): boolean {
+    return name.includes('_wal_') || (this.gen !== null && !name.startsWith(`${this.gen.id}_`));
+  }
+
+  /** Bytes in the outbox. */
   private backlogBytes(which: (name: string) => boolean = () => true): number {
     if (!fs.existsSync(this.outbox)) return 0;
     let total = 0;
@@ -596,20 +695,41 @@ export class ReplicationService {
       .map(parseObjectName)
       .find((o) => o?.kind === 'wal');
     if (first?.kind === 'wal') return Math.max(0, (this.deps.clock.now() - first.at) / 1000);
-    if (this.broken && this.lastShippedAt) return (this.deps.clock.now() - this.lastShippedAt) / 1000;
+    // Stopped or fenced before anything went out since the start: behind since then, not up to date.
+    if (this.broken) return Math.max(0, (this.deps.clock.now() - (this.lastShippedAt || this.shippingSince)) / 1000);
     return 0;
   }
 
   status(): ReplicationStatus {
     const lagSeconds = this.lagSeconds();
-    const behind = lagSeconds * 1000 > Math.max(BEHIND_MS, 10 * this.deps.config.intervalMs);
     return {
       destination: this.store.where,
       generation: this.gen?.id ?? null,
       lagSeconds,
       lastShippedAt: this.lastShippedAt ? new Date(this.lastShippedAt).toISOString() : null,
       backlogBytes: this.backlogBytes(),
-      warning: this.problem ?? (behind ? `The replica is ${Math.round(lagSeconds)} s behind: changes wait on this server's disk` : null),
+      warning: this.problem ?? this.behind(lagSeconds),
     };
+  }
+
+  private behind(lagSeconds: number): string | null {
+    if (lagSeconds * 1000 <= Math.max(BEHIND_MS, 10 * this.deps.config.intervalMs)) return null;
+    return `The replica is ${Math.round(lagSeconds)} s behind: changes wait on this server's disk`;
+  }
+
+  /**
+   * What `coffer doctor` sees of replication from beside the server, or with it stopped: what waits in the
+   * outbox and since when, whether the destination answers, and whether another server took it over.
+   */
+  async inspect(): Promise<ReplicationCheck> {
+    const lagSeconds = this.lagSeconds();
+    let problem: string | null = null;
+    try {
+      const fence = await this.readFence();
+      if (fence && takenOver(fence, readReplicationState(this.deps.paths.root))) problem = this.fencedMessage(fence);
+    } catch (err) {
+      problem = `The replica destination ${this.store.where} cannot be read: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    return { destination: this.store.where, lagSeconds, backlogBytes: this.backlogBytes(), warning: problem ?? this.behind(lagSeconds) };
   }
 }

@@ -8,7 +8,11 @@ import { StartupError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { applySegments, build, checkDatabase, type GenerationObjects, inventory, isComplete, keyOf } from './replica-restore.ts';
 import { replicaStore, type ReplicaStore } from './replica-store.ts';
+import { objectName } from './replica-format.ts';
 import { readReplicationState, writeReplicationState } from './replication.ts';
+
+/** The latest time a segment's name can hold: every name of a later segment sorts after it. */
+const LAST_AT = 9_999_999_999_999;
 
 interface Following {
   generation: string;
@@ -62,6 +66,10 @@ export class StandbyFollower {
   async start(): Promise<void> {
     fs.mkdirSync(this.deps.paths.root, { recursive: true, mode: 0o700 });
     fs.mkdirSync(this.deps.paths.blobs, { recursive: true, mode: 0o700 });
+    // What a standby killed while it built a generation left: as large as the database, and never to be finished.
+    for (const name of fs.readdirSync(this.deps.paths.root)) {
+      if (name.startsWith('.standby-')) fs.rmSync(path.join(this.deps.paths.root, name), { force: true });
+    }
     await this.sync();
     this.schedule();
   }
@@ -87,19 +95,29 @@ export class StandbyFollower {
     await this.running;
   }
 
-  /** Applies what the destination holds beyond what is applied here. */
+  /**
+   * Applies what the destination holds beyond what is applied here. While a generation is followed, only the
+   * names after its last applied segment are listed (its next segments, and any later generation): a replica
+   * keeps REPLICATE_RETENTION of segments, up to a day's 86,400 per generation, and listing them all every
+   * interval took two thirds of a core per day of them.
+   */
   private async sync(): Promise<void> {
     const { store, clock } = this.deps;
-    const generations = (await inventory(store)).filter(isComplete);
+    const f = this.following;
+    const listed = await inventory(store, f ? objectName.wal(f.generation, f.applied, LAST_AT) : undefined);
     this.lastCheckAt = clock.now();
-    const newest = generations.at(-1);
-    if (!newest) {
+    const newest = listed.filter(isComplete).at(-1);
+    if (newest && newest.generation !== f?.generation) {
+      this.newestAt = newest.segments.at(-1)?.at ?? newest.startedAt;
+      await this.rebuild(newest);
+    } else if (f) {
+      const next = listed.find((g) => g.generation === f.generation);
+      this.newestAt = next?.segments.at(-1)?.at ?? f.appliedAt;
+      if (next) await this.apply(next);
+    } else {
       this.problem = `there is no complete replica generation at ${store.where} yet`;
       return;
     }
-    this.newestAt = newest.segments.at(-1)?.at ?? newest.startedAt;
-    if (this.following?.generation !== newest.generation) await this.rebuild(newest);
-    else await this.apply(newest);
     this.problem = null;
   }
 
@@ -170,11 +188,25 @@ export class StandbyFollower {
    */
   async promote(): Promise<StandbyStatus> {
     await this.stop();
-    await this.sync();
-    const f = this.following;
-    if (!f) throw new Error(`nothing to promote: there is no complete replica generation at ${this.deps.store.where}`);
+    let f: Following | null;
+    try {
+      await this.sync();
+      f = this.following;
+      if (!f) throw new Error(`nothing to promote: there is no complete replica generation at ${this.deps.store.where}`);
+    } catch (err) {
+      // Not promoted: the standby goes on following, as it did before it was asked.
+      this.problem = err instanceof Error ? err.message : String(err);
+      this.stopped = false;
+      this.schedule();
+      throw err;
+    }
     const state = readReplicationState(this.deps.paths.root);
-    writeReplicationState(this.deps.paths.root, { generations: [...state.generations, f.generation], takeover: true });
+    writeReplicationState(this.deps.paths.root, {
+      generations: [...state.generations, f.generation],
+      takeover: true,
+      stampedUpTo: Math.max(state.stampedUpTo ?? 0, f.appliedAt),
+      promotedFrom: this.deps.store.where,
+    });
     fs.rmSync(path.join(this.deps.paths.root, 'replication', 'standby'), { recursive: true, force: true });
     return this.status();
   }
@@ -192,6 +224,14 @@ function checkStandbyDir(paths: DataPaths): void {
   if (names.includes('coffer.db') && !fs.existsSync(path.join(paths.root, 'replication', 'standby'))) {
     throw new StartupError(`${paths.root} holds a database that is not a standby's: start the standby on an empty data directory`);
   }
+}
+
+/**
+ * The data directory is a standby of `dest` that was promoted: `coffer serve --standby DEST` (the unit that ran
+ * the standby, after a reboot) then starts it as the primary it became, replicating to DEST.
+ */
+export function promotedFrom(config: Config, dest: ReplicaDestination): boolean {
+  return readReplicationState(dataPaths(config.dataDir).root).promotedFrom === replicaStore(dest, os.tmpdir()).where;
 }
 
 /** The follower a `coffer serve --standby DEST` runs, on the configured data directory. */

@@ -2,8 +2,9 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { upload } from '../../helpers/files.ts';
+import { seedRows, upload } from '../../helpers/files.ts';
 import { admin } from '../../helpers/seed.ts';
+import { runCli, serveCli } from '../../helpers/cli.ts';
 import { startTestServer, tempDir } from '../../helpers/server.ts';
 import { mountSmallDisk, type SmallDisk } from '../../helpers/small-disk.ts';
 import { skipWithout } from '../../helpers/prerequisites.ts';
@@ -71,6 +72,43 @@ describe.skipIf(noDisk)('replication on a full disk', () => {
     } finally {
       fs.rmSync(filler, { force: true });
       await t.server.stop();
+    }
+  }, 60_000);
+
+  test('a restore from the replica, or a standby, onto a disk too small is refused with the room there and the room needed, and leaves nothing behind', async () => {
+    const pass = path.join(outside, 'passphrase');
+    fs.writeFileSync(pass, 'replica passphrase\n', { mode: 0o600 });
+    const replica = path.join(outside, 'replica-too-big');
+    const env = { BACKUP_PASSPHRASE_FILE: pass };
+    const t = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: replica, REPLICATE_INTERVAL_MS: '100' } });
+    try {
+      const a = await admin(t);
+      await eventually(() => expect(fs.readdirSync(replica).some((n) => n.endsWith('_snapshot'))).toBe(true));
+      seedRows(t, a.id, null, 4000, (i) => ({ name: `row-${i}-${randomBytes(100).toString('hex')}`, type: 'folder' }));
+      await upload(a.client, 'last.txt', 'shipped');
+      await eventually(() => expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]));
+    } finally {
+      await t.stop();
+    }
+    const small = mountSmallDisk(3);
+    if (typeof small === 'string') throw new Error(small);
+    try {
+      const restored = path.join(small.dir, 'restored');
+      const r = await runCli(['restore', '--from-replica', replica, '--data-dir', restored], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /restored had 3\.\d\d MiB free, and the replica's database needs more than \d+\.\d\d MiB there: free some space/,
+      );
+      expect(fs.existsSync(restored)).toBe(false);
+      const following = path.join(small.dir, 'standby');
+      const standby = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', following, '--standby', replica], { env }).then(
+        (s) => s.stop().then(() => 'it started'),
+        (err: Error) => err.message,
+      );
+      expect(standby).toMatch(/standby had 3\.\d\d MiB free, and the replica's database needs more than/);
+      expect(fs.readdirSync(following).filter((n) => n.startsWith('.'))).toEqual([]);
+    } finally {
+      small.unmount();
     }
   }, 60_000);
 });
