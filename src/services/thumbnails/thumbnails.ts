@@ -7,7 +7,7 @@ import { Messages, notFound, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Logger } from '../../log.ts';
-import { type ByteRange, StorageNotFoundError } from '../../storage/driver.ts';
+import { type ByteRange, ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
 import { wrappedKeyId } from '../../storage/keyring.ts';
 import { thumbnailKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
@@ -92,6 +92,16 @@ function mergePhotoPages<T extends PhotoRow>(sources: T[][], limit: number): { r
     out.push(row);
   }
   return { rows: out, cut: false };
+}
+
+/**
+ * A stored object that is gone or fails its integrity check stays so until it is restored: its file has no thumbnail
+ * (recorded once, so the sweep goes on to the next file); any other failure (storage unreachable) is thrown to be retried.
+ */
+function unreadable(err: unknown): { ok: false; reason: string } {
+  if (err instanceof StorageNotFoundError || err instanceof ObjectIntegrityError)
+    return { ok: false, reason: `the stored file cannot be read: ${err.message}` };
+  throw err;
 }
 
 /**
@@ -347,7 +357,7 @@ export class ThumbnailService {
     let made: ThumbnailRow;
     if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`);
     else {
-      const result = await this.d.pool.make(kind, this.source(kind, subject), urgent);
+      const result = await this.d.pool.make(kind, this.source(kind, subject), urgent).catch(unreadable);
       if (!result.ok) made = none(result.reason);
       else {
         const put = (size: ThumbnailSize, data: Uint8Array) =>
