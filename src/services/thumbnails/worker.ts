@@ -61,6 +61,21 @@ const EXIF_TEXT_MAX = 100;
 
 const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, EXIF_TEXT_MAX) : null);
 
+/** Degrees, minutes and seconds as GPS writes them: minutes and seconds under 60. */
+const dms = (v: unknown) => Array.isArray(v) && v.length === 3 && v.every((n, i) => Number.isFinite(n) && n >= 0 && (i === 0 || n < 60));
+
+/**
+ * Where the photo was taken; null when the GPS says nothing usable: no hemisphere, out of range, or exactly 0,0
+ * (what phones write without a fix, not a place anyone was).
+ */
+function placeOf(tags: Record<string, unknown>): { latitude: number; longitude: number } | null {
+  const { latitude, longitude, GPSLatitudeRef: ns, GPSLongitudeRef: ew } = tags;
+  if (typeof latitude !== 'number' || typeof longitude !== 'number' || !dms(tags.GPSLatitude) || !dms(tags.GPSLongitude)) return null;
+  if (!(ns === 'N' || ns === 'S') || !(ew === 'E' || ew === 'W')) return null;
+  if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180 || (latitude === 0 && longitude === 0)) return null;
+  return { latitude, longitude };
+}
+
 /** What the photo's EXIF says of when it was taken, with what, and where; nulls where it says nothing. */
 async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
   let tags: Record<string, unknown> | undefined;
@@ -75,14 +90,13 @@ async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
   const model = text(tags.Model);
   // Most cameras repeat the maker in the model ("Canon" + "Canon EOS R6").
   const camera = model && make && !model.toLowerCase().startsWith(make.toLowerCase()) ? `${make} ${model}` : (model ?? make);
-  const { latitude, longitude } = tags;
-  const placed = typeof latitude === 'number' && typeof longitude === 'number' && Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180;
+  const place = placeOf(tags);
   return {
     takenAt: Number.isFinite(t) ? t : null,
     camera: camera ? camera.slice(0, EXIF_TEXT_MAX) : null,
     lens: text(tags.LensModel),
-    latitude: placed ? latitude : null,
-    longitude: placed ? longitude : null,
+    latitude: place?.latitude ?? null,
+    longitude: place?.longitude ?? null,
   };
 }
 

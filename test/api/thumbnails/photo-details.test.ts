@@ -68,4 +68,23 @@ describe('a photo’s details, read from its EXIF with its thumbnail', () => {
     const text = await upload(o.client, 'notes.txt', 'words', { type: 'text/plain' });
     expect((await json(await o.client.get(`/api/files/${text.id}/info`))).photo).toBeUndefined();
   });
+
+  test('no place for a GPS of 0,0 (no fix), one without its hemisphere or one out of range', async () => {
+    const o = await seed.owner(t);
+    const gps = (tags: Record<string, string>) =>
+      sharp({ create: { width: 60, height: 40, channels: 3, background: '#2a6' } })
+        .jpeg()
+        .withExif({ IFD3: tags })
+        .toBuffer();
+    const bogus: Array<Record<string, string>> = [
+      { GPSLatitudeRef: 'N', GPSLatitude: '0/1 0/1 0/1', GPSLongitudeRef: 'E', GPSLongitude: '0/1 0/1 0/1' },
+      { GPSLatitude: '45/1 0/1 0/1', GPSLongitude: '10/1 0/1 0/1' },
+      { GPSLatitudeRef: 'N', GPSLatitude: '95/1 0/1 0/1', GPSLongitudeRef: 'E', GPSLongitude: '10/1 0/1 0/1' },
+      { GPSLatitudeRef: 'N', GPSLatitude: '45/1 90/1 0/1', GPSLongitudeRef: 'E', GPSLongitude: '10/1 0/1 7000/1' },
+    ];
+    for (const [i, tags] of bogus.entries()) {
+      const file = await upload(o.client, `nowhere-${i}.jpg`, await gps(tags), { type: 'image/jpeg' });
+      expect((await details(o, file.id)).photo.location).toBeNull();
+    }
+  });
 });
