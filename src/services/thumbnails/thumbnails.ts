@@ -32,6 +32,8 @@ const SWEEP_BATCH = 16;
 const SWEEP_PAUSE_MS = 250;
 // Thumbnails of library content that changed or left, removed per round of the sweep.
 const PRUNE_BATCH = 500;
+// A photo taken further ahead than this is a camera's wrong clock (2100, 9999): it sorts by its modification time.
+const TAKEN_AHEAD_MS = 86_400_000;
 
 // The Photos view's images: every type a thumbnail is made of except documents (PDF).
 const PHOTO_IMAGE_TYPES = THUMBNAIL_TYPES.filter((t) => t.startsWith('image/'));
@@ -377,7 +379,10 @@ export class ThumbnailService {
           largeSize,
           width: result.width,
           height: result.height,
-          takenAt: result.takenAt ?? movie?.recordedAt ?? null,
+          takenAt:
+            (result.takenAt !== null && result.takenAt <= this.d.clock.now() + TAKEN_AHEAD_MS ? result.takenAt : null) ??
+            movie?.recordedAt ??
+            null,
           camera: result.camera,
           lens: result.lens,
           latitude: result.latitude,

@@ -61,6 +61,22 @@ const EXIF_TEXT_MAX = 100;
 
 const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, EXIF_TEXT_MAX) : null);
 
+// Before this a date is a blank or garbled field (0000:00:00 reads as 1899), not when a picture was taken.
+const EARLIEST_YEAR = 1800;
+
+/**
+ * When the photo was taken (ms), from EXIF's "YYYY:MM:DD HH:MM:SS" wall time in this server's time zone; null for a
+ * blank, zero or impossible date (month 13, 30 February).
+ */
+function takenAtOf(date: unknown): number | null {
+  const m = typeof date === 'string' ? /^(\d{4})[:-](\d{2})[:-](\d{2})[ T](\d{2}):(\d{2}):(\d{2})/.exec(date.trim()) : null;
+  if (!m) return null;
+  const [y, mo, d, h, mi, sec] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  if (y < EARLIEST_YEAR || mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || sec > 59)
+    return null;
+  return new Date(y, mo - 1, d, h, mi, sec).getTime();
+}
+
 /** Degrees, minutes and seconds as GPS writes them: minutes and seconds under 60. */
 const dms = (v: unknown) => Array.isArray(v) && v.length === 3 && v.every((n, i) => Number.isFinite(n) && n >= 0 && (i === 0 || n < 60));
 
@@ -80,19 +96,19 @@ function placeOf(tags: Record<string, unknown>): { latitude: number; longitude: 
 async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
   let tags: Record<string, unknown> | undefined;
   try {
-    tags = await exifr.parse(bytes, { pick: [...EXIF_TAGS], gps: true });
+    // Values as written: the date is checked here (exifr turns 0000:00:00 into 1899 and month 13 into next year's).
+    tags = await exifr.parse(bytes, { pick: [...EXIF_TAGS], gps: true, reviveValues: false });
   } catch {
     return NO_FACTS;
   }
   if (!tags) return NO_FACTS;
-  const t = tags.DateTimeOriginal instanceof Date ? tags.DateTimeOriginal.getTime() : Number.NaN;
   const make = text(tags.Make);
   const model = text(tags.Model);
   // Most cameras repeat the maker in the model ("Canon" + "Canon EOS R6").
   const camera = model && make && !model.toLowerCase().startsWith(make.toLowerCase()) ? `${make} ${model}` : (model ?? make);
   const place = placeOf(tags);
   return {
-    takenAt: Number.isFinite(t) ? t : null,
+    takenAt: takenAtOf(tags.DateTimeOriginal),
     camera: camera ? camera.slice(0, EXIF_TEXT_MAX) : null,
     lens: text(tags.LensModel),
     latitude: place?.latitude ?? null,

@@ -69,6 +69,18 @@ describe('a photo’s details, read from its EXIF with its thumbnail', () => {
     expect((await json(await o.client.get(`/api/files/${text.id}/info`))).photo).toBeUndefined();
   });
 
+  test('a date that is no date (0000:00:00, blank, 30 February, month 13, the year 2100) is left out: the photo sorts by its modification time', async () => {
+    const o = await seed.owner(t);
+    const dates = ['0000:00:00 00:00:00', '    :  :     :  :  ', '2024:02:30 10:00:00', '2024:13:45 99:99:99', '2100:01:01 00:00:00'];
+    const files = [];
+    for (const [i, date] of dates.entries())
+      files.push(await upload(o.client, `odd-${i}.jpg`, await img.jpegTakenAt(date), { type: 'image/jpeg' }));
+    for (const file of files) expect((await details(o, file.id)).photo.takenAt).toBeNull();
+    const photos = await json(await o.client.get('/api/files/photos'));
+    expect(photos).toHaveLength(dates.length);
+    for (const p of photos) expect(p.takenAt).toBe(p.modified);
+  });
+
   test('no place for a GPS of 0,0 (no fix), one without its hemisphere or one out of range', async () => {
     const o = await seed.owner(t);
     const gps = (tags: Record<string, string>) =>
