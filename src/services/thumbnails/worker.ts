@@ -65,15 +65,20 @@ const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice
 const EARLIEST_YEAR = 1800;
 
 /**
- * When the photo was taken (ms), from EXIF's "YYYY:MM:DD HH:MM:SS" wall time in this server's time zone; null for a
- * blank, zero or impossible date (month 13, 30 February).
+ * When the photo was taken (ms), from EXIF's "YYYY:MM:DD HH:MM:SS" wall time: at its `offset` ("+09:00") when the
+ * camera wrote one, else in this server's time zone; null for a blank, zero or impossible date (month 13, 30 February).
  */
-function takenAtOf(date: unknown): number | null {
+function takenAtOf(date: unknown, offset: unknown): number | null {
   const m = typeof date === 'string' ? /^(\d{4})[:-](\d{2})[:-](\d{2})[ T](\d{2}):(\d{2}):(\d{2})/.exec(date.trim()) : null;
   if (!m) return null;
   const [y, mo, d, h, mi, sec] = m.slice(1).map(Number) as [number, number, number, number, number, number];
   if (y < EARLIEST_YEAR || mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || sec > 59)
     return null;
+  const zone = typeof offset === 'string' ? /^([+-])(\d{2}):(\d{2})$/.exec(offset.trim()) : null;
+  if (zone && Number(zone[2]) <= 14 && Number(zone[3]) <= 59) {
+    const minutes = (zone[1] === '-' ? -1 : 1) * (Number(zone[2]) * 60 + Number(zone[3]));
+    return Date.UTC(y, mo - 1, d, h, mi, sec) - minutes * 60_000;
+  }
   return new Date(y, mo - 1, d, h, mi, sec).getTime();
 }
 
@@ -96,7 +101,7 @@ function placeOf(tags: Record<string, unknown>): { latitude: number; longitude: 
 async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
   let tags: Record<string, unknown> | undefined;
   try {
-    // Values as written: the date is checked here (exifr turns 0000:00:00 into 1899 and month 13 into next year's).
+    // Values as written: the date is read here, with its offset, rather than as this thread's local time.
     tags = await exifr.parse(bytes, { pick: [...EXIF_TAGS], gps: true, reviveValues: false });
   } catch {
     return NO_FACTS;
@@ -108,7 +113,7 @@ async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
   const camera = model && make && !model.toLowerCase().startsWith(make.toLowerCase()) ? `${make} ${model}` : (model ?? make);
   const place = placeOf(tags);
   return {
-    takenAt: takenAtOf(tags.DateTimeOriginal),
+    takenAt: takenAtOf(tags.DateTimeOriginal, tags.OffsetTimeOriginal),
     camera: camera ? camera.slice(0, EXIF_TEXT_MAX) : null,
     lens: text(tags.LensModel),
     latitude: place?.latitude ?? null,
@@ -116,7 +121,17 @@ async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
   };
 }
 
-const EXIF_TAGS = ['DateTimeOriginal', 'Make', 'Model', 'LensModel', 'GPSLatitude', 'GPSLongitude', 'GPSLatitudeRef', 'GPSLongitudeRef'];
+const EXIF_TAGS = [
+  'DateTimeOriginal',
+  'OffsetTimeOriginal',
+  'Make',
+  'Model',
+  'LensModel',
+  'GPSLatitude',
+  'GPSLongitude',
+  'GPSLatitudeRef',
+  'GPSLongitudeRef',
+];
 const NO_FACTS: PhotoFacts = { takenAt: null, camera: null, lens: null, latitude: null, longitude: null };
 
 async function fromImage(bytes: Uint8Array) {

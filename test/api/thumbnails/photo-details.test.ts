@@ -81,6 +81,16 @@ describe('a photo’s details, read from its EXIF with its thumbnail', () => {
     for (const p of photos) expect(p.takenAt).toBe(p.modified);
   });
 
+  test('a phone’s offset (OffsetTimeOriginal) places the moment: 23:30 at +09:00 is 14:30 UTC, whatever the server’s zone', async () => {
+    const o = await seed.owner(t);
+    const bytes = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#2a6' } })
+      .jpeg()
+      .withExif({ IFD2: { DateTimeOriginal: '2024:08:15 23:30:00', OffsetTimeOriginal: '+09:00' } })
+      .toBuffer();
+    const file = await upload(o.client, 'tokyo.jpg', bytes, { type: 'image/jpeg' });
+    expect((await details(o, file.id)).photo.takenAt).toBe('2024-08-15T14:30:00.000Z');
+  });
+
   test('no place for a GPS of 0,0 (no fix), one without its hemisphere or one out of range', async () => {
     const o = await seed.owner(t);
     const gps = (tags: Record<string, string>) =>
