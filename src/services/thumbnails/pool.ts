@@ -107,7 +107,8 @@ export class ThumbnailPool {
       await slot.ready;
       const outcome = await this.ask(slot, task.kind, bytes);
       slot.tasks++;
-      keep = outcome.kept && task.kind !== 'heic' && slot.tasks < TASKS_PER_WORKER;
+      // A failed decode may leave its library unusable (pdfium aborts past its heap limit): the next file gets a fresh worker.
+      keep = outcome.kept && outcome.result.ok && task.kind !== 'heic' && slot.tasks < TASKS_PER_WORKER;
       task.resolve(outcome.result);
     } catch (err) {
       this.log.warn('thumbnail worker failed', { err: err instanceof Error ? err.message : String(err) });

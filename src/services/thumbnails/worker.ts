@@ -5,7 +5,7 @@ import type { Sharp } from 'sharp';
 import pdfiumWasm from '../../../node_modules/@hyzyla/pdfium/dist/pdfium.wasm' with { type: 'file' };
 import type { MakeRequest, MakeResult, PhotoFacts, WorkerSetup } from './formats.ts';
 import { decodeHeicReduced, type ReducedHeic } from './heic.ts';
-import { loadPdfium, openFirstPage, type Pdfium } from './pdf.ts';
+import { loadPdfium, openFirstPage, type Pdfium, type PdfHeap } from './pdf.ts';
 import { THUMBNAIL_SIZES } from '../../contract/files.ts';
 import { loadSharp } from './sharp.ts';
 import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
@@ -19,9 +19,10 @@ try {
 } catch {
   // Not permitted in some containers: thumbnails then compete at normal priority.
 }
-// libheif logs whole error objects on malformed input; the reason is reported in the answer instead.
+// libheif logs whole error objects on malformed input, pdfium its aborts: the reason is reported in the answer instead.
 console.log = () => {};
 console.warn = () => {};
+console.error = () => {};
 
 // The first message is the setup; every later one a request.
 const setup = await new Promise<WorkerSetup>((resolve) => {
@@ -29,6 +30,7 @@ const setup = await new Promise<WorkerSetup>((resolve) => {
 });
 const sharp = await loadSharp(setup.cacheDir);
 let pdfium: Pdfium | null = null;
+const pdfHeap: PdfHeap = { limit: 0 };
 
 class NoThumbnail extends Error {}
 
@@ -176,8 +178,17 @@ async function fromHeic(bytes: Uint8Array) {
 }
 
 async function fromPdf(bytes: Uint8Array) {
-  pdfium ??= await loadPdfium(await Bun.file(pdfiumWasm).arrayBuffer());
-  const { page, close } = openFirstPage(pdfium, bytes, setup.maxPixels);
+  pdfium ??= await loadPdfium(await Bun.file(pdfiumWasm).arrayBuffer(), () => pdfHeap.limit);
+  try {
+    return await firstPageOf(pdfium, bytes);
+  } catch (err) {
+    if (!(err instanceof WebAssembly.RuntimeError)) throw err;
+    throw new NoThumbnail(`pdfium stopped (${err.message}): the first page needs more memory than its file and images allow`);
+  }
+}
+
+async function firstPageOf(pdfium: Pdfium, bytes: Uint8Array) {
+  const { page, close } = openFirstPage(pdfium, bytes, setup.maxPixels, pdfHeap);
   try {
     const { originalWidth: w, originalHeight: h } = page.getOriginalSize();
     if (!(w > 0 && h > 0)) throw new NoThumbnail('the first page has no size');
