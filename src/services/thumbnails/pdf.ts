@@ -19,7 +19,7 @@ const FORM_OBJECT = 5;
 export interface PdfHeap {
   limit: number;
 }
-// Beyond the file itself: pdfium, the page's parsed content and the 1,600 px bitmap (about 10 MiB) fit in far less.
+// Beyond the file: pdfium, the page's parsed content and the 1,600 px bitmap (a page of 300,000 path segments needed over 64 MiB).
 const PDF_HEAP_SLACK = 128 * 1024 * 1024;
 // Each image drawing is decoded whole, at up to 4 bytes a pixel.
 const BYTES_PER_DRAWN_PIXEL = 4;
