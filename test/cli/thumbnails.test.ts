@@ -4,6 +4,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { upload } from '../helpers/files.ts';
 import * as img from '../helpers/images.ts';
 import * as seed from '../helpers/seed.ts';
+import { writeObjectFile } from '../helpers/s3.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { addLibrary, childNamed, cleanHostDirs, hostDir, write } from '../api/libraries/helpers.ts';
 
@@ -80,5 +81,18 @@ describe('coffer thumbnails rebuild', () => {
     expect(parseJson(r)).toEqual({ made: 1, none: 1 });
     expect(madeAt(key)).toBeGreaterThan(before);
     expect((await reader.client.get(`/api/files/${garden.id}/thumbnail`)).status).toBe(200);
+  });
+
+  test('a file whose stored object is damaged is counted as having none, and the rebuild goes on to the next files', async () => {
+    const login = await seed.owner(t);
+    const damaged = await upload(login.client, 'damaged.jpg', await img.jpeg(200, 100), { type: 'image/jpeg' });
+    const fine = await upload(login.client, 'fine.jpg', await img.jpeg(200, 100), { type: 'image/jpeg' });
+    const keyOf = (id: string) => t.server.ctx.repos.items.getLive(login.id, id)!.storageKey!;
+    await eventually(() => t.server.ctx.repos.thumbnails.get(keyOf(fine.id))?.status === 'ready', { timeoutMs: 30_000 });
+    writeObjectFile(t.server.ctx.driver, keyOf(damaged.id), Buffer.alloc(4000, 7), new Date());
+    const r = await runCli(['thumbnails', 'rebuild', '--user', login.email, '--json', '--data-dir', t.dataDir]);
+    expect(r.code).toBe(0);
+    expect(parseJson(r)).toEqual({ made: 1, none: 1 });
+    expect((await login.client.get(`/api/files/${damaged.id}/thumbnail`)).status).toBe(404);
   });
 });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { deflateSync } from 'node:zlib';
+import { createDeflate, deflateSync } from 'node:zlib';
 import sharp, { type Create } from 'sharp';
 import { tempDir } from './server.ts';
 
@@ -138,6 +138,11 @@ export function pdfDrawingImage(width: number, height: number, draws: number, vi
   if (form) objects.push(stream('/Type /XObject /Subtype /Form /BBox [0 0 300 400] /Resources << /XObject << /Im1 5 0 R >> >>', form));
   if (via === 'annotation')
     objects.push(Buffer.from('<< /Type /Annot /Subtype /Stamp /Rect [0 0 300 400] /F 4 /AP << /N 6 0 R >> >>', 'latin1'));
+  return pdfOf(objects);
+}
+
+/** A PDF of these objects (object 1 the catalog), each numbered by its place, with its cross-reference table. */
+function pdfOf(objects: Buffer[]): Buffer {
   const parts: Buffer[] = [Buffer.from('%PDF-1.4\n', 'latin1')];
   let length = parts[0]!.length;
   const offsets = objects.map((body, i) => {
@@ -150,6 +155,35 @@ export function pdfDrawingImage(width: number, height: number, draws: number, vi
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
   parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`, 'latin1'));
   return Buffer.concat(parts);
+}
+
+/**
+ * A one-page PDF whose content stream, a filled square and then spaces, inflates to `bytes`: deflated a MiB at a time,
+ * so neither side holds it whole (768 MiB take about 0.7 MiB).
+ */
+export async function pdfInflatingTo(bytes: number): Promise<Buffer> {
+  const deflate = createDeflate({ level: 9 });
+  const out: Buffer[] = [];
+  deflate.on('data', (chunk: Buffer) => out.push(chunk));
+  const done = new Promise((resolve) => deflate.on('end', resolve));
+  const chunk = Buffer.alloc(1024 * 1024, 0x20);
+  deflate.write(Buffer.from('0 0 1 rg 20 20 260 360 re f\n', 'latin1'));
+  for (let i = 0; i < bytes / chunk.length; i++) if (!deflate.write(chunk)) await new Promise((resolve) => deflate.once('drain', resolve));
+  deflate.end();
+  await done;
+  const content = Buffer.concat(out);
+  const stream = Buffer.concat([
+    Buffer.from(`<< /Filter /FlateDecode /Length ${content.length} >>\nstream\n`, 'latin1'),
+    content,
+    Buffer.from('\nendstream', 'latin1'),
+  ]);
+  const objects = [
+    Buffer.from('<< /Type /Catalog /Pages 2 0 R >>', 'latin1'),
+    Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>', 'latin1'),
+    Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] /Contents 4 0 R >>', 'latin1'),
+    stream,
+  ];
+  return pdfOf(objects);
 }
 
 /** Whether Debian's heif-enc (package libheif-examples) is here to make HEIC samples; null when it is. */

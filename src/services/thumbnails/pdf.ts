@@ -15,6 +15,15 @@ export type Pdfium = Awaited<ReturnType<typeof PDFiumModule>> & {
 const IMAGE_OBJECT = 3;
 const FORM_OBJECT = 5;
 
+/** The most pdfium's heap may grow to for the document at hand, in bytes (see loadPdfium). */
+export interface PdfHeap {
+  limit: number;
+}
+// Beyond the file: pdfium, the page's parsed content and the 1,600 px bitmap (a page of 300,000 path segments needed over 64 MiB).
+const PDF_HEAP_SLACK = 128 * 1024 * 1024;
+// Each image drawing is decoded whole, at up to 4 bytes a pixel.
+const BYTES_PER_DRAWN_PIXEL = 4;
+
 // FPDF_GetLastError's codes, as the file's owner would read them.
 const LOAD_ERRORS: Record<number, string> = {
   2: 'the PDF could not be opened',
@@ -23,9 +32,25 @@ const LOAD_ERRORS: Record<number, string> = {
   5: 'the PDF uses an unsupported security scheme',
 };
 
-export async function loadPdfium(wasmBinary: ArrayBuffer): Promise<Pdfium> {
-  // A locateFile that is never called keeps the loader from resolving a URL of its own (none in a worker).
-  const pdfium = (await PDFiumModule({ wasmBinary, locateFile: () => '' })) as Pdfium;
+/**
+ * pdfium, its heap never grown past `heapLimit()` bytes: an allocation past it aborts the call (a content stream that
+ * inflates to gigabytes stops there), and the module is unusable after, so its worker is replaced.
+ */
+export async function loadPdfium(wasmBinary: ArrayBuffer, heapLimit: () => number): Promise<Pdfium> {
+  const pdfium = (await PDFiumModule({
+    wasmBinary,
+    // A locateFile that is never called keeps the loader from resolving a URL of its own (none in a worker).
+    locateFile: () => '',
+    // The loader's own instantiation, with the heap's growth (an import of the module) refused past the limit.
+    instantiateWasm: (imports, done) => {
+      const env = imports.env as { emscripten_resize_heap: (bytes: number) => number };
+      const grow = env.emscripten_resize_heap;
+      env.emscripten_resize_heap = (bytes) => (bytes >>> 0 > heapLimit() ? 0 : grow(bytes));
+      // The loader's callback takes the instance, whatever the package's types say.
+      void WebAssembly.instantiate(wasmBinary, imports).then(({ instance }) => done(instance as unknown as WebAssembly.Module));
+      return {};
+    },
+  })) as Pdfium;
   pdfium._FPDF_InitLibraryWithConfig({ version: 2, m_pIsolate: null, m_pUserFontPaths: null, m_v8EmbedderSlot: 0, m_pPlatform: null });
   return pdfium;
 }
@@ -35,7 +60,14 @@ export async function loadPdfium(wasmBinary: ArrayBuffer): Promise<Pdfium> {
  * appearances, each drawing counted) have more than `maxPixels` in all: pdfium decodes each drawing whole (one
  * 400 MP image drawn ten times held a worker 47 s). `close` ends the document.
  */
-export function openFirstPage(pdfium: Pdfium, bytes: Uint8Array, maxPixels: number): { page: PDFiumPage; close: () => void } {
+export function openFirstPage(
+  pdfium: Pdfium,
+  bytes: Uint8Array,
+  maxPixels: number,
+  heap: PdfHeap,
+): { page: PDFiumPage; close: () => void } {
+  // Opening and parsing the page (its content streams inflated) gets the file's room and the slack; drawing, its images' too.
+  heap.limit = bytes.length + PDF_HEAP_SLACK;
   const documentPtr = pdfium.wasmExports.malloc(bytes.length);
   pdfium.HEAPU8.set(bytes, documentPtr);
   const documentIdx = pdfium._FPDF_LoadMemDocument(documentPtr, bytes.length, 0);
@@ -50,6 +82,7 @@ export function openFirstPage(pdfium: Pdfium, bytes: Uint8Array, maxPixels: numb
     if (!pageIdx) throw new Error('the PDF has no first page');
     const drawn = imagePixels(pdfium, pageIdx, maxPixels);
     if (drawn > maxPixels) throw new Error(`the first page draws images of more than ${maxPixels} pixels`);
+    heap.limit += drawn * BYTES_PER_DRAWN_PIXEL;
   } catch (err) {
     if (pageIdx) pdfium._FPDF_ClosePage(pageIdx);
     document.destroy();

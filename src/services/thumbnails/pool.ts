@@ -107,7 +107,9 @@ export class ThumbnailPool {
       await slot.ready;
       const outcome = await this.ask(slot, task.kind, bytes);
       slot.tasks++;
-      keep = outcome.kept && task.kind !== 'heic' && slot.tasks < TASKS_PER_WORKER;
+      // pdfium is unusable after an abort (past its heap limit, see loadPdfium): a PDF that failed leaves a fresh worker.
+      const spent = task.kind === 'heic' || (task.kind === 'pdf' && !outcome.result.ok);
+      keep = outcome.kept && !spent && slot.tasks < TASKS_PER_WORKER;
       task.resolve(outcome.result);
     } catch (err) {
       this.log.warn('thumbnail worker failed', { err: err instanceof Error ? err.message : String(err) });

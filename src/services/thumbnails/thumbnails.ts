@@ -7,7 +7,7 @@ import { Messages, notFound, validationFailed } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import type { Logger } from '../../log.ts';
-import { type ByteRange, StorageNotFoundError } from '../../storage/driver.ts';
+import { type ByteRange, ObjectIntegrityError, StorageNotFoundError } from '../../storage/driver.ts';
 import { wrappedKeyId } from '../../storage/keyring.ts';
 import { thumbnailKey } from '../../storage/keys.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
@@ -33,6 +33,8 @@ const SWEEP_BATCH = 16;
 const SWEEP_PAUSE_MS = 250;
 // Thumbnails of library content that changed or left, removed per round of the sweep.
 const PRUNE_BATCH = 500;
+// A photo taken further ahead than this is a camera's wrong clock (2100, 9999): it sorts by its modification time.
+const TAKEN_AHEAD_MS = 86_400_000;
 
 // The Photos view's images: every type a thumbnail is made of except documents (PDF).
 const PHOTO_IMAGE_TYPES = THUMBNAIL_TYPES.filter((t) => t.startsWith('image/'));
@@ -93,6 +95,16 @@ function mergePhotoPages<T extends PhotoRow>(sources: T[][], limit: number): { r
     out.push(row);
   }
   return { rows: out, cut: false };
+}
+
+/**
+ * A stored object that is gone or fails its integrity check stays so until it is restored: its file has no thumbnail
+ * (recorded once, so the sweep goes on to the next file); any other failure (storage unreachable) is thrown to be retried.
+ */
+function unreadable(err: unknown): { ok: false; reason: string } {
+  if (err instanceof StorageNotFoundError || err instanceof ObjectIntegrityError)
+    return { ok: false, reason: `the stored file cannot be read: ${err.message}` };
+  throw err;
 }
 
 /**
@@ -353,7 +365,7 @@ export class ThumbnailService {
     let made: Made;
     if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`);
     else {
-      const result = await this.d.pool.make(kind, this.source(kind, subject), urgent);
+      const result = await this.d.pool.make(kind, this.source(kind, subject), urgent).catch(unreadable);
       if (!result.ok) made = none(result.reason);
       else {
         const put = (size: ThumbnailSize, data: Uint8Array) =>
@@ -382,7 +394,10 @@ export class ThumbnailService {
           ...(sizes ? {} : { unstored: { small: result.small, large: result.large } }),
           width: result.width,
           height: result.height,
-          takenAt: result.takenAt ?? movie?.recordedAt ?? null,
+          takenAt:
+            (result.takenAt !== null && result.takenAt <= this.d.clock.now() + TAKEN_AHEAD_MS ? result.takenAt : null) ??
+            movie?.recordedAt ??
+            null,
           camera: result.camera,
           lens: result.lens,
           latitude: result.latitude,

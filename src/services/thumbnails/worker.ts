@@ -5,7 +5,7 @@ import type { Sharp } from 'sharp';
 import pdfiumWasm from '../../../node_modules/@hyzyla/pdfium/dist/pdfium.wasm' with { type: 'file' };
 import type { MakeRequest, MakeResult, PhotoFacts, WorkerSetup } from './formats.ts';
 import { decodeHeicReduced, type ReducedHeic } from './heic.ts';
-import { loadPdfium, openFirstPage, type Pdfium } from './pdf.ts';
+import { loadPdfium, openFirstPage, type Pdfium, type PdfHeap } from './pdf.ts';
 import { THUMBNAIL_SIZES } from '../../contract/files.ts';
 import { loadSharp } from './sharp.ts';
 import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
@@ -19,9 +19,10 @@ try {
 } catch {
   // Not permitted in some containers: thumbnails then compete at normal priority.
 }
-// libheif logs whole error objects on malformed input; the reason is reported in the answer instead.
+// libheif logs whole error objects on malformed input, pdfium its aborts: the reason is reported in the answer instead.
 console.log = () => {};
 console.warn = () => {};
+console.error = () => {};
 
 // The first message is the setup; every later one a request.
 const setup = await new Promise<WorkerSetup>((resolve) => {
@@ -29,6 +30,7 @@ const setup = await new Promise<WorkerSetup>((resolve) => {
 });
 const sharp = await loadSharp(setup.cacheDir);
 let pdfium: Pdfium | null = null;
+const pdfHeap: PdfHeap = { limit: 0 };
 
 class NoThumbnail extends Error {}
 
@@ -61,32 +63,77 @@ const EXIF_TEXT_MAX = 100;
 
 const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, EXIF_TEXT_MAX) : null);
 
+// Before this a date is a blank or garbled field (0000:00:00 reads as 1899), not when a picture was taken.
+const EARLIEST_YEAR = 1800;
+
+/**
+ * When the photo was taken (ms), from EXIF's "YYYY:MM:DD HH:MM:SS" wall time: at its `offset` ("+09:00") when the
+ * camera wrote one, else in this server's time zone; null for a blank, zero or impossible date (month 13, 30 February).
+ */
+function takenAtOf(date: unknown, offset: unknown): number | null {
+  const m = typeof date === 'string' ? /^(\d{4})[:-](\d{2})[:-](\d{2})[ T](\d{2}):(\d{2}):(\d{2})/.exec(date.trim()) : null;
+  if (!m) return null;
+  const [y, mo, d, h, mi, sec] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  if (y < EARLIEST_YEAR || mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || sec > 59)
+    return null;
+  const zone = typeof offset === 'string' ? /^([+-])(\d{2}):(\d{2})$/.exec(offset.trim()) : null;
+  if (zone && Number(zone[2]) <= 14 && Number(zone[3]) <= 59) {
+    const minutes = (zone[1] === '-' ? -1 : 1) * (Number(zone[2]) * 60 + Number(zone[3]));
+    return Date.UTC(y, mo - 1, d, h, mi, sec) - minutes * 60_000;
+  }
+  return new Date(y, mo - 1, d, h, mi, sec).getTime();
+}
+
+/** Degrees, minutes and seconds as GPS writes them: minutes and seconds under 60. */
+const dms = (v: unknown) => Array.isArray(v) && v.length === 3 && v.every((n, i) => Number.isFinite(n) && n >= 0 && (i === 0 || n < 60));
+
+/**
+ * Where the photo was taken; null when the GPS says nothing usable: no hemisphere, out of range, or exactly 0,0
+ * (what phones write without a fix, not a place anyone was).
+ */
+function placeOf(tags: Record<string, unknown>): { latitude: number; longitude: number } | null {
+  const { latitude, longitude, GPSLatitudeRef: ns, GPSLongitudeRef: ew } = tags;
+  if (typeof latitude !== 'number' || typeof longitude !== 'number' || !dms(tags.GPSLatitude) || !dms(tags.GPSLongitude)) return null;
+  if (!(ns === 'N' || ns === 'S') || !(ew === 'E' || ew === 'W')) return null;
+  if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180 || (latitude === 0 && longitude === 0)) return null;
+  return { latitude, longitude };
+}
+
 /** What the photo's EXIF says of when it was taken, with what, and where; nulls where it says nothing. */
 async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
   let tags: Record<string, unknown> | undefined;
   try {
-    tags = await exifr.parse(bytes, { pick: [...EXIF_TAGS], gps: true });
+    // Values as written: the date is read here, with its offset, rather than as this thread's local time.
+    tags = await exifr.parse(bytes, { pick: [...EXIF_TAGS], gps: true, reviveValues: false });
   } catch {
     return NO_FACTS;
   }
   if (!tags) return NO_FACTS;
-  const t = tags.DateTimeOriginal instanceof Date ? tags.DateTimeOriginal.getTime() : Number.NaN;
   const make = text(tags.Make);
   const model = text(tags.Model);
   // Most cameras repeat the maker in the model ("Canon" + "Canon EOS R6").
   const camera = model && make && !model.toLowerCase().startsWith(make.toLowerCase()) ? `${make} ${model}` : (model ?? make);
-  const { latitude, longitude } = tags;
-  const placed = typeof latitude === 'number' && typeof longitude === 'number' && Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180;
+  const place = placeOf(tags);
   return {
-    takenAt: Number.isFinite(t) ? t : null,
+    takenAt: takenAtOf(tags.DateTimeOriginal, tags.OffsetTimeOriginal),
     camera: camera ? camera.slice(0, EXIF_TEXT_MAX) : null,
     lens: text(tags.LensModel),
-    latitude: placed ? latitude : null,
-    longitude: placed ? longitude : null,
+    latitude: place?.latitude ?? null,
+    longitude: place?.longitude ?? null,
   };
 }
 
-const EXIF_TAGS = ['DateTimeOriginal', 'Make', 'Model', 'LensModel', 'GPSLatitude', 'GPSLongitude', 'GPSLatitudeRef', 'GPSLongitudeRef'];
+const EXIF_TAGS = [
+  'DateTimeOriginal',
+  'OffsetTimeOriginal',
+  'Make',
+  'Model',
+  'LensModel',
+  'GPSLatitude',
+  'GPSLongitude',
+  'GPSLatitudeRef',
+  'GPSLongitudeRef',
+];
 const NO_FACTS: PhotoFacts = { takenAt: null, camera: null, lens: null, latitude: null, longitude: null };
 
 async function fromImage(bytes: Uint8Array) {
@@ -131,8 +178,17 @@ async function fromHeic(bytes: Uint8Array) {
 }
 
 async function fromPdf(bytes: Uint8Array) {
-  pdfium ??= await loadPdfium(await Bun.file(pdfiumWasm).arrayBuffer());
-  const { page, close } = openFirstPage(pdfium, bytes, setup.maxPixels);
+  pdfium ??= await loadPdfium(await Bun.file(pdfiumWasm).arrayBuffer(), () => pdfHeap.limit);
+  try {
+    return await firstPageOf(pdfium, bytes);
+  } catch (err) {
+    if (!(err instanceof WebAssembly.RuntimeError)) throw err;
+    throw new NoThumbnail(`pdfium stopped (${err.message}): the first page needs more memory than its file and images allow`);
+  }
+}
+
+async function firstPageOf(pdfium: Pdfium, bytes: Uint8Array) {
+  const { page, close } = openFirstPage(pdfium, bytes, setup.maxPixels, pdfHeap);
   try {
     const { originalWidth: w, originalHeight: h } = page.getOriginalSize();
     if (!(w > 0 && h > 0)) throw new NoThumbnail('the first page has no size');

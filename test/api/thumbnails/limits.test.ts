@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
 import { json } from '../../helpers/client.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
@@ -76,6 +77,21 @@ describe('PDFs: THUMBNAIL_MAX_PIXELS (100 MP) counts the images the first page d
     expect(res.status).toBe(404);
     expect((await json(res)).message).toBe('This file has no thumbnail');
     expect((await thumb('fine.pdf', img.pdf(2))).status).toBe(200);
+  });
+
+  test("a page whose content inflates to 768 MiB (a 0.7 MiB file) gets no thumbnail, pdfium's heap held to the file and its slack; the next PDF gets one", async () => {
+    const peakRss = () => Number(/VmHWM:\s*(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+    const bomb = await img.pdfInflatingTo(768 * 1024 * 1024);
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    const file = await upload(owner.client, 'inflating.pdf', bomb, { type: 'application/pdf' });
+    // The peak resident size is counted from here (Linux: 5 resets it to the present size).
+    fs.writeFileSync('/proc/self/clear_refs', '5');
+    const before = process.memoryUsage().rss;
+    const res = await owner.client.get(`/api/files/${file.id}/thumbnail`);
+    expect(res.status).toBe(404);
+    expect((await json(res)).message).toBe('This file has no thumbnail');
+    expect(peakRss() - before).toBeLessThan(400 * 1024 * 1024);
+    expect((await thumb('after-inflating.pdf', img.pdf(2))).status).toBe(200);
   });
 
   test.each(['page', 'form', 'annotation'] as const)(

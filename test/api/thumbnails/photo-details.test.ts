@@ -68,4 +68,45 @@ describe('a photo’s details, read from its EXIF with its thumbnail', () => {
     const text = await upload(o.client, 'notes.txt', 'words', { type: 'text/plain' });
     expect((await json(await o.client.get(`/api/files/${text.id}/info`))).photo).toBeUndefined();
   });
+
+  test('a date that is no date (0000:00:00, blank, 30 February, month 13, the year 2100) is left out: the photo sorts by its modification time', async () => {
+    const o = await seed.owner(t);
+    const dates = ['0000:00:00 00:00:00', '    :  :     :  :  ', '2024:02:30 10:00:00', '2024:13:45 99:99:99', '2100:01:01 00:00:00'];
+    const files = [];
+    for (const [i, date] of dates.entries())
+      files.push(await upload(o.client, `odd-${i}.jpg`, await img.jpegTakenAt(date), { type: 'image/jpeg' }));
+    for (const file of files) expect((await details(o, file.id)).photo.takenAt).toBeNull();
+    const photos = await json(await o.client.get('/api/files/photos'));
+    expect(photos).toHaveLength(dates.length);
+    for (const p of photos) expect(p.takenAt).toBe(p.modified);
+  });
+
+  test('a phone’s offset (OffsetTimeOriginal) places the moment: 23:30 at +09:00 is 14:30 UTC, whatever the server’s zone', async () => {
+    const o = await seed.owner(t);
+    const bytes = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#2a6' } })
+      .jpeg()
+      .withExif({ IFD2: { DateTimeOriginal: '2024:08:15 23:30:00', OffsetTimeOriginal: '+09:00' } })
+      .toBuffer();
+    const file = await upload(o.client, 'tokyo.jpg', bytes, { type: 'image/jpeg' });
+    expect((await details(o, file.id)).photo.takenAt).toBe('2024-08-15T14:30:00.000Z');
+  });
+
+  test('no place for a GPS of 0,0 (no fix), one without its hemisphere or one out of range', async () => {
+    const o = await seed.owner(t);
+    const gps = (tags: Record<string, string>) =>
+      sharp({ create: { width: 60, height: 40, channels: 3, background: '#2a6' } })
+        .jpeg()
+        .withExif({ IFD3: tags })
+        .toBuffer();
+    const bogus: Array<Record<string, string>> = [
+      { GPSLatitudeRef: 'N', GPSLatitude: '0/1 0/1 0/1', GPSLongitudeRef: 'E', GPSLongitude: '0/1 0/1 0/1' },
+      { GPSLatitude: '45/1 0/1 0/1', GPSLongitude: '10/1 0/1 0/1' },
+      { GPSLatitudeRef: 'N', GPSLatitude: '95/1 0/1 0/1', GPSLongitudeRef: 'E', GPSLongitude: '10/1 0/1 0/1' },
+      { GPSLatitudeRef: 'N', GPSLatitude: '45/1 90/1 0/1', GPSLongitudeRef: 'E', GPSLongitude: '10/1 0/1 7000/1' },
+    ];
+    for (const [i, tags] of bogus.entries()) {
+      const file = await upload(o.client, `nowhere-${i}.jpg`, await gps(tags), { type: 'image/jpeg' });
+      expect((await details(o, file.id)).photo.location).toBeNull();
+    }
+  });
 });

@@ -11,6 +11,7 @@ import { folder, listAll, storedKeys, upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
 import { skipWithout } from '../../helpers/prerequisites.ts';
 import * as seed from '../../helpers/seed.ts';
+import { writeObjectFile } from '../../helpers/s3.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 let t: TestServer;
@@ -342,6 +343,41 @@ describe('files stored without thumbnails (an upgrade, a restore)', () => {
       await eventually(() => s.server.ctx.queue.hasWaiting(Jobs.thumbnailsSweep), { timeoutMs: THUMBNAIL_CATCH_UP_DELAY_MS + 5000 });
       await s.server.worker.drain();
       expect(s.server.ctx.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM thumbnails').get()!.n).toBeGreaterThan(0);
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
+describe('a file whose stored object is damaged or lost', () => {
+  test('has no thumbnail (404, not 500), recorded once; the photos uploaded after it still get theirs in the background', async () => {
+    const s = await startTestServer({ startWorker: false, env: { THUMBNAIL_CONCURRENCY: '1' } });
+    try {
+      const login = await seed.owner(s);
+      const keyOf = (id: string) => s.server.ctx.repos.items.getLive(login.id, id)!.storageKey!;
+      const damaged = await upload(login.client, 'damaged.jpg', await img.jpeg(300, 200), { type: 'image/jpeg' });
+      const lost = await upload(login.client, 'lost.jpg', await img.jpeg(300, 200), { type: 'image/jpeg' });
+      writeObjectFile(s.server.ctx.driver, keyOf(damaged.id), Buffer.alloc(4000, 7), new Date());
+      await s.server.ctx.driver.delete(keyOf(lost.id));
+      const later = [];
+      for (let i = 0; i < 3; i++)
+        later.push(await upload(login.client, `later-${i}.jpg`, await img.jpeg(320, 240), { type: 'image/jpeg' }));
+      await s.server.worker.drain();
+      for (const file of later) expect(s.server.ctx.repos.thumbnails.get(keyOf(file.id))?.status).toBe('ready');
+      for (const file of [damaged, lost]) {
+        expect(s.server.ctx.repos.thumbnails.get(keyOf(file.id))?.status).toBe('none');
+        const res = await login.client.get(`/api/files/${file.id}/thumbnail`);
+        expect(res.status).toBe(404);
+        expect((await json(res)).message).toBe('This file has no thumbnail');
+      }
+      const tiles = await listAll(login.client, '/api/files');
+      expect(
+        tiles
+          .filter((f) => !f.hasThumbnail)
+          .map((f) => f.name)
+          .sort(),
+      ).toEqual(['damaged.jpg', 'lost.jpg']);
+      expect(s.server.ctx.queue.hasWaiting(Jobs.thumbnailsSweep)).toBe(false);
     } finally {
       await s.stop();
     }
