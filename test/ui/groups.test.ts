@@ -95,6 +95,30 @@ describe('Admin → Groups', () => {
     await context.close();
   });
 
+  test('the members dialog completes an email from every account, not only the first hundred: on a household of 130, the last one made is offered as its address is typed', async () => {
+    // Owners straight through the service (no password: fast), more than one page of the accounts list.
+    for (let i = 0; i < 130; i++)
+      await t.server.ctx.services.accounts.createLogin({ email: `relative-${i}@family.test`, password: null, name: `Relative ${i}` });
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/groups');
+    await page.getByLabel('Group name', { exact: true }).fill('Cousins');
+    await page.getByRole('button', { name: 'Create group' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Members of Cousins' });
+    await dialog.getByText('No one is in Cousins yet.').waitFor();
+    await dialog.getByLabel('Email', { exact: true }).pressSequentially('relative-129');
+    const offered = dialog.locator('datalist option[value="relative-129@family.test"]');
+    await eventually(async () => expect(await offered.count()).toBe(1));
+    await dialog.getByLabel('Email', { exact: true }).fill('relative-129@family.test');
+    await dialog.getByRole('button', { name: 'Add member' }).click();
+    await dialog.getByRole('list', { name: 'Members of Cousins' }).getByText('relative-129@family.test').waitFor();
+    // A member already in is no longer offered.
+    await dialog.getByLabel('Email', { exact: true }).pressSequentially('relative-12');
+    await eventually(async () => expect(await dialog.locator('datalist option[value="relative-120@family.test"]').count()).toBe(1));
+    expect(await offered.count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('the share dialog completes groups beside people ("Design · 2 people"), sets their role and removes them', async () => {
     const o = await seed.owner(t);
     const a = await seed.owner(t);

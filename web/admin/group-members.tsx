@@ -11,8 +11,8 @@ export interface MembersClient {
   remove: (id: string, accountId: string) => Promise<unknown>;
   /** The admin's only: make or unmake group administrators (who only the admin removes). */
   setAdmin?: (id: string, accountId: string, admin: boolean) => Promise<unknown>;
-  /** Emails to complete from (the admin's list of accounts; none for a group administrator). */
-  emails: () => Promise<string[]>;
+  /** Emails to complete `typed` from (the admin's accounts matching it; none for a group administrator). */
+  emails: (typed: string) => Promise<string[]>;
 }
 
 /** A group's members: add by email (completed from the accounts), make or unmake group administrators, remove. */
@@ -25,10 +25,23 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
   const listId = useId();
 
   const reload = () => client.one(group.id).then(setDetail, (err: Error) => setError(err.message));
+  useEffect(() => void reload(), [group.id]);
+  // Asked again after a pause in typing: the completions are the accounts matching what is typed, not the first page of all.
   useEffect(() => {
-    void reload();
-    client.emails().then(setEmails, () => setEmails([]));
-  }, [group.id]);
+    let live = true;
+    const timer = setTimeout(
+      () =>
+        client.emails(email.trim()).then(
+          (found) => live && setEmails(found),
+          () => live && setEmails([]),
+        ),
+      200,
+    );
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [group.id, email]);
 
   const add = async (e: Event) => {
     e.preventDefault();
