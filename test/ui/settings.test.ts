@@ -245,6 +245,37 @@ describe('account settings', () => {
     await context.close();
   });
 
+  test("sessions by keyboard: Enter on a Revoke button revokes it and the focus moves to the next session's Revoke, then to the last one left, never back to the page's start", async () => {
+    const o = await seed.owner(t);
+    const now = Date.now();
+    for (let i = 0; i < 3; i++)
+      t.server.ctx.repos.sessions.insert({
+        id: `kept-focus-${i}-${o.id}`,
+        userId: o.id,
+        tokenVersion: 1,
+        userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0',
+        ipAddress: `10.0.1.${i + 1}`,
+        createdAt: now - 3_600_000,
+        lastActivityAt: now - (i + 1) * 600_000,
+      });
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/settings/sessions');
+    const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label') ?? null);
+    const first = page.getByRole('button', { name: /^Revoke Firefox on Windows, 10\.0\.1\.1,/ });
+    await tabTo(page, first);
+    await page.keyboard.press('Enter');
+    await page.getByText('10.0.1.1').waitFor({ state: 'detached' });
+    await eventually(async () => expect(await focused()).toStartWith('Revoke Firefox on Windows, 10.0.1.2,'));
+    await page.keyboard.press('Tab');
+    expect(await focused()).toStartWith('Revoke Firefox on Windows, 10.0.1.3,');
+    await page.keyboard.press('Enter');
+    await page.getByText('10.0.1.3').waitFor({ state: 'detached' });
+    await eventually(async () => expect(await focused()).toStartWith('Revoke Firefox on Windows, 10.0.1.2,'));
+    await screenshot(page, 'settings-sessions-focus-after-revoke-light-desktop');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('sub-users: created with two permissions, signed in elsewhere with exactly those actions, changed without signing in again, deleted and thrown out; a sub-user has no Sub-users tab and no admin console', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'plan.txt', 'plan');

@@ -1,3 +1,4 @@
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { exactDate, formatDate } from '../app/format.ts';
 import type { Loaded } from '../app/load.ts';
@@ -29,17 +30,18 @@ export function CredentialList<T>(p: {
   entryName?: (e: T) => string;
   action: (e: T) => EntryAction | null;
 }) {
+  const keepFocus = useFocusAfterRemoval(p.entries.map(p.keyOf));
   return (
     <>
       {p.list.error && <LoadError message={p.list.error} retry={p.list.reload} />}
       {p.list.data && p.entries.length === 0 && p.empty && <p class="muted">{p.empty}</p>}
       {p.entries.length > 0 && (
-        <ul class="entries" aria-label={p.label}>
+        <ul class="entries" aria-label={p.label} ref={keepFocus.list} onFocusIn={keepFocus.focusIn} onFocusOut={keepFocus.focusOut}>
           {p.entries.map((e) => {
             const action = p.action(e);
             const name = p.entryName?.(e);
             return (
-              <li key={p.keyOf(e)} class="entry" aria-label={name}>
+              <li key={p.keyOf(e)} data-key={p.keyOf(e)} class="entry" aria-label={name}>
                 <div class="entry-main">
                   <span class="entry-title">{p.title(e)}</span>
                   <span class="muted small">{p.facts(e)}</span>
@@ -61,6 +63,36 @@ export function CredentialList<T>(p: {
       )}
     </>
   );
+}
+
+/**
+ * When the entry holding the focus leaves the list (revoked, removed), the focus goes to the button of the entry
+ * now in its place, or of the last one, rather than to the page's start, where a keyboard or screen reader would
+ * have to find the list again.
+ */
+function useFocusAfterRemoval(keys: string[]) {
+  const list = useRef<HTMLUListElement>(null);
+  const held = useRef<{ key: string; index: number } | null>(null);
+  useLayoutEffect(() => {
+    const was = held.current;
+    if (!was || keys.includes(was.key)) return;
+    held.current = null;
+    if (document.activeElement && document.activeElement !== document.body) return;
+    const buttons = [...(list.current?.querySelectorAll<HTMLButtonElement>(':scope > li button') ?? [])];
+    const next = buttons.find((b) => keys.indexOf(b.closest('li')?.dataset.key ?? '') >= was.index) ?? buttons.at(-1);
+    next?.focus();
+  });
+  return {
+    list,
+    focusIn: (e: FocusEvent) => {
+      const key = (e.target as HTMLElement).closest('li')?.dataset.key;
+      if (key) held.current = { key, index: keys.indexOf(key) };
+    },
+    focusOut: (e: FocusEvent) => {
+      // The focus moved on elsewhere by the person, not lost with its entry.
+      if (e.relatedTarget && !list.current?.contains(e.relatedTarget as Node)) held.current = null;
+    },
+  };
 }
 
 /** “created 3 min ago”, the exact time on hover. */
