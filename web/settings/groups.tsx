@@ -63,8 +63,23 @@ function TeamFolderForm({ group, close }: { group: GroupChoice; close: (name?: s
 /** A team folder's trash, for its administrators: restore or delete forever, item by item. */
 function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => void }) {
   const [items, setItems] = useState<Item[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const load = () => api.teamFolders.trash(folder.id).then(setItems, (err: Error) => setError(err.message));
+  // A trash longer than a page is read on by "More in the trash", each page added to what is shown.
+  const load = async (from?: string) => {
+    setBusy(true);
+    try {
+      const next = await api.teamFolders.trash(folder.id, from);
+      setItems((shown) => (from ? [...(shown ?? []), ...next.items] : next.items));
+      setCursor(next.nextCursor);
+      setError(null);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
   useEffect(() => void load(), [folder.id]);
   const act = async (item: Item, restore: boolean) => {
     const sure =
@@ -88,7 +103,7 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
   return (
     <>
       <div class="dialog-body">
-        {error && <LoadError message={error} retry={load} />}
+        {error && <LoadError message={error} retry={() => load()} />}
         {items?.length === 0 && <p class="muted">The trash of {folder.name} is empty.</p>}
         {items && items.length > 0 && (
           <ul class="entries" aria-label={`Trash of ${folder.name}`}>
@@ -114,6 +129,13 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
               </li>
             ))}
           </ul>
+        )}
+        {cursor && (
+          <div class="form-actions">
+            <button type="button" class="button" disabled={busy} onClick={() => void load(cursor)}>
+              More in the trash
+            </button>
+          </div>
         )}
       </div>
       <div class="dialog-actions">
