@@ -6,6 +6,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import type { TestServer } from '../helpers/server.ts';
+import { newGroup } from '../helpers/groups.ts';
 import { serverAndBrowser } from '../helpers/suite.ts';
 
 let t: TestServer;
@@ -115,6 +116,29 @@ describe('Admin → Groups', () => {
     await dialog.getByLabel('Email', { exact: true }).pressSequentially('relative-12');
     await eventually(async () => expect(await dialog.locator('datalist option[value="relative-120@family.test"]').count()).toBe(1));
     expect(await offered.count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test("members by keyboard: Enter on Remove takes the member out and the focus moves to the next member's first button, not to the page behind", async () => {
+    const id = await newGroup(admin, 'Neighbours', await seed.owner(t), await seed.owner(t), await seed.owner(t));
+    const group = await json(await admin.client.get(`/api/admin/groups/${id}`));
+    const name = group.name;
+    // In the order the dialog lists them.
+    const [ada, bo, cy] = group.members as { email: string }[];
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/groups');
+    await page.getByRole('button', { name: `Members of ${name}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Members of ${name}` });
+    const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label') ?? null);
+    await dialog.getByRole('button', { name: `Remove ${bo.email}` }).focus();
+    await page.keyboard.press('Enter');
+    await dialog.getByText(bo.email).waitFor({ state: 'detached' });
+    await eventually(async () => expect(await focused()).toBe(`Make administrator: ${cy.email}`));
+    await dialog.getByRole('button', { name: `Remove ${cy.email}` }).focus();
+    await page.keyboard.press('Enter');
+    await dialog.getByText(cy.email).waitFor({ state: 'detached' });
+    await eventually(async () => expect(await focused()).toBe(`Make administrator: ${ada.email}`));
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
 import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { seedRows, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import type { TestServer } from '../helpers/server.ts';
@@ -246,8 +247,15 @@ describe('a team folder’s trash in Settings → Groups', () => {
     await list.getByText(last, { exact: true }).waitFor();
     expect(await list.getByRole('listitem').count()).toBe(205);
     expect(await dialog.getByRole('button', { name: 'More in the trash' }).count()).toBe(0);
-    await dialog.getByRole('button', { name: `Restore ${last}` }).click();
+    // By keyboard: once it is restored, the focus is on the entry now last, not on the page behind the dialog.
+    await dialog.getByRole('button', { name: `Restore ${last}` }).focus();
+    await page.keyboard.press('Enter');
     await list.getByText(last, { exact: true }).waitFor({ state: 'detached' });
+    await eventually(async () =>
+      expect(await page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label'))).toBe(
+        `Restore ${everything.at(-2)}`,
+      ),
+    );
     expect(await trashed()).not.toContain(last);
     await screenshot(page, 'team-trash-two-pages-light-desktop');
     expect(errors).toEqual([]);

@@ -2,6 +2,7 @@ import { useEffect, useId, useState } from 'preact/hooks';
 import type { GroupDetail, GroupMember, GroupView } from '../../src/contract/groups.ts';
 import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 import { Field, FormError } from '../ui/form.tsx';
 
 /** Where a members form reads and changes a group: the admin's routes, or a group administrator's. */
@@ -79,6 +80,7 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
   };
 
   const known = new Set(detail?.members.map((m) => m.email));
+  const keepFocus = useFocusAfterRemoval(detail?.members.map((m) => m.accountId) ?? []);
   return (
     <>
       <div class="dialog-body form">
@@ -108,9 +110,15 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
         <FormError message={error} />
         {detail && detail.members.length === 0 && <p class="muted">No one is in {group.name} yet.</p>}
         {detail && detail.members.length > 0 && (
-          <ul class="entries" aria-label={`Members of ${group.name}`}>
+          <ul
+            class="entries"
+            aria-label={`Members of ${group.name}`}
+            ref={keepFocus.list}
+            onFocusIn={keepFocus.focusIn}
+            onFocusOut={keepFocus.focusOut}
+          >
             {detail.members.map((m) => (
-              <li key={m.accountId} class="entry">
+              <li key={m.accountId} data-key={m.accountId} class="entry">
                 <div class="entry-main">
                   <span class="entry-title">
                     {m.name || m.email}

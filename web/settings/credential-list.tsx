@@ -1,10 +1,10 @@
-import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { exactDate, formatDate } from '../app/format.ts';
 import type { Loaded } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
 import { LoadError } from '../ui/page.tsx';
+import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 
 /** The button an entry offers (Revoke, Remove…); `name` is its accessible name, else its label and the entry's name. */
 interface EntryAction {
@@ -63,36 +63,6 @@ export function CredentialList<T>(p: {
       )}
     </>
   );
-}
-
-/**
- * When the entry holding the focus leaves the list (revoked, removed), the focus goes to the button of the entry
- * now in its place, or of the last one, rather than to the page's start, where a keyboard or screen reader would
- * have to find the list again.
- */
-function useFocusAfterRemoval(keys: string[]) {
-  const list = useRef<HTMLUListElement>(null);
-  const held = useRef<{ key: string; index: number } | null>(null);
-  useLayoutEffect(() => {
-    const was = held.current;
-    if (!was || keys.includes(was.key)) return;
-    held.current = null;
-    if (document.activeElement && document.activeElement !== document.body) return;
-    const buttons = [...(list.current?.querySelectorAll<HTMLButtonElement>(':scope > li button') ?? [])];
-    const next = buttons.find((b) => keys.indexOf(b.closest('li')?.dataset.key ?? '') >= was.index) ?? buttons.at(-1);
-    next?.focus();
-  });
-  return {
-    list,
-    focusIn: (e: FocusEvent) => {
-      const key = (e.target as HTMLElement).closest('li')?.dataset.key;
-      if (key) held.current = { key, index: keys.indexOf(key) };
-    },
-    focusOut: (e: FocusEvent) => {
-      // The focus moved on elsewhere by the person, not lost with its entry.
-      if (e.relatedTarget && !list.current?.contains(e.relatedTarget as Node)) held.current = null;
-    },
-  };
 }
 
 /** “created 3 min ago”, the exact time on hover. */

@@ -8,6 +8,7 @@ import { parseSize } from '../../src/contract/size.ts';
 import { formatSize, plural } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
+import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
@@ -81,6 +82,7 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
     }
   };
   useEffect(() => void load(), [folder.id]);
+  const keepFocus = useFocusAfterRemoval(items?.map((i) => i.id) ?? []);
   const act = async (item: Item, restore: boolean) => {
     const sure =
       restore ||
@@ -106,9 +108,15 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
         {error && <LoadError message={error} retry={() => load()} />}
         {items?.length === 0 && <p class="muted">The trash of {folder.name} is empty.</p>}
         {items && items.length > 0 && (
-          <ul class="entries" aria-label={`Trash of ${folder.name}`}>
+          <ul
+            class="entries"
+            aria-label={`Trash of ${folder.name}`}
+            ref={keepFocus.list}
+            onFocusIn={keepFocus.focusIn}
+            onFocusOut={keepFocus.focusOut}
+          >
             {items.map((i) => (
-              <li key={i.id} class="entry">
+              <li key={i.id} data-key={i.id} class="entry">
                 <div class="entry-main">
                   <span class="entry-title">{i.name}</span>
                   <span class="muted small">{i.type === 'folder' ? 'Folder' : formatSize(i.size ?? 0)}</span>
