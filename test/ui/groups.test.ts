@@ -125,7 +125,7 @@ describe('Admin → Groups', () => {
     const group = await json(await admin.client.get(`/api/admin/groups/${id}`));
     const name = group.name;
     // In the order the dialog lists them.
-    const [ada, bo, cy] = group.members as { email: string }[];
+    const [ada, bo, cy] = group.members as [{ email: string }, { email: string }, { email: string }];
     const { context, page, errors } = await signedInContext(browser, t.url, admin);
     await page.goto('/admin/groups');
     await page.getByRole('button', { name: `Members of ${name}` }).click();

@@ -110,13 +110,7 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
         <FormError message={error} />
         {detail && detail.members.length === 0 && <p class="muted">No one is in {group.name} yet.</p>}
         {detail && detail.members.length > 0 && (
-          <ul
-            class="entries"
-            aria-label={`Members of ${group.name}`}
-            ref={keepFocus.list}
-            onFocusIn={keepFocus.focusIn}
-            onFocusOut={keepFocus.focusOut}
-          >
+          <ul class="entries" aria-label={`Members of ${group.name}`} {...keepFocus}>
             {detail.members.map((m) => (
               <li key={m.accountId} data-key={m.accountId} class="entry">
                 <div class="entry-main">

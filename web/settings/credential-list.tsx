@@ -36,7 +36,7 @@ export function CredentialList<T>(p: {
       {p.list.error && <LoadError message={p.list.error} retry={p.list.reload} />}
       {p.list.data && p.entries.length === 0 && p.empty && <p class="muted">{p.empty}</p>}
       {p.entries.length > 0 && (
-        <ul class="entries" aria-label={p.label} ref={keepFocus.list} onFocusIn={keepFocus.focusIn} onFocusOut={keepFocus.focusOut}>
+        <ul class="entries" aria-label={p.label} {...keepFocus}>
           {p.entries.map((e) => {
             const action = p.action(e);
             const name = p.entryName?.(e);

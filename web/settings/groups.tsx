@@ -108,13 +108,7 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
         {error && <LoadError message={error} retry={() => load()} />}
         {items?.length === 0 && <p class="muted">The trash of {folder.name} is empty.</p>}
         {items && items.length > 0 && (
-          <ul
-            class="entries"
-            aria-label={`Trash of ${folder.name}`}
-            ref={keepFocus.list}
-            onFocusIn={keepFocus.focusIn}
-            onFocusOut={keepFocus.focusOut}
-          >
+          <ul class="entries" aria-label={`Trash of ${folder.name}`} {...keepFocus}>
             {items.map((i) => (
               <li key={i.id} data-key={i.id} class="entry">
                 <div class="entry-main">

@@ -3,7 +3,7 @@ import { useLayoutEffect, useRef } from 'preact/hooks';
 /**
  * When the entry holding the focus leaves a list (revoked, removed, restored), the focus goes to the first button
  * of the entry now in its place, or of the last one, rather than to the page's start, where a keyboard or screen
- * reader would have to find the list again. The list's entries are `<li data-key>` children of the `<ul>` given `list`.
+ * reader would have to find the list again. Its answer goes on the `<ul>` as props; the entries are `<li data-key>`.
  */
 export function useFocusAfterRemoval(keys: string[]) {
   const list = useRef<HTMLUListElement>(null);
@@ -18,12 +18,12 @@ export function useFocusAfterRemoval(keys: string[]) {
     next?.querySelector('button')?.focus();
   });
   return {
-    list,
-    focusIn: (e: FocusEvent) => {
+    ref: list,
+    onFocusIn: (e: FocusEvent) => {
       const key = (e.target as HTMLElement).closest('li')?.dataset.key;
       if (key) held.current = { key, index: keys.indexOf(key) };
     },
-    focusOut: (e: FocusEvent) => {
+    onFocusOut: (e: FocusEvent) => {
       // The focus moved on elsewhere by the person, not lost with its entry.
       if (e.relatedTarget && !list.current?.contains(e.relatedTarget as Node)) held.current = null;
     },
