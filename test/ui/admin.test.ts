@@ -311,6 +311,64 @@ describe('admin console', () => {
     await context.close();
   });
 
+  test('instance settings by keyboard: a switch or a Save pressed keeps the focus while the server answers, and a second press meanwhile sends nothing', async () => {
+    const maxBefore = (await json(await admin.client.get('/api/user/max-upload-size-config'))).maxBytes;
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    // Each change is held until the test has looked at the page, as a slow network would hold it.
+    const held: Array<() => void> = [];
+    let puts = 0;
+    await context.route(
+      (u) => u.pathname === '/api/user/hide-file-extensions-config' || u.pathname === '/api/user/max-upload-size-config',
+      async (r) => {
+        if (r.request().method() === 'PUT') {
+          puts++;
+          await new Promise<void>((release) => held.push(release));
+        }
+        await r.fallback();
+      },
+    );
+    const focused = () =>
+      page.evaluate(() => {
+        const el = (globalThis as any).document.activeElement;
+        return el?.getAttribute('role') === 'switch' ? `switch ${el.labels?.[0]?.textContent}` : `${el?.tagName} ${el?.textContent ?? ''}`;
+      });
+    await page.goto('/admin/instance');
+    const hide = page.getByRole('switch', { name: 'Hide file extensions' });
+    await hide.focus();
+    await page.keyboard.press('Space');
+    await eventually(async () => expect(held.length).toBe(1));
+    expect(await focused()).toBe('switch Hide file extensions');
+    await page.keyboard.press('Space');
+    held.shift()!();
+    const hideSection = page.locator('.setting').filter({ has: hide });
+    await hideSection.getByRole('status').filter({ hasText: 'Saved: on.' }).waitFor();
+    expect(await focused()).toBe('switch Hide file extensions');
+    expect(await hide.isChecked()).toBe(true);
+    expect(puts).toBe(1);
+
+    await page.getByRole('textbox', { name: 'Maximum upload size' }).fill('2G');
+    const upload = page.locator('section').filter({ has: page.getByRole('textbox', { name: 'Maximum upload size' }) });
+    await upload.getByRole('button', { name: 'Save' }).focus();
+    await page.keyboard.press('Enter');
+    await eventually(async () => expect(held.length).toBe(1));
+    expect(await focused()).toBe('BUTTON Save');
+    await page.keyboard.press('Enter');
+    held.shift()!();
+    await upload
+      .getByRole('status')
+      .filter({ hasText: /^Saved/ })
+      .waitFor();
+    expect(await focused()).toBe('BUTTON Save');
+    expect(puts).toBe(2);
+    await screenshot(page, 'admin-instance-focus-kept-light-desktop');
+
+    await context.unrouteAll({ behavior: 'ignoreErrors' });
+    expect((await admin.client.put('/api/user/hide-file-extensions-config', { hidden: false })).status).toBe(200);
+    expect((await admin.client.put('/api/user/max-upload-size-config', { maxBytes: maxBefore })).status).toBe(200);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('orphan review: a planted object without a row and a row without an object are found, deleted after a confirmation naming count and size, each with its result; one that vanished meanwhile is skipped with its reason', async () => {
     const o = await seed.owner(t);
     const stray = await strayObject(ctx(), { ageMs: 2 * DAY, size: 300 });

@@ -6,6 +6,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import type { TestServer } from '../helpers/server.ts';
+import { newGroup } from '../helpers/groups.ts';
 import { serverAndBrowser } from '../helpers/suite.ts';
 
 let t: TestServer;
@@ -91,6 +92,53 @@ describe('Admin → Groups', () => {
     await confirm.getByRole('button', { name: 'Delete group' }).click();
     await page.getByText('No groups yet.').waitFor();
     expect((await ben.client.get(`/api/files?parentId=${root.id}`)).status).toBe(404);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('the members dialog completes an email from every account, not only the first hundred: on a household of 130, the last one made is offered as its address is typed', async () => {
+    // Owners straight through the service (no password: fast), more than one page of the accounts list.
+    for (let i = 0; i < 130; i++)
+      await t.server.ctx.services.accounts.createLogin({ email: `relative-${i}@family.test`, password: null, name: `Relative ${i}` });
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/groups');
+    await page.getByLabel('Group name', { exact: true }).fill('Cousins');
+    await page.getByRole('button', { name: 'Create group' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Members of Cousins' });
+    await dialog.getByText('No one is in Cousins yet.').waitFor();
+    await dialog.getByLabel('Email', { exact: true }).pressSequentially('relative-129');
+    const offered = dialog.locator('datalist option[value="relative-129@family.test"]');
+    await eventually(async () => expect(await offered.count()).toBe(1));
+    await dialog.getByLabel('Email', { exact: true }).fill('relative-129@family.test');
+    await dialog.getByRole('button', { name: 'Add member' }).click();
+    await dialog.getByRole('list', { name: 'Members of Cousins' }).getByText('relative-129@family.test').waitFor();
+    // A member already in is no longer offered.
+    await dialog.getByLabel('Email', { exact: true }).pressSequentially('relative-12');
+    await eventually(async () => expect(await dialog.locator('datalist option[value="relative-120@family.test"]').count()).toBe(1));
+    expect(await offered.count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test("members by keyboard: Enter on Remove takes the member out and the focus moves to the next member's first button, not to the page behind", async () => {
+    const id = await newGroup(admin, 'Neighbours', await seed.owner(t), await seed.owner(t), await seed.owner(t));
+    const group = await json(await admin.client.get(`/api/admin/groups/${id}`));
+    const name = group.name;
+    // In the order the dialog lists them.
+    const [ada, bo, cy] = group.members as [{ email: string }, { email: string }, { email: string }];
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/groups');
+    await page.getByRole('button', { name: `Members of ${name}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Members of ${name}` });
+    const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label') ?? null);
+    await dialog.getByRole('button', { name: `Remove ${bo.email}` }).focus();
+    await page.keyboard.press('Enter');
+    await dialog.getByText(bo.email).waitFor({ state: 'detached' });
+    await eventually(async () => expect(await focused()).toBe(`Make administrator: ${cy.email}`));
+    await dialog.getByRole('button', { name: `Remove ${cy.email}` }).focus();
+    await page.keyboard.press('Enter');
+    await dialog.getByText(cy.email).waitFor({ state: 'detached' });
+    await eventually(async () => expect(await focused()).toBe(`Make administrator: ${ada.email}`));
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -123,4 +123,38 @@ describe('Admin → Users: Add user and invitations', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+  test('by keyboard on a slow network: Enter on Create invitation keeps the focus on it while the server answers, and Enter again sends nothing', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    const held: Array<() => void> = [];
+    let posts = 0;
+    await context.route(
+      (u) => u.pathname === '/api/user/invitations',
+      async (r) => {
+        if (r.request().method() === 'POST') {
+          posts++;
+          await new Promise<void>((release) => held.push(release));
+        }
+        await r.fallback();
+      },
+    );
+    await page.goto('/admin/users');
+    await button(page, 'Add user').click();
+    const dialog = page.getByRole('dialog', { name: 'Add user' });
+    const email = seed.uniqueEmail('slow');
+    await dialog.getByLabel('Email').fill(email);
+    await dialog.getByRole('button', { name: 'Create invitation' }).focus();
+    await page.keyboard.press('Enter');
+    await eventually(async () => expect(held.length).toBe(1));
+    const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.textContent ?? null);
+    expect(await focused()).toBe('Create invitation');
+    await page.keyboard.press('Enter');
+    await dialog.getByLabel('Email').press('Enter');
+    held.shift()!();
+    await dialog.getByRole('textbox', { name: 'Invitation link' }).waitFor();
+    expect(posts).toBe(1);
+    expect(held.length).toBe(0);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });

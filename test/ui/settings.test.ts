@@ -196,6 +196,86 @@ describe('account settings', () => {
     await a.context.close();
   });
 
+  test('sessions: each Revoke button names the device, address and last activity of its session, so a screen reader tells many apart; it revokes that one', async () => {
+    const o = await seed.owner(t);
+    const agents = [
+      ['Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0', '10.0.0.2'],
+      ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 Version/17.5 Mobile/15E148 Safari/604.1', '10.0.0.3'],
+      ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36', '10.0.0.4'],
+    ] as const;
+    // The browser reads "10 min ago" against its own clock, not the server's manual one.
+    const now = Date.now();
+    // Sessions of other devices, written as their sign-ins would: the list, not signing in, is under test.
+    const ids = agents.map(([userAgent, ipAddress], i) => {
+      const id = `other-device-${i}-${o.id}`;
+      t.server.ctx.repos.sessions.insert({
+        id,
+        userId: o.id,
+        tokenVersion: 1,
+        userAgent,
+        ipAddress,
+        createdAt: now - 3_600_000,
+        lastActivityAt: now - (i + 1) * 600_000,
+      });
+      return id;
+    });
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/settings/sessions');
+    const sessions = page.getByRole('list', { name: 'Sessions' });
+    await sessions.getByText('Chrome on Linux').waitFor();
+    const names = await sessions
+      .getByRole('button')
+      .evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label') ?? b.textContent));
+    expect(names).toEqual([
+      'Revoke Firefox on Windows, 10.0.0.2, active 10 min ago',
+      'Revoke Safari on iPhone, 10.0.0.3, active 20 min ago',
+      'Revoke Chrome on Linux, 10.0.0.4, active 30 min ago',
+    ]);
+    await sessions.getByRole('listitem', { name: /^Bun \(this browser\), / }).waitFor();
+    await expectAccessible(page, 'sessions of several devices');
+
+    await button(page, 'Revoke Safari on iPhone, 10.0.0.3, active 20 min ago').click();
+    await page.getByRole('status').filter({ hasText: 'Signed out Safari on iPhone' }).waitFor();
+    await sessions.getByText('Safari on iPhone').waitFor({ state: 'detached' });
+    const left = (await json(await o.client.get('/api/sessions'))).sessions.map((s: { id: string }) => s.id);
+    expect(left).not.toContain(ids[1]);
+    expect(left).toEqual(expect.arrayContaining([ids[0], ids[2]]));
+    await screenshot(page, 'settings-sessions-named-light-desktop');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test("sessions by keyboard: Enter on a Revoke button revokes it and the focus moves to the next session's Revoke, then to the last one left, never back to the page's start", async () => {
+    const o = await seed.owner(t);
+    const now = Date.now();
+    for (let i = 0; i < 3; i++)
+      t.server.ctx.repos.sessions.insert({
+        id: `kept-focus-${i}-${o.id}`,
+        userId: o.id,
+        tokenVersion: 1,
+        userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0',
+        ipAddress: `10.0.1.${i + 1}`,
+        createdAt: now - 3_600_000,
+        lastActivityAt: now - (i + 1) * 600_000,
+      });
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/settings/sessions');
+    const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label') ?? null);
+    const first = page.getByRole('button', { name: /^Revoke Firefox on Windows, 10\.0\.1\.1,/ });
+    await tabTo(page, first);
+    await page.keyboard.press('Enter');
+    await page.getByText('10.0.1.1').waitFor({ state: 'detached' });
+    await eventually(async () => expect(await focused()).toStartWith('Revoke Firefox on Windows, 10.0.1.2,'));
+    await page.keyboard.press('Tab');
+    expect(await focused()).toStartWith('Revoke Firefox on Windows, 10.0.1.3,');
+    await page.keyboard.press('Enter');
+    await page.getByText('10.0.1.3').waitFor({ state: 'detached' });
+    await eventually(async () => expect(await focused()).toStartWith('Revoke Firefox on Windows, 10.0.1.2,'));
+    await screenshot(page, 'settings-sessions-focus-after-revoke-light-desktop');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('sub-users: created with two permissions, signed in elsewhere with exactly those actions, changed without signing in again, deleted and thrown out; a sub-user has no Sub-users tab and no admin console', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'plan.txt', 'plan');

@@ -2,7 +2,8 @@ import { describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
 import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
-import { upload } from '../helpers/files.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { seedRows, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { serverAndBrowser } from '../helpers/suite.ts';
@@ -203,5 +204,61 @@ describe('a team folder\u2019s links and versions in the web app', () => {
       expect(member.errors).toEqual([]);
       await member.context.close();
     }
+  });
+});
+
+describe('a team folder’s trash in Settings → Groups', () => {
+  test('its administrator reaches every trashed item, past the first page of 200, and restores one from the second page', async () => {
+    const lead = await seed.owner(t);
+    const crew = await json(await admin.client.post('/api/admin/groups', { name: 'Crew' }));
+    expect((await admin.client.post(`/api/admin/groups/${crew.id}/members`, { email: lead.email, admin: true })).status).toBe(201);
+    const team = await json(
+      await admin.client.post('/api/admin/team-folders', { name: 'Stage', quota: null, groups: [{ groupId: crew.id, role: 'editor' }] }),
+    );
+    // Rows straight through the repository, in the team folder's own account: the trash's paging is under test, not making folders.
+    const { account_id: teamAccount } = t.server.ctx.db.$client
+      .query<{ account_id: string }, [string]>('SELECT account_id FROM items WHERE id = ?')
+      .get(team.folderId)!;
+    const ids = seedRows(t, teamAccount, team.folderId, 205, (i) => ({ name: `cue-${String(i).padStart(3, '0')}`, type: 'folder' }));
+    expect((await lead.client.post('/api/files/delete', { ids })).status).toBeLessThan(300);
+    const trashed = async () => {
+      const all: { name: string }[] = [];
+      let cursor = '';
+      do {
+        const res = await lead.client.get(`/api/team-folders/${team.id}/trash?limit=500${cursor ? `&cursor=${cursor}` : ''}`);
+        all.push(...(await json(res)));
+        cursor = res.headers.get('X-Next-Cursor') ?? '';
+      } while (cursor);
+      return all.map((i) => i.name);
+    };
+    const everything = await trashed();
+    expect(everything.length).toBe(205);
+
+    const { context, page, errors } = await signedInContext(browser, t.url, lead);
+    await page.goto('/settings/groups');
+    await page.getByRole('button', { name: 'Trash of Stage' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Trash of Stage' });
+    const list = dialog.getByRole('list', { name: 'Trash of Stage' });
+    await list.getByRole('listitem').first().waitFor();
+    expect(await list.getByRole('listitem').count()).toBe(200);
+    const last = everything.at(-1)!;
+    expect(await list.getByText(last, { exact: true }).count()).toBe(0);
+    await dialog.getByRole('button', { name: 'More in the trash' }).click();
+    await list.getByText(last, { exact: true }).waitFor();
+    expect(await list.getByRole('listitem').count()).toBe(205);
+    expect(await dialog.getByRole('button', { name: 'More in the trash' }).count()).toBe(0);
+    // By keyboard: once it is restored, the focus is on the entry now last, not on the page behind the dialog.
+    await dialog.getByRole('button', { name: `Restore ${last}` }).focus();
+    await page.keyboard.press('Enter');
+    await list.getByText(last, { exact: true }).waitFor({ state: 'detached' });
+    await eventually(async () =>
+      expect(await page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label'))).toBe(
+        `Restore ${everything.at(-2)}`,
+      ),
+    );
+    expect(await trashed()).not.toContain(last);
+    await screenshot(page, 'team-trash-two-pages-light-desktop');
+    expect(errors).toEqual([]);
+    await context.close();
   });
 });

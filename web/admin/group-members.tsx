@@ -2,6 +2,7 @@ import { useEffect, useId, useState } from 'preact/hooks';
 import type { GroupDetail, GroupMember, GroupView } from '../../src/contract/groups.ts';
 import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 import { Field, FormError } from '../ui/form.tsx';
 
 /** Where a members form reads and changes a group: the admin's routes, or a group administrator's. */
@@ -11,8 +12,8 @@ export interface MembersClient {
   remove: (id: string, accountId: string) => Promise<unknown>;
   /** The admin's only: make or unmake group administrators (who only the admin removes). */
   setAdmin?: (id: string, accountId: string, admin: boolean) => Promise<unknown>;
-  /** Emails to complete from (the admin's list of accounts; none for a group administrator). */
-  emails: () => Promise<string[]>;
+  /** Emails to complete `typed` from (the admin's accounts matching it; none for a group administrator). */
+  emails: (typed: string) => Promise<string[]>;
 }
 
 /** A group's members: add by email (completed from the accounts), make or unmake group administrators, remove. */
@@ -25,10 +26,23 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
   const listId = useId();
 
   const reload = () => client.one(group.id).then(setDetail, (err: Error) => setError(err.message));
+  useEffect(() => void reload(), [group.id]);
+  // Asked again after a pause in typing: the completions are the accounts matching what is typed, not the first page of all.
   useEffect(() => {
-    void reload();
-    client.emails().then(setEmails, () => setEmails([]));
-  }, [group.id]);
+    let live = true;
+    const timer = setTimeout(
+      () =>
+        client.emails(email.trim()).then(
+          (found) => live && setEmails(found),
+          () => live && setEmails([]),
+        ),
+      200,
+    );
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [group.id, email]);
 
   const add = async (e: Event) => {
     e.preventDefault();
@@ -66,6 +80,7 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
   };
 
   const known = new Set(detail?.members.map((m) => m.email));
+  const keepFocus = useFocusAfterRemoval(detail?.members.map((m) => m.accountId) ?? []);
   return (
     <>
       <div class="dialog-body form">
@@ -95,9 +110,9 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
         <FormError message={error} />
         {detail && detail.members.length === 0 && <p class="muted">No one is in {group.name} yet.</p>}
         {detail && detail.members.length > 0 && (
-          <ul class="entries" aria-label={`Members of ${group.name}`}>
+          <ul class="entries" aria-label={`Members of ${group.name}`} {...keepFocus}>
             {detail.members.map((m) => (
-              <li key={m.accountId} class="entry">
+              <li key={m.accountId} data-key={m.accountId} class="entry">
                 <div class="entry-main">
                   <span class="entry-title">
                     {m.name || m.email}

@@ -18,9 +18,9 @@ const ADMIN_CLIENT: MembersClient = {
   add: (id, email) => api.groups.addMember(id, email, false),
   remove: api.groups.removeMember,
   setAdmin: api.groups.setAdmin,
-  emails: () =>
+  emails: (typed) =>
     api.admin
-      .users({ limit: 100 })
+      .users({ limit: 100, ...(typed ? { q: typed } : {}) })
       .then((page) => page.users.filter((u) => u.parentUserId === null && !u.deletionPending).map((u) => u.email)),
 };
 

@@ -55,7 +55,8 @@ export function SettingForm(props: {
 }) {
   const buttons = (
     <>
-      <button type="submit" class="button primary" disabled={props.save.busy || !props.ready}>
+      {/* Only aria-disabled while saving: a disabled button drops the focus of the keyboard that pressed it. */}
+      <button type="submit" class="button primary" disabled={!props.ready} aria-disabled={props.save.busy || undefined}>
         Save
       </button>
       {props.actions}
@@ -69,7 +70,7 @@ export function SettingForm(props: {
         class={props.inline ? 'form inline-form' : 'form'}
         onSubmit={(e) => {
           e.preventDefault();
-          props.onSubmit();
+          if (!props.save.busy) props.onSubmit();
         }}
       >
         {props.children}
@@ -99,11 +100,16 @@ export function Toggle(props: {
           type="checkbox"
           role="switch"
           checked={on}
-          disabled={s.busy}
+          // Not disabled while saving, which would drop the focus of the keyboard that switched it; a switch meanwhile is undone.
+          aria-disabled={s.busy || undefined}
           aria-describedby={`${id}-about`}
           onChange={async (e) => {
             const box = e.currentTarget;
             const want = box.checked;
+            if (s.busy) {
+              box.checked = on;
+              return;
+            }
             if (props.confirm && !(await props.confirm(want))) {
               box.checked = on;
               return;

@@ -1,6 +1,6 @@
 import type { ApiBody } from '../../src/contract/api.ts';
 import type { MemberRole, SharedGroup } from '../../src/contract/sharing.ts';
-import { call } from '../app/api.ts';
+import { call, page } from '../app/api.ts';
 
 /** Groups of accounts: the admin's console, and items shared with a group. */
 export const groups = {
@@ -50,7 +50,8 @@ export const teamFolders = {
   remove: (id: string) => call('DELETE /api/admin/team-folders/:id', { params: { id } }),
   /** The team folders the account reaches, and whether it administers each. */
   mine: () => call('GET /api/team-folders').then((r) => r.teamFolders),
-  trash: (id: string) => call('GET /api/team-folders/:id/trash', { params: { id }, query: { limit: 200 } }),
+  /** A page of a team folder's trash, from `cursor` (the first page without). */
+  trash: (id: string, cursor?: string) => page('GET /api/team-folders/:id/trash', { params: { id }, query: { limit: 200, cursor } }),
   restore: (id: string, ids: string[]) => call('POST /api/team-folders/:id/trash/restore', { params: { id }, body: { ids } }),
   deleteForever: (id: string, ids: string[]) => call('POST /api/team-folders/:id/trash/delete', { params: { id }, body: { ids } }),
 };

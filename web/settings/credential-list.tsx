@@ -4,8 +4,9 @@ import type { Loaded } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
 import { LoadError } from '../ui/page.tsx';
+import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 
-/** The button an entry offers (Revoke, Remove…); `name` is its accessible name when the label alone would be ambiguous. */
+/** The button an entry offers (Revoke, Remove…); `name` is its accessible name, else its label and the entry's name. */
 interface EntryAction {
   label: string;
   name?: string;
@@ -25,26 +26,33 @@ export function CredentialList<T>(p: {
   empty?: string;
   title: (e: T) => ComponentChildren;
   facts: (e: T) => ComponentChildren;
-  /** The entry's accessible name, where its title alone is not it. */
+  /** The entry's accessible name, where its title alone is not it; its button says it too, so a list of them tells one from another. */
   entryName?: (e: T) => string;
   action: (e: T) => EntryAction | null;
 }) {
+  const keepFocus = useFocusAfterRemoval(p.entries.map(p.keyOf));
   return (
     <>
       {p.list.error && <LoadError message={p.list.error} retry={p.list.reload} />}
       {p.list.data && p.entries.length === 0 && p.empty && <p class="muted">{p.empty}</p>}
       {p.entries.length > 0 && (
-        <ul class="entries" aria-label={p.label}>
+        <ul class="entries" aria-label={p.label} {...keepFocus}>
           {p.entries.map((e) => {
             const action = p.action(e);
+            const name = p.entryName?.(e);
             return (
-              <li key={p.keyOf(e)} class="entry" aria-label={p.entryName?.(e)}>
+              <li key={p.keyOf(e)} data-key={p.keyOf(e)} class="entry" aria-label={name}>
                 <div class="entry-main">
                   <span class="entry-title">{p.title(e)}</span>
                   <span class="muted small">{p.facts(e)}</span>
                 </div>
                 {action && (
-                  <button type="button" class="button small" aria-label={action.name} onClick={action.run}>
+                  <button
+                    type="button"
+                    class="button small"
+                    aria-label={action.name ?? (name ? `${action.label} ${name}` : undefined)}
+                    onClick={action.run}
+                  >
                     {action.label}
                   </button>
                 )}

@@ -8,6 +8,7 @@ import { parseSize } from '../../src/contract/size.ts';
 import { formatSize, plural } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
+import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 import { Field, FormError } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
@@ -63,9 +64,25 @@ function TeamFolderForm({ group, close }: { group: GroupChoice; close: (name?: s
 /** A team folder's trash, for its administrators: restore or delete forever, item by item. */
 function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => void }) {
   const [items, setItems] = useState<Item[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const load = () => api.teamFolders.trash(folder.id).then(setItems, (err: Error) => setError(err.message));
+  // A trash longer than a page is read on by "More in the trash", each page added to what is shown.
+  const load = async (from?: string) => {
+    setBusy(true);
+    try {
+      const next = await api.teamFolders.trash(folder.id, from);
+      setItems((shown) => (from ? [...(shown ?? []), ...next.items] : next.items));
+      setCursor(next.nextCursor);
+      setError(null);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
   useEffect(() => void load(), [folder.id]);
+  const keepFocus = useFocusAfterRemoval(items?.map((i) => i.id) ?? []);
   const act = async (item: Item, restore: boolean) => {
     const sure =
       restore ||
@@ -88,12 +105,12 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
   return (
     <>
       <div class="dialog-body">
-        {error && <LoadError message={error} retry={load} />}
+        {error && <LoadError message={error} retry={() => load()} />}
         {items?.length === 0 && <p class="muted">The trash of {folder.name} is empty.</p>}
         {items && items.length > 0 && (
-          <ul class="entries" aria-label={`Trash of ${folder.name}`}>
+          <ul class="entries" aria-label={`Trash of ${folder.name}`} {...keepFocus}>
             {items.map((i) => (
-              <li key={i.id} class="entry">
+              <li key={i.id} data-key={i.id} class="entry">
                 <div class="entry-main">
                   <span class="entry-title">{i.name}</span>
                   <span class="muted small">{i.type === 'folder' ? 'Folder' : formatSize(i.size ?? 0)}</span>
@@ -114,6 +131,13 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
               </li>
             ))}
           </ul>
+        )}
+        {cursor && (
+          <div class="form-actions">
+            <button type="button" class="button" disabled={busy} onClick={() => void load(cursor)}>
+              More in the trash
+            </button>
+          </div>
         )}
       </div>
       <div class="dialog-actions">

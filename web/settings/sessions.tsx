@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api/index.ts';
 import type { Session } from '../../src/contract/accounts.ts';
-import { plural } from '../app/format.ts';
+import { formatDate, plural } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toSignIn } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
@@ -30,6 +30,9 @@ export function Sessions() {
           list={list}
           entries={sessions}
           keyOf={(s) => s.id}
+          entryName={(s) =>
+            `${describeAgent(s.user_agent)}${s.isCurrent ? ' (this browser)' : ''}, ${s.ip_address || 'address unknown'}, active ${formatDate(s.last_activity).toLowerCase()}`
+          }
           title={(s) => {
             // This browser is here now, whether or not its first heartbeat has been counted yet.
             const online = s.is_online || s.isCurrent;

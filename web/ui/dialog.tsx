@@ -125,7 +125,16 @@ export function FormButtons({
       <button type="button" class="button" onClick={cancel}>
         Cancel
       </button>
-      <button type="submit" class="button primary" disabled={busy}>
+      {/* Only aria-disabled while busy: a disabled button drops the focus of the keyboard that pressed it. A press
+          meanwhile, or Enter in a field (which clicks this button), is stopped here, so nothing is sent twice. */}
+      <button
+        type="submit"
+        class="button primary"
+        aria-disabled={busy || undefined}
+        onClick={(e) => {
+          if (busy) e.preventDefault();
+        }}
+      >
         {submit}
       </button>
     </div>
