@@ -409,7 +409,7 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect((await admin.client.delete(`/api/user/${o.id}`)).status).toBe(202);
     await eventually(() => expect(t.server.ctx.repos.users.byId(o.id)).toBeNull());
     await eventually(async () => expect((await m.uploads('PROPFIND', 'orphaned', { headers: { depth: '1' } })).status).toBe(404));
-    expect(stagedFiles(t.dataDir)).not.toContain(stored);
+    await eventually(() => expect(stagedFiles(t.dataDir)).not.toContain(stored));
   });
 
   test('the final MOVE into a folder trashed while the file is made is 404 and puts nothing anywhere; the upload stays for a MOVE elsewhere', async () => {
