@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.ts';
+import { RateLimitedError } from '../errors.ts';
 
 export interface LimitResult {
   allowed: boolean;
@@ -42,6 +43,20 @@ export class FixedWindowLimiter {
   release(key: string, counted: LimitResult): void {
     const entry = this.counts.get(key);
     if (entry && entry.windowStart + this.windowMs === counted.resetAt && entry.count > 0) entry.count--;
+  }
+
+  /**
+   * Runs `check` (is a guess right?) with one try of `key` spent before it, so concurrent guesses cannot all pass a
+   * limit none has reached yet: past the limit every guess, the right one too, is 429 until the window ends. A right
+   * guess gives its try back; `lockedOut` runs once per window, when the last try is spent on a wrong one.
+   */
+  async attempt(key: string, check: () => Promise<boolean> | boolean, lockedOut: (counted: LimitResult) => void): Promise<boolean> {
+    const counted = this.hit(key);
+    if (!counted.allowed) throw new RateLimitedError(rateLimitHeaders(counted, this.clock.now()));
+    const ok = await check();
+    if (ok) this.release(key, counted);
+    else if (counted.remaining === 0) lockedOut(counted);
+    return ok;
   }
 
   reset(key?: string): void {

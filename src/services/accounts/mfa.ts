@@ -2,8 +2,8 @@ import { createHash, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { MfaRepo, MfaState } from '../../db/repos/mfa.ts';
 import type { Keyring } from '../../storage/keyring.ts';
-import { AppError, badRequest, Messages, RateLimitedError, unauthorized } from '../../errors.ts';
-import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
+import { AppError, badRequest, Messages, unauthorized } from '../../errors.ts';
+import { FixedWindowLimiter } from '../../lib/rate-limit.ts';
 import { AuditActions, type Actor, type AuditService, actorFields } from '../admin/audit.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
@@ -162,22 +162,19 @@ export class MfaService {
   async checkCode(userId: string, code: string): Promise<boolean> {
     const row = this.row(userId);
     if (!row.mfaEnabled || !row.mfaSecret) return false;
-    // Counted before the check, so concurrent guesses cannot all pass a limit none has reached yet.
-    const counted = this.codeTries.hit(userId);
-    if (!counted.allowed) throw new RateLimitedError(rateLimitHeaders(counted, this.clock.now()));
-    const ok = await this.matches(userId, row, code.trim());
-    if (ok) this.codeTries.release(userId, counted);
-    else if (counted.remaining === 0) {
-      this.audit.record({
-        action: AuditActions.mfaCodesLocked,
-        status: 'failure',
-        loginId: userId,
-        targetType: 'user',
-        targetId: userId,
-        details: { wrongCodes: CODE_TRIES_PER_LOGIN, until: new Date(counted.resetAt).toISOString() },
-      });
-    }
-    return ok;
+    return this.codeTries.attempt(
+      userId,
+      () => this.matches(userId, row, code.trim()),
+      (counted) =>
+        this.audit.record({
+          action: AuditActions.mfaCodesLocked,
+          status: 'failure',
+          loginId: userId,
+          targetType: 'user',
+          targetId: userId,
+          details: { wrongCodes: CODE_TRIES_PER_LOGIN, until: new Date(counted.resetAt).toISOString() },
+        }),
+    );
   }
 
   private matches(userId: string, row: MfaState, code: string): Promise<boolean> | boolean {

@@ -1,6 +1,5 @@
 import type { Clock } from '../../clock.ts';
-import { RateLimitedError } from '../../errors.ts';
-import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
+import { FixedWindowLimiter } from '../../lib/rate-limit.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import { emailKey } from './email.ts';
 
@@ -20,26 +19,16 @@ export class PasswordTries {
     this.limiter = new FixedWindowLimiter(WRONG_PASSWORDS_PER_EMAIL, WINDOW_MS, d.clock);
   }
 
-  /**
-   * Runs `check` (whether the password given for `email` is right) with one try spent, counted before it so concurrent
-   * guesses cannot all pass; past the limit every password, the right one too, is 429 until the window ends, and the
-   * audit log records it once. A right password gives its try back.
-   */
+  /** Runs `check` (whether the password given for `email` is right) as one try of the email's (FixedWindowLimiter.attempt); the audit log records a lock-out once. */
   async check(email: string, check: () => Promise<boolean>): Promise<boolean> {
-    const key = emailKey(email);
-    const counted = this.limiter.hit(key);
-    if (!counted.allowed) throw new RateLimitedError(rateLimitHeaders(counted, this.d.clock.now()));
-    const ok = await check();
-    if (ok) this.limiter.release(key, counted);
-    else if (counted.remaining === 0) {
+    return this.limiter.attempt(emailKey(email), check, (counted) =>
       this.d.audit.record({
         action: AuditActions.passwordsLocked,
         status: 'failure',
         email,
         targetType: 'user',
         details: { wrongPasswords: WRONG_PASSWORDS_PER_EMAIL, until: new Date(counted.resetAt).toISOString() },
-      });
-    }
-    return ok;
+      }),
+    );
   }
 }
