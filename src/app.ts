@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { AppContext } from './context.ts';
-import { AddressCap } from './http/address-cap.ts';
+import { KeyedCap } from './lib/keyed-cap.ts';
 import { ClientIpResolver } from './http/client-ip.ts';
 import { corePlugin } from './http/plugins/core.ts';
 import { createLimits } from './http/limits.ts';
@@ -74,7 +74,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
         log: ctx.log,
         ipResolver,
         seed: ctx.instanceId,
-        addressCap: new AddressCap(ctx.config.maxConnectionsPerIp),
+        addressCap: new KeyedCap(ctx.config.maxConnectionsPerIp),
         mapTileOrigin: ctx.config.mapTileUrl && new URL(ctx.config.mapTileUrl.replace(/\{[zxy]\}/g, '0')).origin,
       }),
     )

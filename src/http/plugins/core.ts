@@ -7,7 +7,7 @@ import { ObjectIntegrityError, StorageNotFoundError, StorageUnavailableError } f
 import { KeyUnavailableError } from '../../storage/keyring.ts';
 import { diskRefusal, isDiskFailingError } from '../../services/files/disk-space.ts';
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
-import type { AddressCap } from '../address-cap.ts';
+import type { KeyedCap } from '../../lib/keyed-cap.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
 import { isValidHost, loggedPath, pathOf, requestMeta, setRequestMeta, type RequestMeta } from '../request-meta.ts';
 import { policyOfPath } from '../policy.ts';
@@ -117,7 +117,7 @@ export function corePlugin(deps: {
   log: Logger;
   ipResolver: ClientIpResolver;
   seed: string;
-  addressCap: AddressCap;
+  addressCap: KeyedCap;
   /** MAP_TILE_URL's origin, which the photo details load their map tile from. */
   mapTileOrigin?: string | null;
 }) {

@@ -16,6 +16,7 @@ import type { Principal } from '../identity/principal.ts';
 import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
 import { keepCentralDirectoryAsBytes } from './zip-directory.ts';
+import { KeyedCap } from '../../lib/keyed-cap.ts';
 
 /** Raster image types a browser may display inline; SVG and anything scriptable never qualify. */
 const INLINE_IMAGE_TYPES = new Set([
@@ -40,6 +41,8 @@ const ZIP_NAME_MAX_BYTES = 0xffff;
 
 // Long enough for a small ZIP to finish; a client that waits and asks again gets the next free slot.
 const ZIP_RETRY_AFTER_SECONDS = 30;
+/** The one key of the instance's count of ZIPs. */
+const INSTANCE = '';
 
 export interface ZipDownload {
   filename: string;
@@ -78,39 +81,39 @@ export interface DownloadDeps {
  * until its end (the central directory), so many at once took the memory of a small machine.
  */
 class ZipSlots {
-  private inUse = 0;
-  private readonly ofAccount = new Map<string, number>();
+  private readonly instance: KeyedCap;
+  private readonly ofAccount: KeyedCap;
 
-  constructor(private readonly limits: { instance: number; perAccount: number }) {}
+  constructor(limits: { instance: number; perAccount: number }) {
+    this.instance = new KeyedCap(limits.instance);
+    this.ofAccount = new KeyedCap(limits.perAccount);
+  }
 
   /** A slot for a ZIP of the account's files, or a 429 (the account's) or 503 (the instance's); the release is idempotent. */
   take(accountId: string): () => void {
-    const mine = this.ofAccount.get(accountId) ?? 0;
     const retry = { 'Retry-After': String(ZIP_RETRY_AFTER_SECONDS) };
-    if (mine >= this.limits.perAccount)
+    if (!this.ofAccount.acquire(accountId))
       throw new AppError(
         429,
-        `This account's ZIP downloads being made already reach the limit of ${this.limits.perAccount} at once; try again when one has finished (or cancel one)`,
+        `This account's ZIP downloads being made already reach the limit of ${this.ofAccount.max} at once; try again when one has finished (or cancel one)`,
         undefined,
         retry,
       );
-    if (this.inUse >= this.limits.instance)
+    if (!this.instance.acquire(INSTANCE)) {
+      this.ofAccount.release(accountId);
       throw new AppError(
         503,
-        `The server is making as many ZIP downloads as it can at once (${this.limits.instance}); try again in a minute`,
+        `The server is making as many ZIP downloads as it can at once (${this.instance.max}); try again in a minute`,
         undefined,
         retry,
       );
-    this.inUse++;
-    this.ofAccount.set(accountId, mine + 1);
+    }
     let held = true;
     return () => {
       if (!held) return;
       held = false;
-      this.inUse--;
-      const left = (this.ofAccount.get(accountId) ?? 1) - 1;
-      if (left > 0) this.ofAccount.set(accountId, left);
-      else this.ofAccount.delete(accountId);
+      this.instance.release(INSTANCE);
+      this.ofAccount.release(accountId);
     };
   }
 }

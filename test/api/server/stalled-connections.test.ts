@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import net from 'node:net';
 import path from 'node:path';
-import { AddressCap } from '../../../src/http/address-cap.ts';
+import { KeyedCap } from '../../../src/lib/keyed-cap.ts';
 import { json } from '../../helpers/client.ts';
 import { openPaths } from '../../helpers/fds.ts';
 import { blobFiles, upload } from '../../helpers/files.ts';
@@ -118,8 +118,8 @@ describe('requests in progress per address are capped (issue 13, defect 8)', () 
     await Promise.all(Array.from({ length: 3 }, () => a.client.get('/api/files/stats').then((r) => expect(r.status).toBe(200))));
   });
 
-  test('AddressCap counts each address apart; 0 means no cap', () => {
-    const cap = new AddressCap(2);
+  test('KeyedCap counts each address apart; 0 means no cap', () => {
+    const cap = new KeyedCap(2);
     expect(cap.acquire('10.0.0.1')).toBe(true);
     expect(cap.acquire('10.0.0.1')).toBe(true);
     expect(cap.acquire('10.0.0.1')).toBe(false);
@@ -127,7 +127,7 @@ describe('requests in progress per address are capped (issue 13, defect 8)', () 
     cap.release('10.0.0.1');
     expect(cap.acquire('10.0.0.1')).toBe(true);
     expect(cap.count('10.0.0.1')).toBe(2);
-    const none = new AddressCap(0);
+    const none = new KeyedCap(0);
     for (let i = 0; i < 1000; i++) expect(none.acquire('x')).toBe(true);
   });
 });
