@@ -411,8 +411,7 @@ export class S3Driver implements StorageDriver {
     return existed;
   }
 
-  /** ListObjectsV2 under the prefix, one page (1000 keys) in memory at a time. */
-  /** Every object in key order; with `startAfter`, only those whose keys sort after it. */
+  /** ListObjectsV2 under the prefix, one page (1000 keys) in memory at a time: every object in key order; with `startAfter`, only those whose keys sort after it. */
   async *list(opts: { startAfter?: string } = {}): AsyncIterable<ObjectInfo> {
     let token: string | null = null;
     do {
