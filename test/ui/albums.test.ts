@@ -14,7 +14,8 @@ let owner: seed.SeededLogin;
 const NAMES = ['dawn.jpg', 'noon.jpg', 'dusk.jpg'];
 
 beforeAll(async () => {
-  [t, browser] = await Promise.all([startTestServer(), acquireBrowser()]);
+  // 201 albums are shared with one person below; the limit on adding people is tested in the sharing tests.
+  [t, browser] = await Promise.all([startTestServer({ env: { COFFER_MEMBER_LOOKUP_RATE_LIMIT: '1000' } }), acquireBrowser()]);
   owner = await seed.owner(t);
   for (const [i, name] of NAMES.entries())
     await upload(owner.client, name, await img.photo(i, 480, 360, `2025:06:1${i + 1} 12:00:00`), { type: 'image/jpeg' });
@@ -126,6 +127,70 @@ describe('albums', () => {
     await tile(page, photos[0].name).click({ modifiers: ['Control'] });
     await page.getByText('1 selected').waitFor();
     expect(await button(page, 'Add to album').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('past the first 200, More albums shows the older ones, on the Albums page and when adding to an album', async () => {
+    const everyAlbum = async () => {
+      const all: { name: string; itemCount: number }[] = [];
+      let cursor = '';
+      do {
+        const page = await json(await owner.client.get(`/api/albums?limit=200${cursor ? `&cursor=${cursor}` : ''}`));
+        all.push(...page.albums);
+        cursor = page.nextCursor ?? '';
+      } while (cursor);
+      return all;
+    };
+    for (let i = 0; i < 205; i++) await owner.client.post('/api/albums', { name: `Roll ${String(i).padStart(3, '0')}` });
+    const every = await everyAlbum();
+    expect(every.length).toBeGreaterThan(200);
+    const { context, page, errors } = await signedInContext(browser, t.url, owner);
+    await page.goto('/photos/albums');
+    const grid = page.getByRole('list', { name: 'Albums', exact: true });
+    await grid.getByRole('link', { name: 'Roll 204 0 items' }).waitFor();
+    expect(await grid.getByRole('listitem').count()).toBe(200);
+    expect(await grid.getByText(every.at(-1)!.name, { exact: true }).count()).toBe(0);
+    await button(page, 'More albums').scrollIntoViewIfNeeded();
+    await screenshot(page, 'albums-more');
+    await button(page, 'More albums').click();
+    await grid.getByText(every.at(-1)!.name, { exact: true }).waitFor();
+    expect(await grid.getByRole('listitem').count()).toBe(every.length);
+    expect(await button(page, 'More albums').count()).toBe(0);
+
+    await page.getByRole('link', { name: 'All photos' }).click();
+    await tile(page, 'dawn.jpg').click({ modifiers: ['Control'] });
+    await button(page, 'Add to album').click();
+    const dialog = page.getByRole('dialog', { name: 'Add 1 item to an album' });
+    await dialog.getByRole('option', { name: 'Roll 204 (0 items)' }).waitFor({ state: 'attached' });
+    expect(await dialog.getByRole('option', { name: 'Roll 000 (0 items)' }).count()).toBe(0);
+    await expectAccessible(page, 'add to album, more albums');
+    await screenshot(page, 'albums-add-dialog-more');
+    await dialog.getByRole('button', { name: 'More albums' }).click();
+    await dialog.getByRole('option', { name: 'Roll 000 (0 items)' }).waitFor({ state: 'attached' });
+    await dialog.getByLabel('Album', { exact: true }).selectOption({ label: 'Roll 000 (0 items)' });
+    await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText('Added to “Roll 000”').waitFor();
+    expect((await everyAlbum()).find((a) => a.name === 'Roll 000')?.itemCount).toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('past the first 200 albums shared with you, More albums shared with you shows the older ones', async () => {
+    const friend = await seed.owner(t, undefined, 'Friend');
+    for (let i = 0; i < 201; i++) {
+      const { album } = await json(await friend.client.post('/api/albums', { name: `Trip ${String(i).padStart(3, '0')}` }));
+      expect((await friend.client.post(`/api/albums/${album.id}/members`, { accountId: owner.id, role: 'viewer' })).status).toBe(201);
+    }
+    const { context, page, errors } = await signedInContext(browser, t.url, owner);
+    await page.goto('/photos/albums');
+    const grid = page.getByRole('list', { name: 'Albums shared with you' });
+    await grid.getByText('Trip 200', { exact: true }).waitFor();
+    expect(await grid.getByRole('listitem').count()).toBe(200);
+    await button(page, 'More albums shared with you').click();
+    await grid.getByText('Trip 000', { exact: true }).waitFor();
+    expect(await grid.getByRole('listitem').count()).toBe(201);
+    expect(await button(page, 'More albums shared with you').count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });

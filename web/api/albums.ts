@@ -3,7 +3,9 @@ import { call, urlOf } from '../app/api.ts';
 
 /** Albums: named sets of the account's photos and videos. */
 export const albums = {
-  list: (query: ApiQuery<'GET /api/albums'> = {}) => call('GET /api/albums', { query }),
+  /** A page of 200 albums, newest first, from `cursor` (the first page without), as a list read a page at a time takes it. */
+  page: (query: Omit<ApiQuery<'GET /api/albums'>, 'limit'> = {}) =>
+    call('GET /api/albums', { query: { limit: 200, ...query } }).then((r) => ({ items: r.albums, nextCursor: r.nextCursor })),
   create: (body: ApiBody<'POST /api/albums'>) => call('POST /api/albums', { body }),
   get: (id: string, query: ApiQuery<'GET /api/albums/:id'> = {}, opts: { signal?: AbortSignal } = {}) =>
     call('GET /api/albums/:id', { params: { id }, query, ...opts }),

@@ -37,3 +37,60 @@ export function useLoad<T>(load: () => Promise<T>, opts: { everyMs?: number } = 
   }, []);
   return { data, error, reload, set: setData };
 }
+
+export interface Pages<T> {
+  /** What is shown: every page read so far, in order; null until the first arrives. */
+  items: T[] | null;
+  error: string | null;
+  /** The server has more beyond what is shown. */
+  more: boolean;
+  busy: boolean;
+  /** Reads the next page and adds it to what is shown. */
+  loadMore(): Promise<void>;
+  /** Reads the first page again, in place of all shown. */
+  reload(): Promise<void>;
+  /** Changes what is shown (an entry removed) without asking the server. */
+  update(change: (items: T[]) => T[]): void;
+}
+
+/**
+ * A list read a page at a time: the first page when the screen opens (and again when `deps` change), the next at each
+ * `loadMore` (a "More" button), so no entry is out of reach however long the list is.
+ */
+export function usePages<T>(load: (cursor?: string) => Promise<{ items: T[]; nextCursor: string | null }>, deps: unknown[] = []): Pages<T> {
+  const [items, setItems] = useState<T[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const latest = useRef(0);
+  const read = async (from?: string) => {
+    const call = ++latest.current;
+    setBusy(true);
+    try {
+      const page = await load(from);
+      if (call !== latest.current) return;
+      setItems((shown) => (from ? [...(shown ?? []), ...page.items] : page.items));
+      setCursor(page.nextCursor);
+      setError(null);
+    } catch (err) {
+      if (call === latest.current) setError((err as Error).message);
+    } finally {
+      if (call === latest.current) setBusy(false);
+    }
+  };
+  useEffect(() => {
+    setItems(null);
+    setCursor(null);
+    setError(null);
+    void read();
+  }, deps);
+  return {
+    items,
+    error,
+    more: cursor !== null,
+    busy,
+    loadMore: () => (cursor ? read(cursor) : Promise.resolve()),
+    reload: () => read(),
+    update: (change) => setItems((shown) => shown && change(shown)),
+  };
+}

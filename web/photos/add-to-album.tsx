@@ -1,32 +1,29 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ALBUM_NAME_MAX, type Album } from '../../src/contract/albums.ts';
 import { api } from '../api/index.ts';
 import { plural } from '../app/format.ts';
 import { invalidateListings } from '../app/listings.ts';
+import { usePages } from '../app/load.ts';
 import { navigate } from '../app/router.ts';
 import { toast } from '../app/toasts.ts';
 import { Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
 import { Field, FormError } from '../ui/form.tsx';
+import { MoreButton } from '../ui/page.tsx';
 
 const NEW = '';
 
 export const albumPath = (id: string) => `/photos/albums/${encodeURIComponent(id)}`;
 
 function AddToAlbumForm({ ids, close }: { ids: string[]; close: (album?: Album) => void }) {
-  const [albums, setAlbums] = useState<Album[] | null>(null);
-  const [choice, setChoice] = useState(NEW);
+  // Older albums than the first page's are read on by "More albums", so every album can be chosen.
+  const list = usePages((cursor) => api.albums.page({ cursor }));
+  const albums = list.items;
+  const [chosen, setChoice] = useState<string | null>(null);
+  // The newest album is chosen once the list has arrived, unless the user chose already.
+  const choice = chosen ?? albums?.[0]?.id ?? NEW;
   const [name, setName] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    api.albums.list({ limit: 200 }).then(
-      (r) => {
-        setAlbums(r.albums);
-        if (r.albums[0]) setChoice(r.albums[0].id);
-      },
-      (err) => setError((err as Error).message),
-    );
-  }, []);
   return (
     <form
       onSubmit={async (e) => {
@@ -58,8 +55,9 @@ function AddToAlbumForm({ ids, close }: { ids: string[]; close: (album?: Album) 
             <input name="name" required maxLength={ALBUM_NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} autofocus />
           </Field>
         )}
+        <MoreButton pages={list} label="More albums" />
         <p class="muted small">Albums hold references: the photos stay where they are, and no copy is made.</p>
-        <FormError message={error} />
+        <FormError message={error ?? list.error} />
       </div>
       <FormButtons submit={choice === NEW ? 'Create album' : 'Add'} busy={busy || albums === null} cancel={() => close()} />
     </form>

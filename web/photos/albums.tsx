@@ -3,13 +3,13 @@ import { ALBUM_NAME_MAX, type Album } from '../../src/contract/albums.ts';
 import { api } from '../api/index.ts';
 import { plural } from '../app/format.ts';
 import { albumSource, invalidateListings, type PhotoItem } from '../app/listings.ts';
-import { useLoad } from '../app/load.ts';
+import { useLoad, usePages } from '../app/load.ts';
 import { navigate } from '../app/router.ts';
 import { can } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, promptDialog } from '../ui/dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
-import { LoadError } from '../ui/page.tsx';
+import { LoadError, MoreButton } from '../ui/page.tsx';
 import { albumPath } from './add-to-album.tsx';
 import { openAlbumShare } from './album-share.tsx';
 import { PhotoGrid, PhotoViews } from './photos.tsx';
@@ -60,8 +60,8 @@ function AlbumCard({ album }: { album: Album }) {
 
 /** Albums: the account's albums, newest first, each with its cover, name and size. */
 export function AlbumsScreen() {
-  const list = useLoad(() => api.albums.list({ limit: 200 }));
-  const shared = useLoad(() => api.albums.list({ limit: 200, whose: 'shared' }));
+  const list = usePages((cursor) => api.albums.page({ cursor }));
+  const shared = usePages((cursor) => api.albums.page({ cursor, whose: 'shared' }));
   const mayEdit = can('files.edit');
   const create = async () => {
     let made: Album | undefined;
@@ -84,27 +84,29 @@ export function AlbumsScreen() {
       </header>
       <div class="page albums-page">
         {list.error && <LoadError message={list.error} retry={list.reload} />}
-        {list.data && list.data.albums.length === 0 && (
+        {list.items?.length === 0 && (
           <div class="empty">
             <p>No albums yet. Select photos in All photos and choose “Add to album”, or make an empty one with “New album”.</p>
           </div>
         )}
-        {list.data && list.data.albums.length > 0 && (
+        {list.items && list.items.length > 0 && (
           <ul class="album-grid" aria-label="Albums">
-            {list.data.albums.map((a) => (
+            {list.items.map((a) => (
               <AlbumCard key={a.id} album={a} />
             ))}
           </ul>
         )}
-        {list.data?.nextCursor && <p class="muted small">The 200 newest albums are shown.</p>}
-        {shared.data && shared.data.albums.length > 0 && (
+        <MoreButton pages={list} label="More albums" />
+        {shared.error && <LoadError message={shared.error} retry={shared.reload} />}
+        {shared.items && shared.items.length > 0 && (
           <>
             <h2 class="albums-heading">Shared with you</h2>
             <ul class="album-grid" aria-label="Albums shared with you">
-              {shared.data.albums.map((a) => (
+              {shared.items.map((a) => (
                 <AlbumCard key={a.id} album={a} />
               ))}
             </ul>
+            <MoreButton pages={shared} label="More albums shared with you" />
           </>
         )}
       </div>

@@ -6,11 +6,12 @@ import { api } from '../api/index.ts';
 import { MAX_NAME_LENGTH } from '../../src/contract/names.ts';
 import { parseSize } from '../../src/contract/size.ts';
 import { formatSize, plural } from '../app/format.ts';
+import { usePages } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
 import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 import { Field, FormError } from '../ui/form.tsx';
-import { LoadError, Section } from '../ui/page.tsx';
+import { LoadError, MoreButton, Section } from '../ui/page.tsx';
 
 const LEAD_CLIENT: MembersClient = {
   one: api.groups.led,
@@ -63,25 +64,9 @@ function TeamFolderForm({ group, close }: { group: GroupChoice; close: (name?: s
 
 /** A team folder's trash, for its administrators: restore or delete forever, item by item. */
 function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => void }) {
-  const [items, setItems] = useState<Item[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   // A trash longer than a page is read on by "More in the trash", each page added to what is shown.
-  const load = async (from?: string) => {
-    setBusy(true);
-    try {
-      const next = await api.teamFolders.trash(folder.id, from);
-      setItems((shown) => (from ? [...(shown ?? []), ...next.items] : next.items));
-      setCursor(next.nextCursor);
-      setError(null);
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
-  useEffect(() => void load(), [folder.id]);
+  const trash = usePages((cursor) => api.teamFolders.trash(folder.id, cursor), [folder.id]);
+  const items = trash.items;
   const keepFocus = useFocusAfterRemoval(items?.map((i) => i.id) ?? []);
   const act = async (item: Item, restore: boolean) => {
     const sure =
@@ -97,7 +82,7 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
       if (restore) await api.teamFolders.restore(folder.id, [item.id]);
       else await api.teamFolders.deleteForever(folder.id, [item.id]);
       toast(restore ? `${item.name} restored to ${folder.name}` : `Deleting ${item.name} forever`);
-      setItems((list) => list?.filter((x) => x.id !== item.id) ?? null);
+      trash.update((list) => list.filter((x) => x.id !== item.id));
     } catch (err) {
       toastError(err);
     }
@@ -105,7 +90,7 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
   return (
     <>
       <div class="dialog-body">
-        {error && <LoadError message={error} retry={() => load()} />}
+        {trash.error && <LoadError message={trash.error} retry={trash.reload} />}
         {items?.length === 0 && <p class="muted">The trash of {folder.name} is empty.</p>}
         {items && items.length > 0 && (
           <ul class="entries" aria-label={`Trash of ${folder.name}`} {...keepFocus}>
@@ -132,13 +117,7 @@ function TeamTrash({ folder, close }: { folder: TeamFolderChoice; close: () => v
             ))}
           </ul>
         )}
-        {cursor && (
-          <div class="form-actions">
-            <button type="button" class="button" disabled={busy} onClick={() => void load(cursor)}>
-              More in the trash
-            </button>
-          </div>
-        )}
+        <MoreButton pages={trash} label="More in the trash" />
       </div>
       <div class="dialog-actions">
         <button type="button" class="button" onClick={close}>

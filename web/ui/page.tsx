@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useLayoutEffect, useRef } from 'preact/hooks';
+import type { Pages } from '../app/load.ts';
 import { Icon, type IconName } from './icons.tsx';
 
 export interface Tab {
@@ -107,6 +108,19 @@ export function LoadError({ message, retry }: { message: string; retry: () => vo
       <span>{message}</span>
       <button type="button" class="button small" onClick={retry}>
         Try again
+      </button>
+    </div>
+  );
+}
+
+/** Reads the next page of a list read a page at a time, while the server has one. */
+export function MoreButton({ pages, label }: { pages: Pages<unknown>; label: string }) {
+  if (!pages.more) return null;
+  return (
+    <div class="form-actions">
+      {/* Only aria-disabled while reading: a disabled button drops the focus of the keyboard that pressed it. */}
+      <button type="button" class="button" aria-disabled={pages.busy || undefined} onClick={() => !pages.busy && void pages.loadMore()}>
+        {label}
       </button>
     </div>
   );
