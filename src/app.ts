@@ -42,6 +42,7 @@ import { openApiRoutes } from './http/openapi.ts';
 import { docserverRoutes } from './http/docserver.ts';
 import { appPasswordRoutes } from './http/app-passwords.ts';
 import { webhookRoutes } from './http/webhooks.ts';
+import { auditRoutes } from './http/audit.ts';
 import { davRoutes } from './http/dav/dav.ts';
 import { nextcloudLoginRoutes } from './http/nextcloud-login.ts';
 import { nextcloudRoutes } from './http/nextcloud.ts';
@@ -112,6 +113,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}) {
     .use(versionRoutes(ctx))
     .use(appPasswordRoutes(ctx))
     .use(webhookRoutes(ctx))
+    .use(auditRoutes(ctx))
     .use(davRoutes(ctx, limits))
     .use(nextcloudLoginRoutes(ctx))
     .use(nextcloudRoutes(ctx))

@@ -254,3 +254,43 @@ export interface ReplicationStatus {
   /** Why an admin should look: shipping stopped, the destination fails, or the replica is behind. */
   warning: string | null;
 }
+
+export const AUDIT_STATUSES = ['success', 'failure', 'denied'] as const;
+/** `denied`: refused by a permission or role check; `failure`: anything else that failed. */
+export type AuditStatus = (typeof AUDIT_STATUSES)[number];
+export type AuditActorKind = 'login' | 'anonymous' | 'cli' | 'system';
+
+/** One event of the audit log, as Admin → Audit log, `GET /api/admin/audit` and `coffer audit list --json` give it. */
+export interface AuditEvent {
+  id: number;
+  at: string;
+  action: string;
+  status: AuditStatus;
+  actor: AuditActorKind;
+  loginId: string | null;
+  email: string | null;
+  accountId: string | null;
+  ip: string | null;
+  targetType: string | null;
+  targetId: string | null;
+  details: Record<string, unknown> | null;
+  /** The X-Request-Id of the request that acted, as in its access log line; null for the CLI and jobs. */
+  requestId: string | null;
+}
+
+/** Admin → Audit log: the instance's events, newest first, narrowed as `coffer audit list` narrows them. */
+export const auditListQuery = lazySchema(() =>
+  z.object({
+    limit: pageLimit(200).default(100),
+    cursor: z.string().optional(),
+    action: z
+      .string()
+      .trim()
+      .regex(/^[a-z_]{1,32}(\.[a-z_]{1,64})?$/, 'action must be an action such as auth.sign_in, or a group such as auth')
+      .optional(),
+    // A login's email or id.
+    user: z.string().trim().min(1, 'user must not be empty').max(320, 'user must be at most 320 characters').optional(),
+    status: z.enum(AUDIT_STATUSES, { error: `status must be one of ${AUDIT_STATUSES.join(', ')}` }).optional(),
+    since: z.iso.datetime({ offset: true, error: 'since must be an ISO 8601 date and time, such as 2026-12-01T00:00:00Z' }).optional(),
+  }),
+);

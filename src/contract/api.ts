@@ -59,6 +59,8 @@ import type {
   VersionsConfig,
   versionsConfigBody,
   userListQuery,
+  auditListQuery,
+  AuditEvent,
   addUserBody,
   invitationTokenBody,
   acceptInvitationBody,
@@ -283,6 +285,7 @@ export interface Api {
   'GET /api/webhooks/:id/deliveries': { response: { deliveries: WebhookDelivery[] } };
   'POST /api/webhooks/:id/test': { response: { delivery: WebhookDelivery } };
   'POST /api/webhooks/:id/deliveries/:deliveryId/redeliver': { response: { delivery: WebhookDelivery } };
+  'GET /api/admin/audit': { query: In<typeof auditListQuery>; response: { events: AuditEvent[]; nextCursor: string | null } };
   'GET /api/admin/webhooks': { response: { webhooks: Webhook[] } };
   'POST /api/admin/webhooks': { body: In<typeof newWebhookBody>; response: WebhookWithSecret };
   'GET /api/admin/webhooks/:id': { response: { webhook: Webhook } };

@@ -318,6 +318,7 @@ export const ROUTES = {
   'GET /api/webhooks/:id/deliveries': owner,
   'POST /api/webhooks/:id/test': owner,
   'POST /api/webhooks/:id/deliveries/:deliveryId/redeliver': owner,
+  'GET /api/admin/audit': admin,
   'GET /api/admin/webhooks': admin,
   'POST /api/admin/webhooks': admin,
   'GET /api/admin/webhooks/:id': admin,

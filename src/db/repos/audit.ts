@@ -10,6 +10,9 @@ export interface AuditFilter {
   action?: string;
   user?: string;
   requestId?: string;
+  status?: string;
+  /** Only events after this one in the newest-first order (a page's keyset). */
+  before?: { at: number; id: number };
   limit: number;
 }
 
@@ -148,6 +151,14 @@ export class AuditRepo {
     if (filter.requestId) {
       where.push('request_id = ?');
       params.push(filter.requestId);
+    }
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter.before) {
+      where.push('(at < ? OR (at = ? AND id < ?))');
+      params.push(filter.before.at, filter.before.at, filter.before.id);
     }
     params.push(filter.limit);
     return this.sqlite

@@ -1,5 +1,8 @@
 import type { Clock } from '../../clock.ts';
-import type { AuditRepo, NewAuditLogRow } from '../../db/repos/audit.ts';
+import { AUDIT_STATUSES, type AuditActorKind, type AuditEvent, type AuditStatus } from '../../contract/admin.ts';
+import { validationFailed, Messages } from '../../errors.ts';
+import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
+import type { AuditLogRow, AuditRepo, NewAuditLogRow } from '../../db/repos/audit.ts';
 import { FailureSpell } from '../../lib/failure-spell.ts';
 import { BusyRounds } from '../../db/busy.ts';
 import type { Logger } from '../../log.ts';
@@ -88,9 +91,6 @@ export const AuditActions = {
 } as const;
 
 export type AuditAction = (typeof AuditActions)[keyof typeof AuditActions];
-type AuditStatus = 'success' | 'failure' | 'denied';
-type AuditActorKind = 'login' | 'anonymous' | 'cli' | 'system';
-const STATUSES: readonly AuditStatus[] = ['success', 'failure', 'denied'];
 
 /** Who acted; a request's Principal fits as it is. */
 export interface AuditPrincipal {
@@ -131,26 +131,8 @@ export interface AuditRecord {
   details?: Record<string, unknown>;
 }
 
-/** One row of the audit log, as `coffer audit list --json` prints it. */
-export interface AuditEntry {
-  id: number;
-  at: string;
-  action: string;
-  status: AuditStatus;
-  actor: AuditActorKind;
-  loginId: string | null;
-  email: string | null;
-  accountId: string | null;
-  ip: string | null;
-  targetType: string | null;
-  targetId: string | null;
-  details: Record<string, unknown> | null;
-  /** The X-Request-Id of the request that acted, as in its access log line; null for the CLI and jobs. */
-  requestId: string | null;
-}
-
 /** An event waiting in memory for the batch that writes it; `at` in epoch milliseconds. */
-type QueuedEvent = Omit<AuditEntry, 'id' | 'at'> & { at: number };
+type QueuedEvent = Omit<AuditEvent, 'id' | 'at'> & { at: number };
 
 const BATCH = 500;
 const MAX_ATTEMPTS = 5;
@@ -163,7 +145,7 @@ const WAKE_DELAY_MS = 50;
 /** A queued event as a log row; throws for an event that cannot be one (it is parked). */
 function toLogRow(text: string): NewAuditLogRow {
   const e = JSON.parse(text) as QueuedEvent;
-  if (typeof e !== 'object' || e === null || typeof e.action !== 'string' || !STATUSES.includes(e.status) || !Number.isFinite(e.at)) {
+  if (typeof e !== 'object' || e === null || typeof e.action !== 'string' || !AUDIT_STATUSES.includes(e.status) || !Number.isFinite(e.at)) {
     throw new Error('event is missing its action, status or time');
   }
   return { ...e, details: e.details ? JSON.stringify(e.details) : null };
@@ -307,13 +289,35 @@ export class AuditService {
   }
 
   /** Newest first. `action` matches exactly, or as a prefix when it names a group (`auth`, `file`). */
-  list(filter: { since?: number; action?: string; user?: string; requestId?: string; limit?: number } = {}): AuditEntry[] {
-    return this.d.repo.list({ ...filter, limit: filter.limit ?? 100 }).map((r) => ({
-      ...r,
-      actor: r.actor as AuditActorKind,
-      at: new Date(r.at).toISOString(),
-      details: r.details ? (JSON.parse(r.details) as Record<string, unknown>) : null,
-    }));
+  list(filter: { since?: number; action?: string; user?: string; requestId?: string; limit?: number } = {}): AuditEvent[] {
+    return this.d.repo.list({ ...filter, limit: filter.limit ?? 100 }).map(eventOf);
+  }
+
+  /**
+   * A page of the log for Admin → Audit log, narrowed as `list` narrows it, from `cursor` (the first page without).
+   * Events still queued are written first, so the page is current.
+   */
+  page(q: { limit: number; cursor?: string; action?: string; user?: string; status?: AuditStatus; since?: string }): {
+    events: AuditEvent[];
+    nextCursor: string | null;
+  } {
+    let before: { at: number; id: number } | undefined;
+    if (q.cursor) {
+      const values = decodeCursor(q.cursor, ['number', 'number']);
+      if (!values) throw validationFailed([{ field: 'cursor', message: Messages.invalidCursor }]);
+      before = { at: values[0] as number, id: values[1] as number };
+    }
+    this.guard(() => this.flush());
+    const rows = this.d.repo.list({
+      action: q.action,
+      user: q.user,
+      status: q.status,
+      since: q.since === undefined ? undefined : Date.parse(q.since),
+      before,
+      limit: q.limit + 1,
+    });
+    const last = rows.length > q.limit ? rows[q.limit - 1] : undefined;
+    return { events: rows.slice(0, q.limit).map(eventOf), nextCursor: last ? encodeCursor([last.at, last.id]) : null };
   }
 
   private pump(): void {
@@ -347,6 +351,16 @@ export class AuditService {
       this.d.log.error('audit processing error', { err: err instanceof Error ? err.message : String(err) });
     }
   }
+}
+
+function eventOf(r: AuditLogRow): AuditEvent {
+  return {
+    ...r,
+    status: r.status as AuditStatus,
+    actor: r.actor as AuditActorKind,
+    at: new Date(r.at).toISOString(),
+    details: r.details ? (JSON.parse(r.details) as Record<string, unknown>) : null,
+  };
 }
 
 /** Who acted, as services take it: a signed-in login (a request's Principal) or the command line. */

@@ -9,7 +9,7 @@ import { ManualClock } from '../../../src/clock.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { openContext } from '../../../src/composition.ts';
 import { createLogger } from '../../../src/log.ts';
-import type { AuditEntry } from '../../../src/services/admin/audit.ts';
+import type { AuditEvent } from '../../../src/contract/admin.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
 
 let t: TestServer;
@@ -20,7 +20,7 @@ const code = (secret: string) => generate({ secret, epoch: Math.floor(clock.now(
 serverWithAdmin((s) => ({ t, admin } = s), { clock, startWorker: false });
 
 /** Audit events of one action written since `since`, oldest first. */
-function events(action: string, filter: { user?: string } = {}): AuditEntry[] {
+function events(action: string, filter: { user?: string } = {}): AuditEvent[] {
   t.server.ctx.services.audit.flush();
   return t.server.ctx.services.audit.list({ action, user: filter.user, limit: 1000 }).reverse();
 }
@@ -276,5 +276,74 @@ describe('audit events for file operations', () => {
     await sub.client.post('/api/files/trash/delete', { ids: [file.id] });
     await t.server.worker.drain();
     expect(of('file.delete_permanent')).toMatchObject([{ loginId: sub.id, targetId: file.id }]);
+  });
+});
+
+describe('GET /api/admin/audit: the log for Admin → Audit log', () => {
+  type Page = { events: AuditEvent[]; nextCursor: string | null };
+  const read = async (query: string): Promise<Page> => {
+    const res = await admin.client.get(`/api/admin/audit?${query}`);
+    expect(res.status).toBe(200);
+    return json(res);
+  };
+
+  test('newest first and current (queued events included), narrowed by action or group, login, status and time', async () => {
+    const o = await seed.owner(t);
+    expect((await t.client().post('/api/login', { email: o.email, password: 'not it' })).status).toBe(401);
+    const mine = await read(`user=${encodeURIComponent(o.email)}`);
+    expect(mine.events.map((e) => [e.action, e.status])).toEqual([
+      ['auth.sign_in', 'failure'],
+      ['auth.sign_in', 'success'],
+    ]);
+    expect(mine.events[0]).toMatchObject({ email: o.email, loginId: o.id, ip: '127.0.0.1', details: { reason: 'invalid_credentials' } });
+    expect(mine.nextCursor).toBeNull();
+    expect((await read(`user=${o.id}`)).events).toEqual(mine.events);
+    await o.client.post('/api/logout');
+    expect((await read(`user=${o.id}&action=auth`)).events).toHaveLength(3);
+    expect((await read(`user=${o.id}&action=auth.sign_in`)).events).toHaveLength(2);
+    expect((await read(`user=${o.id}&action=auth.sign`)).events).toHaveLength(0);
+    expect((await read(`user=${o.id}&action=file`)).events).toHaveLength(0);
+    expect((await read(`user=${o.id}&status=failure`)).events.map((e) => e.action)).toEqual(['auth.sign_in']);
+    const later = new Date(clock.now() + 60_000).toISOString();
+    expect((await read(`user=${o.id}&since=${encodeURIComponent(later)}`)).events).toEqual([]);
+    const earlier = new Date(clock.now() - 60_000).toISOString();
+    expect((await read(`user=${o.id}&since=${encodeURIComponent(earlier)}`)).events).toHaveLength(3);
+  });
+
+  test('pages follow on without a gap or a repeat, events of the same millisecond included', async () => {
+    const o = await seed.owner(t);
+    for (let i = 0; i < 5; i++) await t.client().post('/api/login', { email: o.email, password: `wrong ${i}` });
+    const all = (await read(`user=${o.id}&limit=200`)).events;
+    expect(all).toHaveLength(6);
+    const seen: AuditEvent[] = [];
+    let cursor = '';
+    do {
+      const page = await read(`user=${o.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.events.length).toBeLessThanOrEqual(2);
+      seen.push(...page.events);
+      cursor = page.nextCursor ?? '';
+    } while (cursor);
+    expect(seen.map((e) => e.id)).toEqual(all.map((e) => e.id));
+  });
+
+  test('the admin alone: another owner and the admin account’s sub-user get 403, no session 401; bad queries 422 naming the field', async () => {
+    const o = await seed.owner(t);
+    expect((await o.client.get('/api/admin/audit')).status).toBe(403);
+    const sub = await seed.subUser(t, admin, ['files.upload', 'files.download', 'files.edit', 'files.delete']);
+    expect((await sub.client.get('/api/admin/audit')).status).toBe(403);
+    expect((await t.client().get('/api/admin/audit')).status).toBe(401);
+    for (const [query, field] of [
+      ['limit=0', 'limit'],
+      ['limit=201', 'limit'],
+      ['action=auth%20sign_in', 'action'],
+      ['status=maybe', 'status'],
+      ['since=yesterday', 'since'],
+      ['cursor=not-a-cursor', 'cursor'],
+      [`user=${'x'.repeat(321)}`, 'user'],
+    ]) {
+      const res = await admin.client.get(`/api/admin/audit?${query}`);
+      expect(res.status).toBe(422);
+      expect(JSON.stringify(await json(res))).toContain(field!);
+    }
   });
 });

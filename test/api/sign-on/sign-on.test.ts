@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { createHash, randomBytes } from 'node:crypto';
 import { generate } from 'otplib';
 import { ManualClock } from '../../../src/clock.ts';
-import type { AuditEntry } from '../../../src/services/admin/audit.ts';
+import type { AuditEvent } from '../../../src/contract/admin.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import {
@@ -37,7 +37,7 @@ async function coffer(
 
 const person = (claims: Partial<ProviderAccount> = {}) => newPerson(provider, claims);
 
-function audit(t: TestServer, action: string, user?: string): AuditEntry[] {
+function audit(t: TestServer, action: string, user?: string): AuditEvent[] {
   t.server.ctx.services.audit.flush();
   return t.server.ctx.services.audit.list({ action, user, limit: 1000 }).reverse();
 }
