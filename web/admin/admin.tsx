@@ -3,6 +3,7 @@ import { navigate, route } from '../app/router.ts';
 import { isAdmin } from '../app/session.ts';
 import { NotAvailable, type Tab, TabbedPage } from '../ui/page.tsx';
 import { About } from './about.tsx';
+import { AuditLog } from './audit.tsx';
 import { Backups } from './backups.tsx';
 import { Clients } from './clients.tsx';
 import { Groups } from './groups.tsx';
@@ -23,6 +24,7 @@ const TABS: Tab[] = [
   { href: '/admin/backups', label: 'Backups', icon: 'server' },
   { href: '/admin/clients', label: 'Clients', icon: 'devices' },
   { href: '/admin/webhooks', label: 'Webhooks', icon: 'link' },
+  { href: '/admin/audit', label: 'Audit log', icon: 'shield' },
   { href: '/admin/about', label: 'About', icon: 'info' },
 ];
 
@@ -36,6 +38,7 @@ const SCREENS: Record<string, () => preact.JSX.Element | null> = {
   '/admin/backups': Backups,
   '/admin/clients': Clients,
   '/admin/webhooks': () => <Webhooks scope="instance" />,
+  '/admin/audit': AuditLog,
   '/admin/about': About,
 };
 

@@ -199,8 +199,8 @@ export function Users() {
   const owners = (users ?? []).filter((u) => u.parentUserId === null);
   return (
     <Section title="Users" intro="Every account on this Coffer, each followed by its sub-users, who share its storage and limit.">
-      <div class="users-tools">
-        <Field label="Search accounts" class="users-search">
+      <div class="list-tools">
+        <Field label="Search accounts" class="list-search">
           <input type="search" placeholder="Email or name" maxLength={200} value={q} onInput={(e) => setQ(e.currentTarget.value)} />
         </Field>
         <Field label="Sort by">

@@ -38,6 +38,9 @@ export const admin = {
   deleteUser: (id: string) => call('DELETE /api/user/:id', { params: { id } }),
   setStorageLimit: (body: ApiBody<'PUT /api/user/storage-limit'>) => call('PUT /api/user/storage-limit', { body }),
   clients: () => call('GET /api/user/active-clients'),
+  /** A page of 100 events of the audit log, newest first, from `cursor` (the first page without). */
+  audit: (query: Omit<ApiQuery<'GET /api/admin/audit'>, 'limit'>) =>
+    call('GET /api/admin/audit', { query: { limit: 100, ...query } }).then((r) => ({ items: r.events, nextCursor: r.nextCursor })),
   /** 202 while the scan runs: the caller polls with the job id. */
   scanOrphans: (query: { graceMinutes: number } | { jobId: string }) => send('GET /api/user/orphans', { query }),
   deleteOrphans: (body: ApiBody<'POST /api/user/orphans/delete'>) => send('POST /api/user/orphans/delete', { body }),
