@@ -529,14 +529,18 @@ export class DavService {
     const walk = this.walk(caller, path, { write: 'write' });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (input.refused) throw input.refused;
-    const tokens = this.preconditions(walk.principal, walk.path, walk.target, input.conditions);
+    const tokens = this.preconditions(caller, walk, input.conditions);
     if (input.malformed) throw input.malformed;
     const { conditions: _, href, refused: __, malformed: ___, ...given } = input;
     return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } }, walk);
   }
 
-  /** Evaluates If-Match (412), If-None-Match (412) and the If header (400 malformed, 412 false) on `path`; returns the lock tokens the If header submitted. */
-  private preconditions(principal: Principal, path: DavPath, target: DavTarget | null, c: DavConditions): Set<string> {
+  /**
+   * Evaluates If-Match (412), If-None-Match (412) and the If header (400 malformed, 412 false) on the walk's resource;
+   * a tagged list names its resource as `caller` sees the tree (inside a share: the owner's item). Returns the lock tokens the If header submitted.
+   */
+  preconditions(caller: Principal, walk: Pick<DavWalk, 'principal' | 'path' | 'target'>, c: DavConditions): Set<string> {
+    const { target } = walk;
     const item = target?.kind === 'item' ? target.item : null;
     const named = (header: string) => item !== null && header.split(',').some((t) => t.trim() === item.etag);
     if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch)))
@@ -547,25 +551,28 @@ export class DavService {
     const tokens = new Set<string>();
     if (c.lists.length === 0) return tokens;
     for (const list of c.lists) for (const cond of list.conditions) if (cond.token && !cond.not) tokens.add(cond.token);
+    const own: Tagged = { accountId: walk.principal.accountId, key: walk.path.key, row: item };
     const holds = (list: DavIfList) => {
-      let at = path;
-      let row = item;
-      if (list.tagged) {
-        if (!list.path) return false;
-        const t = this.resolve(principal, list.path);
-        at = list.path;
-        row = t?.kind === 'item' ? t.item : null;
-      }
+      if (list.tagged && !list.path) return false;
+      const at = list.tagged ? this.tagged(caller, list.path!) : own;
       return list.conditions.every((cond) => {
         const ok =
           cond.token !== undefined
-            ? this.d.locks.covering(principal.accountId, at.key).some((l) => l.token === cond.token)
-            : row !== null && row.etag === cond.etag;
+            ? this.d.locks.covering(at.accountId, at.key).some((l) => l.token === cond.token)
+            : at.row !== null && at.row.etag === cond.etag;
         return ok !== cond.not;
       });
     };
     if (!c.lists.some(holds)) throw new AppError(412, 'The If header conditions are not met');
     return tokens;
+  }
+
+  /** What an If header's tag names, placed as `caller` names paths (a share's path is the owner's item); nothing where it cannot be placed. */
+  private tagged(caller: Principal, path: DavPath): Tagged {
+    const place = this.tryPlace(caller, path);
+    if ('refused' in place || place.kind === 'list') return { accountId: caller.accountId, key: path.key, row: null };
+    const target = this.find(place.principal, place.path).target;
+    return { accountId: place.principal.accountId, key: place.path.key, row: target?.kind === 'item' ? target.item : null };
   }
 
   /** The walk of a write (a share's role: 403), SHARED_WITH_ME refused, what the door refuses, then the preconditions (412). */
@@ -574,7 +581,7 @@ export class DavService {
     if (walk.kind === 'list') throw sharedListReadOnly();
     const refused = req.refuse?.(walk.target);
     if (refused) throw refused;
-    const tokens = this.preconditions(walk.principal, walk.path, walk.target, req.conditions);
+    const tokens = this.preconditions(caller, walk, req.conditions);
     return { walk, tokens, href: req.href(walk, walk.target) };
   }
 
@@ -674,7 +681,7 @@ export class DavService {
     const target = walk.target;
     if (!target) throw notFound(Messages.itemNotFound);
     if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
-    const tokens = this.preconditions(walk.principal, walk.path, target, req.conditions);
+    const tokens = this.preconditions(caller, walk, req.conditions);
     if (op === 'move') this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
     const destHref = req.hrefAt(destPlace, destPlace.path, target.item.type === 'folder');
     this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
@@ -1239,6 +1246,13 @@ export class DavService {
     this.d.locks.unlock(token);
     return { message: 'Lock removed' };
   }
+}
+
+/** A resource an If header's list is evaluated on: its account and path key (for locks) and its row. */
+interface Tagged {
+  accountId: string;
+  key: string;
+  row: DavItem | null;
 }
 
 /** What placing a path threw (`DavService.tryPlace`), to be thrown where its walk comes. */

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
@@ -157,6 +158,26 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     const after = await serverFiles(o.client);
     expect(after.get('Family/new here.txt')).toBe('made offline');
     expect(after.get('Family/New folder/inside.txt')).toBe('inside');
+  });
+
+  test('an editor member’s edit of a file inside the share large enough to go up in chunks arrives (its final MOVE names the file by its path under Shared with me)', async () => {
+    const o = await seed.owner(t);
+    const docs = await folder(o.client, 'Docs');
+    const big = await upload(o.client, 'big.bin', randomBytes(12 * 1024 * 1024), { parentId: docs.id });
+    const member = await seed.owner(t);
+    expect((await o.client.post(`/api/files/${docs.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'big-edit');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+
+    const edited = randomBytes(12 * 1024 * 1024 + 5);
+    fs.writeFileSync(path.join(local, 'Shared with me', 'Docs', 'big.bin'), edited);
+    const run = await syncOk(member.email, dav.password, local);
+    expect(run.requests.filter((r) => r.startsWith('MOVE ')).map((r) => r.replace(/uploads\/.*\//, 'uploads/…/'))).toEqual([
+      'MOVE /remote.php/dav/uploads/…/.file',
+    ]);
+    expect((await downloaded(o.client, big.id)).equals(edited)).toBe(true);
   });
 
   test('a viewer of a team folder at the root uploads nothing into it: its new local file stays on its disk', async () => {
