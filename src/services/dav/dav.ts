@@ -699,15 +699,20 @@ export class DavService {
 
   private place(caller: Principal, path: DavPath): DavPlace {
     if (path.segments.length === 0) return { kind: 'own', principal: caller, path };
-    if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) {
+    // The Nextcloud doors name SHARED_WITH_ME, a share and a team folder in their exact case, as any item.
+    const named = (segment: string, name: string) => !path.exactCase || segment === name;
+    if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY || !named(path.segments[0]!, SHARED_WITH_ME)) {
       // A team folder the account reaches is at the root too, unless an own item has its name.
       const team = this.teamMount(caller, path.segments[0]!);
-      return team ? mountPlace(team, path.segments.slice(1), path.exactCase) : { kind: 'own', principal: caller, path };
+      return team && named(path.segments[0]!, team.name)
+        ? mountPlace(team, path.segments.slice(1), path.exactCase)
+        : { kind: 'own', principal: caller, path };
     }
     const shares = this.shares(caller);
     if (shares.length === 0) return { kind: 'own', principal: caller, path };
     if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
     const mount = this.mount(caller, shares, path.segments[1]!);
+    if (mount && !named(path.segments[1]!, mount.name)) throw notFound(Messages.itemNotFound);
     if (!mount) throw notFound(Messages.itemNotFound);
     return mountPlace(mount, path.segments.slice(2), path.exactCase);
   }
