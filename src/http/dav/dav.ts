@@ -16,6 +16,7 @@ import {
   type PropPatch,
   SHARED_WITH_ME,
   sharedListReadOnly,
+  assertNotSharedListName,
 } from '../../services/dav/dav.ts';
 import { type Principal } from '../../services/identity/principal.ts';
 import { readBody, readText } from '../body.ts';
@@ -455,6 +456,7 @@ export function davDestination(dav: DavService, request: Request): DavDestinatio
   const place = walkTo(dav, caller, url.pathname, { write: 'write' });
   if (place.kind === 'list') throw sharedListReadOnly();
   const { target } = place;
+  if (!target) assertNotSharedListName(place);
   const res: Resource = { path: place.path, href: hrefIn(place, place.path, false), item: target?.kind === 'item' ? target.item : null };
   const tokens = dav.preconditions(caller, place, conditionsOf(request, caller));
   dav.assertUnlocked(place.principal, res.path, { tokens }, res.href);

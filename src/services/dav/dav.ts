@@ -340,6 +340,18 @@ const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
 const LISTED: DavFound = { target: { kind: 'root' }, parent: null };
 const NOTHING_FOUND: DavFound = { target: null, parent: null };
 
+/**
+ * Refuses a write that makes or replaces an item named SHARED_WITH_ME at the root: it is where shares appear, so an
+ * own item made there while nothing is shared (a sync client uploading what it kept of a share that ended) would be
+ * hidden from every client once something is.
+ */
+export function assertNotSharedListName(place: DavPlace): void {
+  if (place.kind === 'own' && place.path.segments.length === 1 && place.path.key === SHARED_KEY)
+    throw forbidden(
+      `"${SHARED_WITH_ME}" at the top of your files is where what other accounts share with you appears: choose another name.`,
+    );
+}
+
 function folderOf(target: DavTarget | null): DavParent {
   if (!target || (target.kind === 'item' && target.item.type !== 'folder')) return null;
   return { id: target.kind === 'root' ? null : target.item.id };
@@ -529,6 +541,7 @@ export class DavService {
     const walk = this.walk(caller, path, { write: 'write' });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (input.refused) throw input.refused;
+    if (!walk.target) assertNotSharedListName(walk);
     const tokens = this.preconditions(caller, walk, input.conditions);
     if (input.malformed) throw input.malformed;
     const { conditions: _, href, refused: __, malformed: ___, ...given } = input;
@@ -581,6 +594,7 @@ export class DavService {
     if (walk.kind === 'list') throw sharedListReadOnly();
     const refused = req.refuse?.(walk.target);
     if (refused) throw refused;
+    if (!walk.target) assertNotSharedListName(walk);
     const tokens = this.preconditions(caller, walk, req.conditions);
     return { walk, tokens, href: req.href(walk, walk.target) };
   }
@@ -676,6 +690,7 @@ export class DavService {
     const destPlace = across ? this.walkIn(placed(to!), { write: 'write' }) : placed(to!);
     if (!across && (!sameTree(walk, destPlace) || (destPlace.kind === 'mount' && destPlace.isRoot)))
       throw forbidden(Messages.shareBoundary);
+    assertNotSharedListName(destPlace);
     const refused = req.refuse?.(walk.target);
     if (refused) throw refused;
     const target = walk.target;

@@ -157,6 +157,30 @@ describe('WebDAV: Shared with me', () => {
     expect((await listAll(o.client, `/api/files?parentId=${trips.id}`)).map((i) => i.name).sort()).toEqual(['0.txt', '1.txt', '2.txt']);
   });
 
+  test('with nothing shared, no door makes an item named Shared with me at the root (the next share would hide it): 403 that says why', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'a.txt', 'a');
+    const dav = await davLogin(t, o);
+    const nc = (method: string, url: string, headers: Record<string, string> = {}, body?: string) =>
+      fetch(`${t.url}/remote.php/dav/${url}`, { method, headers: { authorization: dav.authorization, ...headers }, body });
+    // A chunked upload's final MOVE there (the desktop client sends large files so).
+    expect((await nc('MKCOL', `uploads/${o.id}/up`)).status).toBe(201);
+    expect((await nc('PUT', `uploads/${o.id}/up/1`, {}, 'x')).status).toBe(201);
+    const refused = [
+      await dav.request('MKCOL', `${SHARED}/`),
+      await dav.put(SHARED, 'file'),
+      await dav.request('MOVE', 'a.txt', { headers: { destination: `${t.url}/dav/shared%20with%20me` } }),
+      await dav.request('COPY', 'a.txt', { headers: { destination: `${t.url}/dav/${SHARED}` } }),
+      await nc('MKCOL', `files/${o.id}/${SHARED}`),
+      await nc('MOVE', `uploads/${o.id}/up/.file`, { destination: `${t.url}/remote.php/dav/files/${o.id}/${SHARED}` }),
+    ];
+    for (const res of refused) {
+      expect(res.status).toBe(403);
+      expect(await res.text()).toContain('is where what other accounts share with you appears: choose another name');
+    }
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['a.txt']);
+  });
+
   test('an If header tagged with a path inside a share (a lock token or an ETag, as davfs2 and the desktop client send it) is checked on the item there', async () => {
     const member = await seed.owner(t);
     const o = await seed.owner(t);

@@ -180,6 +180,34 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     expect((await downloaded(o.client, big.id)).equals(edited)).toBe(true);
   });
 
+  test('a share that ends while the member has changes in it: they stay on its disk, not in a folder of its own that the next share would hide', async () => {
+    const o = await seed.owner(t);
+    const docs = await folder(o.client, 'Docs');
+    await upload(o.client, 'notes.txt', 'notes', { parentId: docs.id });
+    const member = await seed.owner(t);
+    await upload(member.client, 'mine.txt', 'mine');
+    expect((await o.client.post(`/api/files/${docs.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'share-ended');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    const inShare = path.join(local, 'Shared with me', 'Docs');
+    fs.writeFileSync(path.join(inShare, 'notes.txt'), 'notes, edited offline');
+    fs.writeFileSync(path.join(inShare, 'new here.txt'), 'made offline');
+
+    expect((await o.client.delete(`/api/files/${docs.id}/members/${member.id}`)).status).toBe(200);
+    await sync(member.email, dav.password, local);
+    expect((await listAll(member.client, '/api/files')).map((i) => i.name)).toEqual(['mine.txt']);
+    const other = await folder(o.client, 'Other');
+    await upload(o.client, 'other.txt', 'other', { parentId: other.id });
+    expect((await o.client.post(`/api/files/${other.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    await sync(member.email, dav.password, local);
+    const files = localFiles(local);
+    expect(files.get('Shared with me/Other/other.txt')?.toString()).toBe('other');
+    expect(files.get('Shared with me/Docs/notes.txt')?.toString()).toBe('notes, edited offline');
+    expect(files.get('Shared with me/Docs/new here.txt')?.toString()).toBe('made offline');
+  });
+
   test('a viewer of a team folder at the root uploads nothing into it: its new local file stays on its disk', async () => {
     const member = await seed.owner(t);
     const group = await newGroup(admin, 'Readers', member);
