@@ -99,7 +99,6 @@ async function serveUploads(chunked: ChunkedUploadService, dav: DavService, requ
       const dest = davDestination(dav, request);
       const declared = totalLengthOf(request);
       return putAtDestination(
-        dav,
         request,
         dest,
         (input) => dav.putAssembled(principal, transfer, dest.principal, dest.res.path, { ...input, declared }),

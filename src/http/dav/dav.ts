@@ -16,9 +16,9 @@ import {
   type PropPatch,
   SHARED_WITH_ME,
   sharedListReadOnly,
+  assertNotSharedListName,
 } from '../../services/dav/dav.ts';
 import { type Principal } from '../../services/identity/principal.ts';
-import { noneMatchNames } from '../../lib/etags.ts';
 import { readBody, readText } from '../body.ts';
 import { inertType } from '../../lib/media-type.ts';
 import { openedFileResponse } from '../download-responses.ts';
@@ -221,60 +221,6 @@ function sharedPage(place: Walked & { kind: 'list' }, head: boolean): Response {
   return new Response(`<!doctype html><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><ul>${items.join('')}</ul>`, {
     headers,
   });
-}
-
-/** The `If` header (412 when false), If-Match / If-None-Match, then the locks (423) on what a write touches. */
-function checkWrite(
-  dav: DavService,
-  principal: Principal,
-  request: Request,
-  res: Resource,
-  target: DavTarget | null,
-  subtree = false,
-): void {
-  const tokens = checkConditions(dav, principal, request, res, target);
-  dav.assertUnlocked(principal, res.path, { tokens }, res.href, subtree);
-}
-
-/** Evaluates the precondition headers; returns the lock tokens the `If` header submitted. */
-function checkConditions(dav: DavService, principal: Principal, request: Request, res: Resource, target: DavTarget | null): Set<string> {
-  const etag = res.item?.etag ?? null;
-  const ifMatch = request.headers.get('if-match');
-  if (ifMatch && !(ifMatch.trim() === '*' ? target : etag && ifMatch.split(',').some((t) => t.trim() === etag)))
-    throw new AppError(412, 'If-Match failed: the resource changed');
-  const ifNoneMatch = request.headers.get('if-none-match');
-  if (ifNoneMatch && (ifNoneMatch.trim() === '*' ? target : etag && noneMatchNames(ifNoneMatch, etag)))
-    throw new AppError(412, 'If-None-Match failed: the resource exists');
-  const header = request.headers.get('if');
-  const tokens = new Set<string>();
-  if (!header) return tokens;
-  const lists = parseIf(header);
-  for (const list of lists) for (const c of list.conditions) if (c.token && !c.not) tokens.add(c.token);
-  const holds = (list: IfList) => {
-    let path = res.path;
-    let item = res.item;
-    if (list.tag) {
-      let tagPath: DavPath;
-      try {
-        const tagUrlPath = new URL(list.tag, 'http://x').pathname;
-        tagPath = pathOfUrlPath(doorOf(tagUrlPath, principal), tagUrlPath);
-      } catch {
-        return false;
-      }
-      const t = dav.resolve(principal, tagPath);
-      path = tagPath;
-      item = t?.kind === 'item' ? t.item : null;
-    }
-    return list.conditions.every((c) => {
-      const ok =
-        c.token !== undefined
-          ? dav.locks.covering(principal.accountId, path.key).some((l) => l.token === c.token)
-          : item !== null && item.etag === c.etag;
-      return ok !== c.not;
-    });
-  };
-  if (!lists.some(holds)) throw new AppError(412, 'The If header conditions are not met');
-  return tokens;
 }
 
 /** GET and HEAD: one visit to the service (walk, 304 / 412 before 403, the bytes); the page or the file's headers written here. */
@@ -492,48 +438,42 @@ function tagPathOf(tag: string, principal: Principal): DavPath | null {
   }
 }
 
-/** A chunked upload's final MOVE: content that is not the request's body, written with what the request says of it. */
-async function putFrom(
-  dav: DavService,
-  principal: Principal,
-  request: Request,
-  target: DavTarget | null,
-  res: Resource,
-  instanceId: string,
-  from: PutFrom,
-): Promise<Response> {
-  if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
-  // The locks are the service's to check, with the write.
-  const tokens = checkConditions(dav, principal, request, res, target);
-  const modifiedMs = modifiedMsOf(request);
-  const { created, item } = await from({ modifiedMs, sha1: sha1Of(request), signal: request.signal, lock: { tokens, href: res.href } });
-  return written(created, item, modifiedMs, instanceId);
-}
-
-/** Where a chunked upload's final MOVE writes: the Destination's tree, resource and what is there. */
+/** Where a chunked upload's final MOVE writes: the Destination's tree, resource and what is there, and the lock tokens its request proved. */
 export interface DavDestination {
   principal: Principal;
   target: DavTarget | null;
   res: Resource;
+  tokens: ReadonlySet<string>;
 }
 
 /**
  * The final MOVE's Destination (any WebDAV door, "Shared with me" included), checked as a PUT there is
- * before anything is assembled: the viewer's 403, If-Match (412) and locks (423).
+ * before anything is assembled: the viewer's 403, If-Match and the If header (412), and locks (423).
  */
 export function davDestination(dav: DavService, request: Request): DavDestination {
+  const caller = requestMeta(request).principal!;
   const url = destinationUrl(request, 'MOVE needs a Destination header');
-  const place = walkTo(dav, requestMeta(request).principal!, url.pathname, { write: 'write' });
+  const place = walkTo(dav, caller, url.pathname, { write: 'write' });
   if (place.kind === 'list') throw sharedListReadOnly();
   const { target } = place;
+  if (!target) assertNotSharedListName(place);
   const res: Resource = { path: place.path, href: hrefIn(place, place.path, false), item: target?.kind === 'item' ? target.item : null };
-  checkWrite(dav, place.principal, request, res, target);
-  return { principal: place.principal, target, res };
+  const tokens = dav.preconditions(caller, place, conditionsOf(request, caller));
+  dav.assertUnlocked(place.principal, res.path, { tokens }, res.href);
+  return { principal: place.principal, target, res, tokens };
 }
 
 /** Writes a chunked upload at its Destination, as a PUT there would (X-OC-Mtime, OC-Checksum, the answer's headers). */
-export function putAtDestination(dav: DavService, request: Request, dest: DavDestination, from: PutFrom, instanceId: string) {
-  return putFrom(dav, dest.principal, request, dest.target, dest.res, instanceId, from);
+export async function putAtDestination(request: Request, dest: DavDestination, from: PutFrom, instanceId: string): Promise<Response> {
+  if (request.headers.has('content-range')) throw badRequest('PUT with Content-Range is not supported; send the whole file');
+  const modifiedMs = modifiedMsOf(request);
+  const { created, item } = await from({
+    modifiedMs,
+    sha1: sha1Of(request),
+    signal: request.signal,
+    lock: { tokens: dest.tokens, href: dest.res.href },
+  });
+  return written(created, item, modifiedMs, instanceId);
 }
 
 /**

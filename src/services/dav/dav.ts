@@ -340,6 +340,18 @@ const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
 const LISTED: DavFound = { target: { kind: 'root' }, parent: null };
 const NOTHING_FOUND: DavFound = { target: null, parent: null };
 
+/**
+ * Refuses a write that makes or replaces an item named SHARED_WITH_ME at the root: it is where shares appear, so an
+ * own item made there while nothing is shared (a sync client uploading what it kept of a share that ended) would be
+ * hidden from every client once something is.
+ */
+export function assertNotSharedListName(place: DavPlace): void {
+  if (place.kind === 'own' && place.path.segments.length === 1 && place.path.key === SHARED_KEY)
+    throw forbidden(
+      `"${SHARED_WITH_ME}" at the top of your files is where what other accounts share with you appears: choose another name.`,
+    );
+}
+
 function folderOf(target: DavTarget | null): DavParent {
   if (!target || (target.kind === 'item' && target.item.type !== 'folder')) return null;
   return { id: target.kind === 'root' ? null : target.item.id };
@@ -529,14 +541,19 @@ export class DavService {
     const walk = this.walk(caller, path, { write: 'write' });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (input.refused) throw input.refused;
-    const tokens = this.preconditions(walk.principal, walk.path, walk.target, input.conditions);
+    if (!walk.target) assertNotSharedListName(walk);
+    const tokens = this.preconditions(caller, walk, input.conditions);
     if (input.malformed) throw input.malformed;
     const { conditions: _, href, refused: __, malformed: ___, ...given } = input;
     return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } }, walk);
   }
 
-  /** Evaluates If-Match (412), If-None-Match (412) and the If header (400 malformed, 412 false) on `path`; returns the lock tokens the If header submitted. */
-  private preconditions(principal: Principal, path: DavPath, target: DavTarget | null, c: DavConditions): Set<string> {
+  /**
+   * Evaluates If-Match (412), If-None-Match (412) and the If header (400 malformed, 412 false) on the walk's resource;
+   * a tagged list names its resource as `caller` sees the tree (inside a share: the owner's item). Returns the lock tokens the If header submitted.
+   */
+  preconditions(caller: Principal, walk: Pick<DavWalk, 'principal' | 'path' | 'target'>, c: DavConditions): Set<string> {
+    const { target } = walk;
     const item = target?.kind === 'item' ? target.item : null;
     const named = (header: string) => item !== null && header.split(',').some((t) => t.trim() === item.etag);
     if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch)))
@@ -547,25 +564,28 @@ export class DavService {
     const tokens = new Set<string>();
     if (c.lists.length === 0) return tokens;
     for (const list of c.lists) for (const cond of list.conditions) if (cond.token && !cond.not) tokens.add(cond.token);
+    const own: Tagged = { accountId: walk.principal.accountId, key: walk.path.key, row: item };
     const holds = (list: DavIfList) => {
-      let at = path;
-      let row = item;
-      if (list.tagged) {
-        if (!list.path) return false;
-        const t = this.resolve(principal, list.path);
-        at = list.path;
-        row = t?.kind === 'item' ? t.item : null;
-      }
+      if (list.tagged && !list.path) return false;
+      const at = list.tagged ? this.tagged(caller, list.path!) : own;
       return list.conditions.every((cond) => {
         const ok =
           cond.token !== undefined
-            ? this.d.locks.covering(principal.accountId, at.key).some((l) => l.token === cond.token)
-            : row !== null && row.etag === cond.etag;
+            ? this.d.locks.covering(at.accountId, at.key).some((l) => l.token === cond.token)
+            : at.row !== null && at.row.etag === cond.etag;
         return ok !== cond.not;
       });
     };
     if (!c.lists.some(holds)) throw new AppError(412, 'The If header conditions are not met');
     return tokens;
+  }
+
+  /** What an If header's tag names, placed as `caller` names paths (a share's path is the owner's item); nothing where it cannot be placed. */
+  private tagged(caller: Principal, path: DavPath): Tagged {
+    const place = this.tryPlace(caller, path);
+    if ('refused' in place || place.kind === 'list') return { accountId: caller.accountId, key: path.key, row: null };
+    const target = this.find(place.principal, place.path).target;
+    return { accountId: place.principal.accountId, key: place.path.key, row: target?.kind === 'item' ? target.item : null };
   }
 
   /** The walk of a write (a share's role: 403), SHARED_WITH_ME refused, what the door refuses, then the preconditions (412). */
@@ -574,7 +594,8 @@ export class DavService {
     if (walk.kind === 'list') throw sharedListReadOnly();
     const refused = req.refuse?.(walk.target);
     if (refused) throw refused;
-    const tokens = this.preconditions(walk.principal, walk.path, walk.target, req.conditions);
+    if (!walk.target) assertNotSharedListName(walk);
+    const tokens = this.preconditions(caller, walk, req.conditions);
     return { walk, tokens, href: req.href(walk, walk.target) };
   }
 
@@ -669,12 +690,13 @@ export class DavService {
     const destPlace = across ? this.walkIn(placed(to!), { write: 'write' }) : placed(to!);
     if (!across && (!sameTree(walk, destPlace) || (destPlace.kind === 'mount' && destPlace.isRoot)))
       throw forbidden(Messages.shareBoundary);
+    assertNotSharedListName(destPlace);
     const refused = req.refuse?.(walk.target);
     if (refused) throw refused;
     const target = walk.target;
     if (!target) throw notFound(Messages.itemNotFound);
     if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
-    const tokens = this.preconditions(walk.principal, walk.path, target, req.conditions);
+    const tokens = this.preconditions(caller, walk, req.conditions);
     if (op === 'move') this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
     const destHref = req.hrefAt(destPlace, destPlace.path, target.item.type === 'folder');
     this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
@@ -692,15 +714,20 @@ export class DavService {
 
   private place(caller: Principal, path: DavPath): DavPlace {
     if (path.segments.length === 0) return { kind: 'own', principal: caller, path };
-    if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY) {
+    // The Nextcloud doors name SHARED_WITH_ME, a share and a team folder in their exact case, as any item.
+    const named = (segment: string, name: string) => !path.exactCase || segment === name;
+    if (davPath(path.segments.slice(0, 1)).key !== SHARED_KEY || !named(path.segments[0]!, SHARED_WITH_ME)) {
       // A team folder the account reaches is at the root too, unless an own item has its name.
       const team = this.teamMount(caller, path.segments[0]!);
-      return team ? mountPlace(team, path.segments.slice(1), path.exactCase) : { kind: 'own', principal: caller, path };
+      return team && named(path.segments[0]!, team.name)
+        ? mountPlace(team, path.segments.slice(1), path.exactCase)
+        : { kind: 'own', principal: caller, path };
     }
     const shares = this.shares(caller);
     if (shares.length === 0) return { kind: 'own', principal: caller, path };
     if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
     const mount = this.mount(caller, shares, path.segments[1]!);
+    if (mount && !named(path.segments[1]!, mount.name)) throw notFound(Messages.itemNotFound);
     if (!mount) throw notFound(Messages.itemNotFound);
     return mountPlace(mount, path.segments.slice(2), path.exactCase);
   }
@@ -1239,6 +1266,13 @@ export class DavService {
     this.d.locks.unlock(token);
     return { message: 'Lock removed' };
   }
+}
+
+/** A resource an If header's list is evaluated on: its account and path key (for locks) and its row. */
+interface Tagged {
+  accountId: string;
+  key: string;
+  row: DavItem | null;
 }
 
 /** What placing a path threw (`DavService.tryPlace`), to be thrown where its walk comes. */

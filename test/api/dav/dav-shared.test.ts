@@ -157,6 +157,53 @@ describe('WebDAV: Shared with me', () => {
     expect((await listAll(o.client, `/api/files?parentId=${trips.id}`)).map((i) => i.name).sort()).toEqual(['0.txt', '1.txt', '2.txt']);
   });
 
+  test('with nothing shared, no door makes an item named Shared with me at the root (the next share would hide it): 403 that says why', async () => {
+    const o = await seed.owner(t);
+    await upload(o.client, 'a.txt', 'a');
+    const dav = await davLogin(t, o);
+    const nc = (method: string, url: string, headers: Record<string, string> = {}, body?: string) =>
+      fetch(`${t.url}/remote.php/dav/${url}`, { method, headers: { authorization: dav.authorization, ...headers }, body });
+    // A chunked upload's final MOVE there (the desktop client sends large files so).
+    expect((await nc('MKCOL', `uploads/${o.id}/up`)).status).toBe(201);
+    expect((await nc('PUT', `uploads/${o.id}/up/1`, {}, 'x')).status).toBe(201);
+    const refused = [
+      await dav.request('MKCOL', `${SHARED}/`),
+      await dav.put(SHARED, 'file'),
+      await dav.request('MOVE', 'a.txt', { headers: { destination: `${t.url}/dav/shared%20with%20me` } }),
+      await dav.request('COPY', 'a.txt', { headers: { destination: `${t.url}/dav/${SHARED}` } }),
+      await nc('MKCOL', `files/${o.id}/${SHARED}`),
+      await nc('MOVE', `uploads/${o.id}/up/.file`, { destination: `${t.url}/remote.php/dav/files/${o.id}/${SHARED}` }),
+    ];
+    for (const res of refused) {
+      expect(res.status).toBe(403);
+      expect(await res.text()).toContain('is where what other accounts share with you appears: choose another name');
+    }
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['a.txt']);
+  });
+
+  test('an If header tagged with a path inside a share (a lock token or an ETag, as davfs2 and the desktop client send it) is checked on the item there', async () => {
+    const member = await seed.owner(t);
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'Family');
+    await upload(o.client, 'list.txt', 'first', { parentId: root.id });
+    await share(o, root.id, member.email, 'editor');
+    const dav = await davLogin(t, member);
+    const rel = `${SHARED}/Family/list.txt`;
+    const tagged = (condition: string) => ({ if: `<${t.url}/dav/${rel}> (${condition})` });
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    const locked = await dav.request('LOCK', rel, { body: lockBody, headers: { timeout: 'Second-600' } });
+    expect(locked.status).toBe(200);
+    const token = /<([^>]+)>/.exec(locked.headers.get('lock-token')!)![1]!;
+
+    expect((await dav.put(rel, 'second', tagged('<urn:uuid:00000000-0000-0000-0000-000000000000>'))).status).toBe(412);
+    expect((await dav.put(rel, 'second', tagged(`<${token}>`))).status).toBe(204);
+    const etag = (await dav.request('HEAD', rel)).headers.get('etag')!;
+    expect((await dav.put(rel, 'third', tagged(`<${token}> ["stale"]`))).status).toBe(412);
+    expect((await dav.put(rel, 'third', tagged(`<${token}> [${etag}]`))).status).toBe(204);
+    const [file] = (await listAll(o.client, `/api/files?parentId=${root.id}`)).filter((i) => i.name === 'list.txt');
+    expect((await downloaded(o.client, file.id)).toString()).toBe('third');
+  });
+
   // Three runs of the command line, each a process of its own: longer than the default timeout on a loaded machine.
   test('a lock an editor took inside no longer holds the owner out once its access ended elsewhere: sharing turned off, or the member disabled or removed by the command line', async () => {
     const member = await seed.owner(t);

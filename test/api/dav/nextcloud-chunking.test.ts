@@ -225,6 +225,30 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect(JSON.stringify(versions)).toContain('"size":14');
   });
 
+  test('the final MOVE’s If header, tagged with the Destination as the desktop client sends it, is checked on that file, in a share too', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const docs = await folder(o.client, 'Shared docs');
+    expect((await o.client.post(`/api/files/${docs.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const c = await nc(o);
+    const m = await nc(member);
+    expect((await c.files('PUT', 'Shared%20docs/doc.bin', { body: 'first' })).status).toBe(201);
+    for (const [who, rel] of [
+      [c, 'Shared%20docs/doc.bin'],
+      [m, 'Shared%20with%20me/Shared%20docs/doc.bin'],
+    ] as const) {
+      // The desktop client's If-Match, moved onto the Destination: If: <its path> (["<ETag>"]) (PropagateUploadFileNG).
+      const tagged = (etag: string) => ({ if: `<${new URL(who.filesUrl(rel)).pathname}> ([${etag}])` });
+      const transfer = `edit-${who.id}`;
+      expect((await who.uploads('MKCOL', transfer)).status).toBe(201);
+      expect((await who.uploads('PUT', `${transfer}/1`, { body: `by ${who.id}` })).status).toBe(201);
+      expect((await who.finish(transfer, rel, tagged('"stale"'))).status).toBe(412);
+      const etag = (await who.files('HEAD', rel)).headers.get('etag')!;
+      expect((await who.finish(transfer, rel, tagged(etag))).status).toBe(204);
+      expect(await (await who.files('GET', rel)).text()).toBe(`by ${who.id}`);
+    }
+  });
+
   test('OC-Checksum on a plain PUT: a mismatch is 400 and creates nothing; a match is kept as oc:checksums while the content lasts', async () => {
     const o = await seed.owner(t);
     const c = await nc(o);

@@ -195,6 +195,33 @@ describe('Nextcloud clients: files under /remote.php', () => {
     expect((await nc.props('DOCS/Report.txt'))[0]!.props.fileid).toBe(id);
   });
 
+  test('letter case of a share and a team folder: renamed by case only, the old path is 404 on /remote.php as any item’s is; one path on /dav/', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const docs = await folder(o.client, 'Docs');
+    await upload(o.client, 'a.txt', 'in docs', { parentId: docs.id });
+    expect((await o.client.post(`/api/files/${docs.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const group = await newGroup(admin, 'Letter case crew', member);
+    const team = await json(
+      await admin.client.post('/api/admin/team-folders', { name: 'Crew', quota: null, groups: [{ groupId: group, role: 'editor' }] }),
+    );
+    const nc = await nextcloudLogin(member);
+    expect((await o.client.post('/api/files/rename', { id: docs.id, name: 'docs' })).status).toBe(200);
+    expect((await admin.client.send('PATCH', `/api/admin/team-folders/${team.id}`, { name: 'crew' })).status).toBe(200);
+    // The desktop client checks that a folder it sees under a new path is gone from the old one before it takes it for moved.
+    for (const [path, status] of [
+      ['Shared%20with%20me/Docs/', 404],
+      ['Shared%20with%20me/Docs/a.txt', 404],
+      ['shared%20with%20me/docs/a.txt', 404],
+      ['Shared%20with%20me/docs/a.txt', 207],
+      ['Crew/', 404],
+      ['crew/', 207],
+    ] as const)
+      expect({ path, status: (await nc.files('PROPFIND', path, { headers: { depth: '0' } })).status }).toEqual({ path, status });
+    expect((await nc.request('PROPFIND', 'shared%20with%20me/DOCS/a.txt', { headers: { depth: '0' } })).status).toBe(207);
+    expect((await nc.request('PROPFIND', 'CREW/', { headers: { depth: '0' } })).status).toBe(207);
+  });
+
   test('an app folder that exists in another letter case (InstantUpload beside instantUpload): the MKCOL and the PUT refusals name it and say what to do', async () => {
     const o = await seed.owner(t);
     const nc = await nextcloudLogin(o);

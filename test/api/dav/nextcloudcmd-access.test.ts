@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
@@ -157,6 +158,54 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     const after = await serverFiles(o.client);
     expect(after.get('Family/new here.txt')).toBe('made offline');
     expect(after.get('Family/New folder/inside.txt')).toBe('inside');
+  });
+
+  test('an editor member’s edit of a file inside the share large enough to go up in chunks arrives (its final MOVE names the file by its path under Shared with me)', async () => {
+    const o = await seed.owner(t);
+    const docs = await folder(o.client, 'Docs');
+    const big = await upload(o.client, 'big.bin', randomBytes(12 * 1024 * 1024), { parentId: docs.id });
+    const member = await seed.owner(t);
+    expect((await o.client.post(`/api/files/${docs.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'big-edit');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+
+    const edited = randomBytes(12 * 1024 * 1024 + 5);
+    fs.writeFileSync(path.join(local, 'Shared with me', 'Docs', 'big.bin'), edited);
+    const run = await syncOk(member.email, dav.password, local);
+    expect(run.requests.filter((r) => r.startsWith('MOVE ')).map((r) => r.replace(/uploads\/.*\//, 'uploads/…/'))).toEqual([
+      'MOVE /remote.php/dav/uploads/…/.file',
+    ]);
+    expect((await downloaded(o.client, big.id)).equals(edited)).toBe(true);
+  });
+
+  test('a share that ends while the member has changes in it: they stay on its disk, not in a folder of its own that the next share would hide', async () => {
+    const o = await seed.owner(t);
+    const docs = await folder(o.client, 'Docs');
+    await upload(o.client, 'notes.txt', 'notes', { parentId: docs.id });
+    const member = await seed.owner(t);
+    await upload(member.client, 'mine.txt', 'mine');
+    expect((await o.client.post(`/api/files/${docs.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'share-ended');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    const inShare = path.join(local, 'Shared with me', 'Docs');
+    fs.writeFileSync(path.join(inShare, 'notes.txt'), 'notes, edited offline');
+    fs.writeFileSync(path.join(inShare, 'new here.txt'), 'made offline');
+
+    expect((await o.client.delete(`/api/files/${docs.id}/members/${member.id}`)).status).toBe(200);
+    await sync(member.email, dav.password, local);
+    expect((await listAll(member.client, '/api/files')).map((i) => i.name)).toEqual(['mine.txt']);
+    const other = await folder(o.client, 'Other');
+    await upload(o.client, 'other.txt', 'other', { parentId: other.id });
+    expect((await o.client.post(`/api/files/${other.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    await sync(member.email, dav.password, local);
+    const files = localFiles(local);
+    expect(files.get('Shared with me/Other/other.txt')?.toString()).toBe('other');
+    expect(files.get('Shared with me/Docs/notes.txt')?.toString()).toBe('notes, edited offline');
+    expect(files.get('Shared with me/Docs/new here.txt')?.toString()).toBe('made offline');
   });
 
   test('a viewer of a team folder at the root uploads nothing into it: its new local file stays on its disk', async () => {
