@@ -18,6 +18,7 @@ export type HubListener = (event: HubEvent) => void;
 export class EventHub {
   private readonly channels = new Map<string, Set<HubListener>>();
   private readonly closeListeners = new Set<() => void>();
+  private readonly accessListeners = new Set<(accountId: string) => void>();
   /** Each login's open streams, with the session each was opened by. */
   private readonly loginEndListeners = new Map<string, Set<{ sessionId: string | null; end: () => void }>>();
   private closed = false;
@@ -74,6 +75,20 @@ export class EventHub {
   /** Ends the login's streams: all of them, or those of the sessions `ended` names. */
   endLogin(loginId: string, ended: (sessionId: string | null) => boolean = () => true): void {
     for (const l of [...(this.loginEndListeners.get(loginId) ?? [])]) if (ended(l.sessionId)) l.end();
+  }
+
+  /**
+   * An account's rights changed (a share's role, a membership or a group ended, a sub-user's permissions): its folder
+   * ETags moved without a change below them, so a desktop client that waits for push is told to look again. Not an
+   * event of the streams: the web app reads rights at each request.
+   */
+  accessChanged(accountId: string): void {
+    for (const l of [...this.accessListeners]) l(accountId);
+  }
+
+  onAccessChange(listener: (accountId: string) => void): () => void {
+    this.accessListeners.add(listener);
+    return () => this.accessListeners.delete(listener);
   }
 
   /** Called on shutdown: streams end so in-flight requests can finish. */

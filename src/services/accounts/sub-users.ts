@@ -1,3 +1,4 @@
+import type { EventHub } from '../../events/hub.ts';
 import type { SubUser } from '../../contract/accounts.ts';
 import type { Clock } from '../../clock.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
@@ -30,6 +31,7 @@ export class SubUserService {
     private readonly sessions: SessionService,
     private readonly audit: AuditService,
     private readonly davLocks: DavLockService,
+    private readonly hub: Pick<EventHub, 'accessChanged'>,
   ) {}
 
   private readonly removedListeners: Array<(loginId: string) => void> = [];
@@ -81,6 +83,7 @@ export class SubUserService {
     if (!changed) throw notFound(Messages.subUserNotFound);
     const subUser = this.view(owner, id);
     if (before.some((p) => !subUser.permissions.includes(p))) this.davLocks.forgetLogin(id);
+    this.hub.accessChanged(owner.accountId);
     this.audit.record({
       action: AuditActions.subUserPermissions,
       principal: owner,

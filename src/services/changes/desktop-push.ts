@@ -57,7 +57,8 @@ const MAX_FILE_IDS = 100;
  * notify_push for the Nextcloud desktop client: sockets signed in with an app password (or a pre_auth
  * token) get `notify_file` when a change in the change log is one their account may see (the log's own
  * visibility rule), or `notify_file_id [fileids]` once they sent `listen notify_file_id`, and then
- * `notify_activity` (each such change is a line of its Activity). The log is read on a short poll while
+ * `notify_activity` (each such change is a line of its Activity), and `notify_file` when its rights change (the
+ * ETags it sees move with them; nothing is logged). The log is read on a short poll while
  * sockets are open, so changes made by any process (the CLI too) reach them; a socket gets at most one
  * of each message per poll however many changes.
  */
@@ -95,6 +96,12 @@ export class PushHub {
     this.maxSockets = opts.maxSockets ?? 10_000;
     this.maxBuffered = opts.maxBuffered ?? 64 * 1024;
     d.hub.onClose(() => this.close());
+    d.hub.onAccessChange((accountId) => this.accessChanged(accountId));
+  }
+
+  /** The account's rights changed, which moved its ETags but wrote nothing to the change log: its sockets are told at once. */
+  private accessChanged(accountId: string): void {
+    for (const c of [...(this.byAccount.get(accountId) ?? [])]) if (this.stillSignedIn(c)) this.deliver(c, NOTIFY_FILE);
   }
 
   /** A one-use token (valid 15 s) the client sends as its password instead of the app password. */

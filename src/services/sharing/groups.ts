@@ -226,6 +226,7 @@ export class GroupService {
     items: ReadonlyArray<{ itemId: string; ownerId: string; name: string; role: string }>,
     text: string,
   ): void {
+    this.sharing.rightsChanged([accountId]);
     for (const item of items) {
       if (item.ownerId === accountId) continue;
       const left = this.d.members.membershipOf(accountId, item.itemId);

@@ -164,6 +164,11 @@ export class MemberService {
     for (const listener of this.editorEndListeners) listener({ ownerId, itemId, accountId });
   }
 
+  /** The accounts' rights on items changed: their desktop clients waiting for push are told to look again. */
+  rightsChanged(accountIds: Iterable<string>): void {
+    for (const accountId of new Set(accountIds)) this.d.hub.accessChanged(accountId);
+  }
+
   /** An account no longer reaches an item: its open pages leave it at once. */
   accessRemoved(accountId: string, item: { id: string; name: string }): void {
     this.d.hub.publish(accountId, SHARE_REMOVED_EVENT, { id: item.id, name: item.name });
@@ -248,6 +253,7 @@ export class MemberService {
     if (!before) throw notFound('This person is not a member of this item.');
     if (before.role !== role) {
       this.d.members.setRole(item.id, accountId, role);
+      this.d.hub.accessChanged(accountId);
       if (role === 'viewer' && this.d.members.membershipOf(accountId, item.id)?.role !== 'editor') {
         this.editorEnded(principal.accountId, item.id, accountId);
       }
@@ -274,6 +280,7 @@ export class MemberService {
         return true;
       });
     if (!before || !removed) throw notFound('This person is not a member of this item.');
+    this.d.hub.accessChanged(accountId);
     this.record(principal, AuditActions.memberRemove, item, { email: before.email });
     // A group the account is in may still give it the item.
     const left = this.d.members.membershipOf(accountId, item.id);
@@ -323,6 +330,7 @@ export class MemberService {
     if (!before) throw notFound('This item is not shared with this group.');
     if (before.role !== role) {
       this.d.groups.setShareRole(item.id, groupId, role);
+      this.rightsChanged(this.d.groups.members(groupId).map((m) => m.accountId));
       if (role === 'viewer') this.groupAccessChanged(item, groupId);
       this.record(principal, AuditActions.memberRole, item, { group: before.name, groupId, role });
       const text = `${this.ownerName(principal)} made ${before.name} ${role} of "${item.name}".`;
@@ -345,6 +353,7 @@ export class MemberService {
         return true;
       });
     if (!before || !removed) throw notFound('This item is not shared with this group.');
+    this.rightsChanged(this.d.groups.members(groupId).map((m) => m.accountId));
     this.record(principal, AuditActions.memberRemove, item, { group: before.name, groupId });
     const text = `${this.ownerName(principal)} stopped sharing "${item.name}" with ${before.name}.`;
     for (const accountId of this.groupAccessChanged(item, groupId)) {

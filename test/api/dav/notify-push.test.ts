@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
 import { davLogin, propfindRows } from '../../helpers/dav.ts';
 import { folder, upload } from '../../helpers/files.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -166,6 +167,39 @@ describe('notify_push for the Nextcloud desktop client', () => {
     await push.next('notify_file', 1000);
     await quiet(200);
     expect(other.messages).toEqual(['authenticated']);
+  });
+
+  test('a change of rights (a role, a group dropped or made viewer, a sub-user’s permissions) moves no file but is pushed: the client’s ETags moved', async () => {
+    /** Runs `change` once the socket is quiet, then waits for a notify_file it caused. */
+    const pushedBy = async (c: PushClient, change: () => Promise<Response>) => {
+      await quiet(200);
+      const from = c.messages.length;
+      expect((await change()).status).toBeLessThan(300);
+      await eventually(() => expect(c.messages.slice(from)).toContain('notify_file'), { timeoutMs: 1000 });
+    };
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Rights');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const memberPush = await signedIn(member.email, (await davLogin(t, member)).password);
+    await pushedBy(memberPush, () => o.client.send('PATCH', `/api/files/${shared.id}/members/${member.id}`, { role: 'viewer' }));
+    await pushedBy(memberPush, () => o.client.send('PATCH', `/api/files/${shared.id}/members/${member.id}`, { role: 'editor' }));
+
+    const sub = await seed.subUser(t, { id: o.id }, ['files.upload', 'files.download']);
+    const subPush = await signedIn(sub.email, (await davLogin(t, sub)).password);
+    await pushedBy(subPush, () => o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: ['files.download'] }));
+
+    const crew = await seed.owner(t);
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Rights ${Math.random().toString(36).slice(2)}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: crew.email })).status).toBe(201);
+    const team = await json(
+      await admin.client.post('/api/admin/team-folders', { name: 'Rights crew', groups: [{ groupId: group.id, role: 'editor' }] }),
+    );
+    const crewPush = await signedIn(crew.email, (await davLogin(t, crew)).password);
+    await pushedBy(crewPush, () =>
+      admin.client.put(`/api/admin/team-folders/${team.id}/groups`, { groups: [{ groupId: group.id, role: 'viewer' }] }),
+    );
+    await pushedBy(crewPush, () => admin.client.delete(`/api/admin/groups/${group.id}/members/${crew.id}`));
   });
 
   test('pre_auth: a one-use token from an authenticated POST signs a socket in with an empty login', async () => {
