@@ -3,7 +3,7 @@ import type { AuditEvent, AuditStatus } from '../../src/contract/admin.ts';
 import { api } from '../api/index.ts';
 import { exactDate, formatDate } from '../app/format.ts';
 import { usePages } from '../app/load.ts';
-import { Field } from '../ui/form.tsx';
+import { Field, Options } from '../ui/form.tsx';
 import { LoadError, MoreButton, Section, TableWrap } from '../ui/page.tsx';
 
 /** The groups of actions, as `coffer audit list --action` takes them. */
@@ -105,29 +105,17 @@ export function AuditLog() {
       >
         <Field label="What">
           <select value={draft.action} onChange={(e) => change({ action: e.currentTarget.value })}>
-            {GROUPS.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
+            <Options choices={GROUPS} />
           </select>
         </Field>
         <Field label="Outcome">
           <select value={draft.status} onChange={(e) => change({ status: e.currentTarget.value as Filter['status'] })}>
-            {OUTCOMES.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
+            <Options choices={OUTCOMES} />
           </select>
         </Field>
         <Field label="When">
           <select value={draft.period} onChange={(e) => change({ period: Number(e.currentTarget.value) })}>
-            {PERIODS.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
+            <Options choices={PERIODS} />
           </select>
         </Field>
         <Field label="Login" class="list-search">

@@ -7,7 +7,7 @@ import { formatSize, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, Options } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 import { AccountEntry, Invitations } from './account-entry.tsx';
 import { addUser } from './add-user.tsx';
@@ -205,11 +205,7 @@ export function Users() {
         </Field>
         <Field label="Sort by">
           <select value={sort} onChange={(e) => setSort(e.currentTarget.value as UserSort)}>
-            {SORTS.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
+            <Options choices={SORTS} />
           </select>
         </Field>
         <button type="button" class="button primary" onClick={add}>

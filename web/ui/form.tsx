@@ -92,6 +92,19 @@ export function Field({
 }
 
 /** A refusal next to the form that caused it (the server's message, or the same rule checked first). */
+/** A select's options from `[value, label]` pairs. */
+export function Options({ choices }: { choices: ReadonlyArray<readonly [string | number, string]> }) {
+  return (
+    <>
+      {choices.map(([value, label]) => (
+        <option key={value} value={value}>
+          {label}
+        </option>
+      ))}
+    </>
+  );
+}
+
 export function FormError({ message }: { message: string | null }) {
   const ref = useRef<HTMLParagraphElement>(null);
   // In a long dialog or page the refusal may be below the fold: bring it into view.
