@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseSize } from './contract/size.ts';
 import { StartupError } from './errors.ts';
+import { isCidr, isIpAddress } from './lib/ip.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 /** `json`: one JSON object per line; `journald`: the same behind a syslog priority prefix (`<3>` for errors). */
@@ -538,10 +539,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     },
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 90, 1, 36500),
     changesRetentionDays: integer('CHANGES_RETENTION_DAYS', env.CHANGES_RETENTION_DAYS, 30, 1, 36500),
-    metricsAllowedIps: (env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    metricsAllowedIps: addressList('METRICS_ALLOWED_IPS', env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1'),
     queueMetricsIntervalSeconds: integer('QUEUE_METRICS_INTERVAL_SECONDS', env.QUEUE_METRICS_INTERVAL_SECONDS, 60, 1, 86400),
     updateFeedUrl: feed,
     workerConcurrency: integer('COFFER_WORKER_CONCURRENCY', env.COFFER_WORKER_CONCURRENCY, 2, 1, 64),
@@ -588,6 +586,19 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     backup: backupConfig(env, cwd, dataDir),
     replication: replicationConfig(env, cwd),
   });
+}
+
+/** Comma-separated IP addresses and CIDR ranges; any other entry is refused by name, as it would match nobody. */
+function addressList(name: string, text: string): string[] {
+  const entries = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = entries.find((e) => !isIpAddress(e) && !isCidr(e));
+  if (bad !== undefined) {
+    throw new ConfigError(`${name} takes IP addresses and CIDR ranges separated by commas (e.g. 127.0.0.1,10.0.0.0/8), got "${bad}"`);
+  }
+  return entries;
 }
 
 function sizeVar(name: string, text: string | undefined, fallback: number): number {

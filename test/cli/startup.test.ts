@@ -202,6 +202,18 @@ describe('coffer serve start-up', () => {
     expect(oneLine(r.stderr)).toBe(true);
   });
 
+  test('METRICS_ALLOWED_IPS with an entry that is not an address or range (a range typo, a host name): one line naming it, exit 1', async () => {
+    for (const entry of ['10.0.0.0/abc', 'prometheus.lan', '10.0.0.0/40']) {
+      const r = await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()], {
+        METRICS_ALLOWED_IPS: `127.0.0.1, ${entry}`,
+      });
+      expect({ entry, code: r.code }).toEqual({ entry, code: 1 });
+      expect(r.stderr.trim()).toBe(
+        `coffer: METRICS_ALLOWED_IPS takes IP addresses and CIDR ranges separated by commas (e.g. 127.0.0.1,10.0.0.0/8), got "${entry}"`,
+      );
+    }
+  });
+
   test('a provider that cannot be reached at start-up: a warning, and the server serves', async () => {
     const warned = '"level":"warn","msg":"single sign-on provider discovery failed; retrying later"';
     const r = await coffer(
