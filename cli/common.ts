@@ -4,6 +4,7 @@ import type { AppContext } from '../src/context.ts';
 import { openContext } from '../src/composition.ts';
 import { AppError, DATABASE_BUSY_TIMEOUT_MS, isDatabaseBusy, StartupError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
+import { localUrl } from '../src/lib/ip.ts';
 import { StorageUnavailableError } from '../src/storage/driver.ts';
 
 /**
@@ -30,6 +31,11 @@ export function adminCommand(cmd: Command): Command {
 /** Flags, then the environment, then the configuration file (COFFER_CONFIG or /etc/coffer/coffer.env), then defaults. */
 export function configFrom(flags: ConfigFlags): Config {
   return loadConfig(flags, withConfigFile(process.env));
+}
+
+/** Where people open the server, for links a command prints: COFFER_PUBLIC_URL, else the address and scheme it listens on. */
+export function serverOrigin(config: Config): string {
+  return config.publicUrl ?? localUrl(config.host, config.port, config.tls !== null);
 }
 
 /** Opens an existing data dir beside a possibly running server (no worker, no lock), runs fn, closes. */
