@@ -234,6 +234,29 @@ export async function verifyFullBackup(
   }
 }
 
+// A tar entry's header starts with its name: a full backup's first entry is its header.
+const TAR_NAME_BYTES = 100;
+const isFullBackup = (head: Uint8Array) =>
+  new TextDecoder().decode(head).replace(/\0+$/, '') === FullBackupEntries.header;
+
+/** `backup decrypt` was given a full archive (coffer backup --full, or a scheduled one), not a database snapshot. */
+const notASnapshot = (file: string) =>
+  badRequest(
+    `${file} is a full backup, not a database snapshot: restore it with coffer restore ${file} --data-dir <empty directory>, or check it with coffer backup verify ${file}`,
+  );
+
+/** The decrypted bytes, refused at their first 100 when they are a full archive, before gigabytes of it are written. */
+async function* refusingFullBackup(body: AsyncIterable<Uint8Array>, file: string): AsyncIterable<Uint8Array> {
+  let head = new Uint8Array(0);
+  for await (const chunk of body) {
+    if (head.length < TAR_NAME_BYTES) {
+      head = Buffer.concat([head, chunk.subarray(0, TAR_NAME_BYTES - head.length)]);
+      if (head.length === TAR_NAME_BYTES && isFullBackup(head)) throw notASnapshot(file);
+    }
+    yield chunk;
+  }
+}
+
 export interface DecryptedDatabase {
   file: string;
   bytes: number;
@@ -255,14 +278,15 @@ export async function decryptDatabaseBackup(
   const target = path.resolve(out);
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw badRequest(`${file} does not exist or is not a file`);
   if (fs.existsSync(target) && !opts.force) throw badRequest(`${target} already exists; choose another name or pass --force to replace it`);
-  const head = new Uint8Array(await Bun.file(file).slice(0, 8).arrayBuffer());
+  const head = new Uint8Array(await Bun.file(file).slice(0, TAR_NAME_BYTES).arrayBuffer());
+  if (isFullBackup(head)) throw notASnapshot(file);
   if (!isPassphraseSealed(head)) throw badRequest(`${file} is not encrypted: it is the database itself, use it as it is`);
   const partial = `${target}.partial-${process.pid}`;
   fs.rmSync(partial, { force: true });
   try {
     let written: ArchivedFile;
     try {
-      written = await writeHashed(partial, openSealed(Bun.file(file).stream(), await opts.passphrase()));
+      written = await writeHashed(partial, refusingFullBackup(openSealed(Bun.file(file).stream(), await opts.passphrase()), file));
     } catch (err) {
       throw err instanceof SealedStreamError ? badRequest(`${file} cannot be decrypted: ${err.message}`) : err;
     }
