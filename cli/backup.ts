@@ -57,6 +57,25 @@ async function decrypt(backup: string | undefined, opts: BackupOptions) {
   print(result.matchesManifest ? 'it matches the manifest beside the backup' : 'no manifest beside the backup to check it against');
 }
 
+/**
+ * Ctrl-C or SIGTERM while an archive is written: the work stops at its next chunk and removes what it wrote
+ * (the partial archive, the database snapshot, the hold on deletions) instead of leaving them behind.
+ */
+function untilInterrupted(what: string): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const stop = (name: NodeJS.Signals) => controller.abort(new UsageError(`interrupted (${name}): ${what}`));
+  // once: a second Ctrl-C ends the process at once.
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return {
+    signal: controller.signal,
+    release: () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    },
+  };
+}
+
 type BackupOptions = { dataDir?: string; json?: boolean; force?: boolean; full?: boolean; out?: string };
 
 export function registerBackup(program: Command): void {
@@ -76,6 +95,7 @@ With --full, <file> is a tar archive that holds everything needed to bring the i
 \`coffer restore <file> --data-dir <empty dir>\`, including the master key: keep it as safe as the
 server. Objects are not deleted while it is written, so it matches the database snapshot exactly. On S3,
 the bucket's objects are read into the archive too, and the restore puts them on local disk.
+Stopped by Ctrl-C or SIGTERM, it removes the unfinished archive and its snapshot, and exits 1.
 
 Without --full, the snapshot holds accounts, settings, the file tree and every file's wrapped data key,
 and a manifest goes to <file>.manifest.json. The file contents (blobs/, or the S3 bucket) and the master
@@ -102,12 +122,18 @@ backup to a file named verify (or decrypt), write ./verify (./decrypt).`,
           const bar = progressBar();
           const started = performance.now();
           const passphrase = configuredPassphrase(ctx.config);
-          const { file: written, manifest } = await ctx.services.backup.createFull(file, {
-            force: opts.force,
-            passphrase,
-            onProgress: (p) => bar.update('backing up (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
-          });
-          bar.done();
+          const interrupt = untilInterrupted('the unfinished archive was removed');
+          const { file: written, manifest } = await ctx.services.backup
+            .createFull(file, {
+              force: opts.force,
+              passphrase,
+              signal: interrupt.signal,
+              onProgress: (p) => bar.update('backing up (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
+            })
+            .finally(() => {
+              interrupt.release();
+              bar.done();
+            });
           if (opts.json) return printJson({ file: written, manifest: { ...manifest, objectSums: undefined } });
           const seconds = (performance.now() - started) / 1000;
           print(`full backup: ${written}${passphrase ? ' (encrypted with BACKUP_PASSPHRASE_FILE)' : ''}`);

@@ -8,7 +8,7 @@ import { holdObjectDeletions } from '../../src/storage/deletion-holds.ts';
 import { TAR_END, TarReader, tarHeader, tarPadding } from '../../src/lib/tar.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
-import { parseJson, runCli } from '../helpers/cli.ts';
+import { MAIN, parseJson, runCli } from '../helpers/cli.ts';
 import { blobFiles, upload } from '../helpers/files.ts';
 import { readBack, storeFile } from '../helpers/stored-files.ts';
 import { startTestS3 } from '../helpers/s3.ts';
@@ -227,6 +227,44 @@ describe('coffer backup --full and coffer restore', () => {
       await t.stop();
     }
   }, 60_000);
+
+  test('Ctrl-C or SIGTERM while the archive is written: one line, exit 1, and neither the partial archive, the snapshot nor the hold is left', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-full-backup-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      // Enough to read that the signal comes while objects are still being written.
+      for (let i = 0; i < 4; i++) await storeFile(t.server.ctx, owner.id, { size: 32 * 1024 * 1024 });
+      const paths = dataPaths(t.dataDir);
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        const archive = path.join(out, `${signal}.tar`);
+        const proc = Bun.spawn([process.execPath, MAIN, 'backup', '--full', archive, '--data-dir', t.dataDir], {
+          env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent' },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        });
+        const partial = `${archive}.partial-${proc.pid}`;
+        // Past the database and secrets.json (written together once the 4 MiB buffer fills): objects are being read.
+        await eventually(() => (fs.statSync(partial, { throwIfNoEntry: false })?.size ?? 0) > 0, { intervalMs: 5 });
+        proc.kill(signal);
+        const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+        expect({ signal, code, stderr: stderr.trim() }).toEqual({
+          signal,
+          code: 1,
+          stderr: `coffer: interrupted (${signal}): the unfinished archive was removed`,
+        });
+        expect(fs.readdirSync(out)).toEqual([]);
+        expect(fs.readdirSync(paths.root).filter((name) => name.startsWith('.backup-snapshot-'))).toEqual([]);
+        expect(fs.existsSync(paths.holds) ? fs.readdirSync(paths.holds) : []).toEqual([]);
+      }
+      // Nothing of it was needed: a backup afterwards is whole.
+      const r = await runCli(['backup', '--full', path.join(out, 'after.tar'), '--data-dir', t.dataDir]);
+      expect(r.code).toBe(0);
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
 
   test("on S3 storage the archive carries the bucket's objects; the restore stores them locally and serves them byte-exact", async () => {
     const s3 = await startTestS3();
