@@ -6,6 +6,7 @@ import { AppError, DATABASE_BUSY_TIMEOUT_MS, isDatabaseBusy, StartupError } from
 import { createLogger } from '../src/log.ts';
 import { localUrl } from '../src/lib/ip.ts';
 import { StorageUnavailableError } from '../src/storage/driver.ts';
+import { isDiskFullError } from '../src/services/files/disk-space.ts';
 
 /**
  * Exit codes: 0 success, 1 a problem the user can fix (message on stderr), 2 a bug (stack on stderr),
@@ -96,6 +97,13 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | 
       if (err instanceof StorageUnavailableError) {
         process.stderr.write(
           `coffer: the storage did not answer: ${err.message}. Check that it is up and reachable, then run the command again.\n`,
+        );
+        await exitAfterFlush(EXIT_USER_ERROR);
+      }
+      // The disk refused the write, not the command: one line with what to do, no stack.
+      if (isDiskFullError(err)) {
+        process.stderr.write(
+          `coffer: the disk is full (${err instanceof Error ? err.message : String(err)}): free some space, or write to another disk, then run the command again\n`,
         );
         await exitAfterFlush(EXIT_USER_ERROR);
       }

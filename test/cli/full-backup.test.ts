@@ -13,9 +13,17 @@ import { blobFiles, upload } from '../helpers/files.ts';
 import { readBack, storeFile } from '../helpers/stored-files.ts';
 import { startTestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { mountSmallDisk, type SmallDisk } from '../helpers/small-disk.ts';
+import { skipWithout } from '../helpers/prerequisites.ts';
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+// A 1 MiB file system, for the backup and the restore that do not fit on it.
+const smallDisk: SmallDisk | string = mountSmallDisk(1);
+const noSmallDisk = skipWithout(typeof smallDisk === 'string' ? smallDisk : null, 'the full-disk backup test');
+afterAll(() => {
+  dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
+  if (typeof smallDisk !== 'string') smallDisk.unmount();
+});
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
@@ -265,6 +273,32 @@ describe('coffer backup --full and coffer restore', () => {
       await t.stop();
     }
   }, 120_000);
+
+  test.skipIf(noSmallDisk)(
+    'a restore onto a disk without room: one line saying the disk is full, exit 1, nothing left there',
+    async () => {
+      const disk = smallDisk as SmallDisk;
+      const t = await startTestServer();
+      const out = tempDir('coffer-full-backup-');
+      dirs.push(out);
+      try {
+        const owner = await seed.owner(t);
+        await storeFile(t.server.ctx, owner.id, { size: 3 * 1024 * 1024 });
+        const archive = path.join(out, 'b.tar');
+        expect((await runCli(['backup', '--full', archive, '--data-dir', t.dataDir])).code).toBe(0);
+        for (const args of [['restore', archive, '--data-dir', path.join(disk.dir, 'data')]]) {
+          const r = await runCli(args);
+          expect({ args, code: r.code }).toEqual({ args, code: 1 });
+          expect(r.stderr).toStartWith('coffer: the disk is full (');
+          expect(r.stderr.trim().split('\n')).toHaveLength(1);
+          expect(fs.readdirSync(disk.dir)).toEqual([]);
+        }
+      } finally {
+        await t.stop();
+      }
+    },
+    60_000,
+  );
 
   test("on S3 storage the archive carries the bucket's objects; the restore stores them locally and serves them byte-exact", async () => {
     const s3 = await startTestS3();
