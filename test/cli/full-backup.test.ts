@@ -275,7 +275,7 @@ describe('coffer backup --full and coffer restore', () => {
   }, 120_000);
 
   test.skipIf(noSmallDisk)(
-    'a restore onto a disk without room: one line saying the disk is full, exit 1, nothing left there',
+    'a backup or a restore onto a disk without room: one line saying the disk is full, exit 1, nothing left there',
     async () => {
       const disk = smallDisk as SmallDisk;
       const t = await startTestServer();
@@ -286,7 +286,11 @@ describe('coffer backup --full and coffer restore', () => {
         await storeFile(t.server.ctx, owner.id, { size: 3 * 1024 * 1024 });
         const archive = path.join(out, 'b.tar');
         expect((await runCli(['backup', '--full', archive, '--data-dir', t.dataDir])).code).toBe(0);
-        for (const args of [['restore', archive, '--data-dir', path.join(disk.dir, 'data')]]) {
+        // The archive (4 MiB) does not fit on the disk: written short, it must not be called a backup.
+        for (const args of [
+          ['backup', '--full', path.join(disk.dir, 'b.tar'), '--data-dir', t.dataDir],
+          ['restore', archive, '--data-dir', path.join(disk.dir, 'data')],
+        ]) {
           const r = await runCli(args);
           expect({ args, code: r.code }).toEqual({ args, code: 1 });
           expect(r.stderr).toStartWith('coffer: the disk is full (');

@@ -9,6 +9,7 @@ import { DatabaseRepo } from '../../db/repos/database.ts';
 import { AppError, badRequest } from '../../errors.ts';
 import { embeddedMigrations } from '../../db/migrations.ts';
 import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
+import { writeFully } from '../../lib/file-writes.ts';
 import { sealWithPassphrase } from '../../lib/passphrase-seal.ts';
 import { isAlive } from '../../lib/pid.ts';
 import { TAR_END, tarHeader, tarPadding } from '../../lib/tar.ts';
@@ -110,7 +111,7 @@ class ArchiveSink {
   async write(data: Uint8Array): Promise<void> {
     if (this.used + data.length > this.buffer.length) await this.flush();
     if (data.length >= this.buffer.length) {
-      await this.handle.write(data);
+      await writeFully(this.handle, data);
       return;
     }
     this.buffer.set(data, this.used);
@@ -119,7 +120,7 @@ class ArchiveSink {
 
   async flush(): Promise<void> {
     if (this.used === 0) return;
-    await this.handle.write(this.buffer.subarray(0, this.used));
+    await writeFully(this.handle, this.buffer.subarray(0, this.used));
     this.used = 0;
   }
 }

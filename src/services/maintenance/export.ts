@@ -5,6 +5,7 @@ import type { ExportFile, ExportFolder, ItemsRepo } from '../../db/repos/items.t
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import type { VersionsRepo } from '../../db/repos/versions.ts';
 import { badRequest } from '../../errors.ts';
+import { writeFully } from '../../lib/file-writes.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import { emailKey } from '../accounts/email.ts';
 
@@ -209,7 +210,7 @@ export class ExportService {
     const handle = await fsp.open(partial, 'w', 0o600);
     try {
       const stream = await this.d.storage.get(file.storageKey, { size: file.size, wrappedKey: file.wrappedKey });
-      for await (const chunk of stream) await handle.write(chunk);
+      for await (const chunk of stream) await writeFully(handle, chunk);
     } catch (err) {
       await handle.close();
       fs.rmSync(partial, { force: true });

@@ -9,6 +9,7 @@ import { DatabaseRepo } from '../../db/repos/database.ts';
 import { closeDatabase, openDatabase } from '../../db/client.ts';
 import { createRepos } from '../../db/repos/index.ts';
 import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
+import { writeFully } from '../../lib/file-writes.ts';
 import { isPassphraseSealed, openSealed, SealedStreamError } from '../../lib/passphrase-seal.ts';
 import { badRequest } from '../../errors.ts';
 import { TarFormatError, TarReader } from '../../lib/tar.ts';
@@ -46,7 +47,7 @@ async function writeHashed(file: string, body: AsyncIterable<Uint8Array>): Promi
     for await (const chunk of body) {
       hasher.update(chunk);
       bytes += chunk.length;
-      await handle.write(chunk);
+      await writeFully(handle, chunk);
     }
     await handle.sync();
   } finally {
@@ -236,8 +237,7 @@ export async function verifyFullBackup(
 
 // A tar entry's header starts with its name: a full backup's first entry is its header.
 const TAR_NAME_BYTES = 100;
-const isFullBackup = (head: Uint8Array) =>
-  new TextDecoder().decode(head).replace(/\0+$/, '') === FullBackupEntries.header;
+const isFullBackup = (head: Uint8Array) => new TextDecoder().decode(head).replace(/\0+$/, '') === FullBackupEntries.header;
 
 /** `backup decrypt` was given a full archive (coffer backup --full, or a scheduled one), not a database snapshot. */
 const notASnapshot = (file: string) =>
