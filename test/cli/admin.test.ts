@@ -101,7 +101,7 @@ describe('coffer shares, beside the running server', () => {
     expect(dashed.stderr).toContain('Share link not found');
   });
 
-  test("a server on an IPv6 address: the links listed open on it; with COFFER_PUBLIC_URL they are at that address", async () => {
+  test('a server on an IPv6 address: the links listed open on it; with COFFER_PUBLIC_URL they are at that address', async () => {
     const v6 = await startTestServer({ host: '::1' });
     try {
       await seed.admin(v6);
