@@ -243,6 +243,20 @@ describe('coffer serve start-up', () => {
     }
   });
 
+  test("a database file that is not one (overwritten, another program's file): serve and every command say so in one line, exit 1", async () => {
+    const d = dir();
+    expect((await coffer(['init', '--data-dir', d])).code).toBe(0);
+    const db = path.join(d, 'coffer.db');
+    fs.writeFileSync(db, Buffer.alloc(8192, 'not a database '));
+    for (const args of [['serve', '--port', '0'], ['users', 'list'], ['doctor'], ['backup', '--full', path.join(d, 'b.tar')]]) {
+      const r = await coffer([...args, '--data-dir', d]);
+      expect({ args, code: r.code }).toEqual({ args, code: 1 });
+      expect(r.stderr.trim()).toBe(
+        `coffer: ${db} is not a Coffer database, or it is damaged (SQLITE_NOTADB): point --data-dir (COFFER_DATA_DIR) at the instance's directory, or restore the instance from a backup (coffer restore)`,
+      );
+    }
+  }, 30_000);
+
   test('a second server on the same data dir is refused', async () => {
     const d = dir();
     const first = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', d]);
