@@ -241,6 +241,10 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   pixels in all, get no thumbnail (default 100000000)
   FFMPEG_PATH                     the ffmpeg executable that makes videos' first-frame thumbnails (default:
                                   ffmpeg on PATH; none found: videos get no thumbnail)
+  SEARCH_MAX_TEXT_BYTES           text content search keeps per file, when it is on, e.g. 512K (default 1M)
+  SEARCH_MAX_FILE_BYTES           larger files are not read by content search (default 100M)
+  SEARCH_WORKERS                  documents content search extracts at once, each in its own worker thread,
+                                  1 to 64 (default one per core but one, at least one)
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
