@@ -111,6 +111,12 @@ export function httpListener(ctx: AppContext): HttpListener {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE') throw new StartupError(`port ${config.port} on ${config.host} is already in use`);
         if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${config.port} (try a port above 1023)`);
+        // Not an address of this machine, a name that does not resolve (EAGAIN: not now), a link-local address without its interface.
+        if (code === 'EADDRNOTAVAIL' || code === 'ENOENT' || code === 'ENOTFOUND' || code === 'EAGAIN' || code === 'EINVAL') {
+          throw new StartupError(
+            `cannot listen on ${config.host} (${code}): the address to bind (--host/HOST) must be one of this machine's, or a name that resolves to one, e.g. 0.0.0.0 for all of them or 127.0.0.1 for this machine only`,
+          );
+        }
         throw err;
       }
       listener.port = server!.port!;

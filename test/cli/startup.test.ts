@@ -150,6 +150,16 @@ describe('coffer serve start-up', () => {
     }
   });
 
+  test("an address to bind that is not one of this machine's (another machine's, a name that does not resolve, link-local without its interface): one line naming it, exit 1", async () => {
+    for (const host of ['192.0.2.7', 'no-such-host.invalid', 'fe80::1']) {
+      const r = await coffer(['serve', '--port', '0', '--host', host, '--data-dir', dir()]);
+      expect({ host, code: r.code }).toEqual({ host, code: 1 });
+      expect(r.stderr).toStartWith(`coffer: cannot listen on ${host} (`);
+      expect(r.stderr).toContain("the address to bind (--host/HOST) must be one of this machine's");
+      expect(oneLine(r.stderr)).toBe(true);
+    }
+  }, 30_000);
+
   test('a second Coffer server on the port of a running one is refused, and the first keeps all traffic', async () => {
     const first = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir()]);
     try {
