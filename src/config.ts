@@ -465,7 +465,8 @@ function idpConfig(env: Env, cwd: string): IdpConfig | null {
 /** Pure: flags, then environment, then defaults. Throws ConfigError with a one-line message. */
 export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): Config {
   const port = integer('port (--port/PORT)', pick(flags.port, env.PORT), 3000, 0, 65535);
-  const host = pick(flags.host, env.HOST) ?? '0.0.0.0';
+  // An IPv6 address written as in a URL ([::1]) is bound as the address itself.
+  const host = (pick(flags.host, env.HOST) ?? '0.0.0.0').replace(/^\[(.*:.*)\]$/, '$1');
   const dataDir = path.resolve(cwd, pick(flags.dataDir, env.COFFER_DATA_DIR) ?? './data');
 
   const levelText = (pick(flags.logLevel, env.LOG_LEVEL) ?? 'info').toLowerCase();

@@ -160,6 +160,13 @@ describe('coffer serve start-up', () => {
     }
   }, 30_000);
 
+  test('HOST=[::1], an IPv6 address written as in a URL: the server listens on it and says where once', async () => {
+    const r = await coffer(['serve', '--port', '0', '--data-dir', dir()], { HOST: '[::1]' });
+    expect(r.code).toBe(0);
+    const [, url] = r.stdout.match(/"msg":"listening","url":"([^"]+)"/) ?? [];
+    expect(url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+  });
+
   test('a second Coffer server on the port of a running one is refused, and the first keeps all traffic', async () => {
     const first = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir()]);
     try {
