@@ -186,8 +186,9 @@ backup to a file named verify (or decrypt), write ./verify (./decrypt).`,
         'after',
         `
 Every part is checked against the archive's manifest (sha256) and the database's integrity; if anything
-does not match, nothing is kept and the directory is left as it was. A directory that is not empty is
-refused: move the old data directory aside first. Then start the server on the restored directory.
+does not match, nothing is kept and the directory is left as it was; so too when stopped by Ctrl-C or
+SIGTERM (exit 1). A directory that is not empty is refused: move the old data directory aside first. Then
+start the server on the restored directory.
 An encrypted archive's passphrase comes from BACKUP_PASSPHRASE_FILE, else it is asked for on the
 terminal (or read from the first line of standard input).
 
@@ -215,11 +216,15 @@ are not in a replica: with S3 storage they are in the bucket; with local storage
       if (opts.at) throw new UsageError('--at goes with --from-replica');
       if (!file) throw new UsageError('name the backup to restore, or --from-replica DEST');
       const bar = progressBar();
+      const interrupt = untilInterrupted('the data directory was left as it was found');
       const result = await restoreFullBackup(file, config.dataDir, {
         passphrase: passphraseFor(config),
+        signal: interrupt.signal,
         onProgress: (p) => bar.update('restoring (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
+      }).finally(() => {
+        interrupt.release();
+        bar.done();
       });
-      bar.done();
       if (opts.json) return printJson(result);
       print(`restored into ${result.dataDir}: the database, secrets.json and ${result.objects} object(s), all checked`);
       print(`backup taken ${result.header.createdAt} by Coffer ${result.header.cofferVersion}`);

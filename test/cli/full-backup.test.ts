@@ -274,6 +274,42 @@ describe('coffer backup --full and coffer restore', () => {
     }
   }, 120_000);
 
+  test('Ctrl-C or SIGTERM during a restore: one line, exit 1, and the directory is left as it was found (absent, or empty)', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-full-backup-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      for (let i = 0; i < 4; i++) await storeFile(t.server.ctx, owner.id, { size: 32 * 1024 * 1024 });
+      const archive = path.join(out, 'b.tar');
+      expect((await runCli(['backup', '--full', archive, '--data-dir', t.dataDir], { timeoutMs: 60_000 })).code).toBe(0);
+      for (const [signal, existed] of [
+        ['SIGINT', false],
+        ['SIGTERM', true],
+      ] as const) {
+        const target = path.join(out, `restored-${signal}`);
+        if (existed) fs.mkdirSync(target);
+        const proc = Bun.spawn([process.execPath, MAIN, 'restore', archive, '--data-dir', target], {
+          env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent' },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        });
+        // The database comes first in the archive: once it is there, the objects are being restored.
+        await eventually(() => fs.existsSync(path.join(target, 'coffer.db')), { intervalMs: 5 });
+        proc.kill(signal);
+        const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+        expect({ signal, code, stderr: stderr.trim() }).toEqual({
+          signal,
+          code: 1,
+          stderr: `coffer: interrupted (${signal}): the data directory was left as it was found`,
+        });
+        expect(fs.existsSync(target) ? fs.readdirSync(target) : null).toEqual(existed ? [] : null);
+      }
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
   test.skipIf(noSmallDisk)(
     'a backup or a restore onto a disk without room: one line saying the disk is full, exit 1, nothing left there',
     async () => {

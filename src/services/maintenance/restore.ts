@@ -90,7 +90,7 @@ async function unpack(
   file: string,
   paths: DataPaths,
   objects: StorageDriver | null,
-  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource },
+  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource; signal?: AbortSignal },
 ): Promise<Unpacked> {
   const total = fs.statSync(file).size;
   const { stream, encrypted } = await archiveStream(file, opts.passphrase);
@@ -123,6 +123,7 @@ async function unpack(
   let manifest: FullBackupManifest | null = null;
   const sums = new Map<string, ArchivedFile>();
   for (let entry = await reader.next(); entry; entry = await reader.next()) {
+    opts.signal?.throwIfAborted();
     if (manifest) throw invalid(`${entry.name} follows the manifest`);
     if (entry.name === FullBackupEntries.database && !database) database = await writeHashed(paths.database, reader.body());
     else if (entry.name === FullBackupEntries.secrets && !secrets) secrets = await writeHashed(paths.secrets, reader.body());
@@ -134,6 +135,7 @@ async function unpack(
       let size = 0;
       const hashed = (async function* (body: AsyncIterable<Uint8Array>) {
         for await (const chunk of body) {
+          opts.signal?.throwIfAborted();
           hasher.update(chunk);
           size += chunk.length;
           yield chunk;
@@ -172,7 +174,7 @@ function asInvalid(err: unknown): unknown {
 export async function restoreFullBackup(
   archive: string,
   dataDir: string,
-  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource } = {},
+  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource; signal?: AbortSignal } = {},
 ): Promise<RestoreResult> {
   const file = path.resolve(archive);
   if (!fs.existsSync(file)) throw badRequest(`${file} does not exist`);
