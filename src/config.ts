@@ -522,10 +522,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   if (backend !== null && !(URL.canParse(backend) && /^https?:$/.test(new URL(backend).protocol))) {
     throw new ConfigError(`DOCSERVER_BACKEND_URL must be an http:// or https:// URL, got "${backend}"`);
   }
-  const publicUrl = env.COFFER_PUBLIC_URL?.trim() || null;
-  if (publicUrl !== null && !(URL.canParse(publicUrl) && /^https?:$/.test(new URL(publicUrl).protocol))) {
-    throw new ConfigError(`COFFER_PUBLIC_URL must be an http:// or https:// URL such as https://files.example.com, got "${publicUrl}"`);
-  }
+  const publicUrl = originOnly('COFFER_PUBLIC_URL', env.COFFER_PUBLIC_URL?.trim() || null);
   const warnings: string[] = [];
 
   return Object.freeze({
@@ -585,12 +582,27 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),
     mapTileUrl: mapTileUrl(env.MAP_TILE_URL, warnings),
-    publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
+    publicUrl,
     warnings,
     idp: idpConfig(env, cwd),
     backup: backupConfig(env, cwd, dataDir),
     replication: replicationConfig(env, cwd),
   });
+}
+
+/** The address people open Coffer at, as its origin; a path is refused, as Coffer is served at the root of its address. */
+function originOnly(name: string, text: string | null): string | null {
+  if (text === null) return null;
+  const url = URL.canParse(text) ? new URL(text) : null;
+  if (!url || !/^https?:$/.test(url.protocol)) {
+    throw new ConfigError(`${name} must be an http:// or https:// URL such as https://files.example.com, got "${text}"`);
+  }
+  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(
+      `${name} takes only the scheme, host and port people open Coffer at (${url.origin}): Coffer is served at the root of its address, got "${text}"`,
+    );
+  }
+  return url.origin;
 }
 
 /** Comma-separated IP addresses and CIDR ranges; any other entry is refused by name, as it would match nobody. */

@@ -231,6 +231,16 @@ describe('coffer serve start-up', () => {
     }
   });
 
+  test('COFFER_PUBLIC_URL with a path (Coffer is served at the root of its address): one line naming it, exit 1', async () => {
+    const r = await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()], {
+      COFFER_PUBLIC_URL: 'https://files.example.com/coffer/',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      'coffer: COFFER_PUBLIC_URL takes only the scheme, host and port people open Coffer at (https://files.example.com): Coffer is served at the root of its address, got "https://files.example.com/coffer/"',
+    );
+  });
+
   test('a provider that cannot be reached at start-up: a warning, and the server serves', async () => {
     const warned = '"level":"warn","msg":"single sign-on provider discovery failed; retrying later"';
     const r = await coffer(
