@@ -160,6 +160,10 @@ export class BackupService {
   private checkTarget(target: string, force: boolean | undefined): string {
     const file = path.resolve(target);
     if (file === path.resolve(this.paths.database)) throw badRequest('The backup file cannot be the live database');
+    // --force replaces a file, never a directory: say so before the archive is written, not at its rename.
+    if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+      throw badRequest(`${file} is a directory: name the backup file inside it, e.g. ${path.join(file, 'coffer-backup.tar')}`);
+    }
     if (fs.existsSync(file) && !force) throw badRequest(`${file} already exists; choose another name or pass --force to replace it`);
     const dir = path.dirname(file);
     if (!fs.existsSync(dir)) throw badRequest(`directory ${dir} does not exist`);

@@ -177,7 +177,7 @@ export async function restoreFullBackup(
   opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource; signal?: AbortSignal } = {},
 ): Promise<RestoreResult> {
   const file = path.resolve(archive);
-  if (!fs.existsSync(file)) throw badRequest(`${file} does not exist`);
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw badRequest(`${file} does not exist or is not a file`);
   const root = path.resolve(dataDir);
   const existed = fs.existsSync(root);
   if (existed && !fs.statSync(root).isDirectory()) throw badRequest(`${root} is not a directory`);
