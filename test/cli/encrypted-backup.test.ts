@@ -186,4 +186,26 @@ describe('encrypted full backups (BACKUP_PASSPHRASE_FILE)', () => {
       await t.stop();
     }
   }, 240_000);
+
+  test('backup decrypt given a file that is no backup says so, and given a plain database snapshot says to use it as it is; exit 1, nothing written', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-enc-plain-decrypt-');
+    dirs.push(out);
+    try {
+      const plain = path.join(out, 'plain.db');
+      expect((await runCli(['backup', plain, '--data-dir', t.dataDir])).code).toBe(0);
+      const other = path.join(out, 'photo.jpg');
+      fs.writeFileSync(other, Buffer.alloc(4096, 'not a backup '));
+      const db = path.join(out, 'decrypted.db');
+      let r = await runCli(['backup', 'decrypt', other, '--out', db]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(`coffer: ${other} is not a Coffer backup: neither an encrypted backup nor a database`);
+      r = await runCli(['backup', 'decrypt', plain, '--out', db]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(`coffer: ${plain} is not encrypted: it is the database itself, use it as it is`);
+      expect(fs.existsSync(db)).toBe(false);
+    } finally {
+      await t.stop();
+    }
+  });
 });

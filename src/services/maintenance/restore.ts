@@ -241,6 +241,10 @@ export async function verifyFullBackup(
 const TAR_NAME_BYTES = 100;
 const isFullBackup = (head: Uint8Array) => new TextDecoder().decode(head).replace(/\0+$/, '') === FullBackupEntries.header;
 
+// Every SQLite database file starts with these 16 bytes.
+const SQLITE_MAGIC = 'SQLite format 3\0';
+const isSqliteDatabase = (head: Uint8Array) => new TextDecoder().decode(head.subarray(0, SQLITE_MAGIC.length)) === SQLITE_MAGIC;
+
 /** `backup decrypt` was given a full archive (coffer backup --full, or a scheduled one), not a database snapshot. */
 const notASnapshot = (file: string) =>
   badRequest(
@@ -282,7 +286,10 @@ export async function decryptDatabaseBackup(
   if (fs.existsSync(target) && !opts.force) throw badRequest(`${target} already exists; choose another name or pass --force to replace it`);
   const head = new Uint8Array(await Bun.file(file).slice(0, TAR_NAME_BYTES).arrayBuffer());
   if (isFullBackup(head)) throw notASnapshot(file);
-  if (!isPassphraseSealed(head)) throw badRequest(`${file} is not encrypted: it is the database itself, use it as it is`);
+  if (!isPassphraseSealed(head)) {
+    if (!isSqliteDatabase(head)) throw badRequest(`${file} is not a Coffer backup: neither an encrypted backup nor a database`);
+    throw badRequest(`${file} is not encrypted: it is the database itself, use it as it is`);
+  }
   const partial = `${target}.partial-${process.pid}`;
   fs.rmSync(partial, { force: true });
   try {
