@@ -3,7 +3,7 @@ import os from 'node:os';
 import fs from 'node:fs';
 import { createApp } from './app.ts';
 import type { AppContext } from './context.ts';
-import { StartupError } from './errors.ts';
+import { listenFailure, StartupError } from './errors.ts';
 import { lastResortErrorHandler } from './http/plugins/core.ts';
 import { isCidr, isIpAddress, isLoopback, localUrl } from './lib/ip.ts';
 import type { Lifecycle } from './lib/lifecycle.ts';
@@ -108,16 +108,7 @@ export function httpListener(ctx: AppContext): HttpListener {
         });
         server = app.server;
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EADDRINUSE') throw new StartupError(`port ${config.port} on ${config.host} is already in use`);
-        if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${config.port} (try a port above 1023)`);
-        // Not an address of this machine, a name that does not resolve (EAGAIN: not now), a link-local address without its interface.
-        if (code === 'EADDRNOTAVAIL' || code === 'ENOENT' || code === 'ENOTFOUND' || code === 'EAGAIN' || code === 'EINVAL') {
-          throw new StartupError(
-            `cannot listen on ${config.host} (${code}): the address to bind (--host/HOST) must be one of this machine's, or a name that resolves to one, e.g. 0.0.0.0 for all of them or 127.0.0.1 for this machine only`,
-          );
-        }
-        throw err;
+        throw listenFailure(err, config.host, config.port);
       }
       listener.port = server!.port!;
       listener.url = localUrl(config.host, listener.port, config.tls !== null);
