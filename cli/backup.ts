@@ -11,6 +11,7 @@ import {
   printJson,
   progressBar,
   readSecret,
+  untilInterrupted,
   UsageError,
   withContext,
 } from './common.ts';
@@ -55,25 +56,6 @@ async function decrypt(backup: string | undefined, opts: BackupOptions) {
   if (opts.json) return printJson(result);
   print(`${result.file}: the database, decrypted (${formatSize(result.bytes)}, integrity ok)`);
   print(result.matchesManifest ? 'it matches the manifest beside the backup' : 'no manifest beside the backup to check it against');
-}
-
-/**
- * Ctrl-C or SIGTERM while an archive is written: the work stops at its next chunk and removes what it wrote
- * (the partial archive, the database snapshot, the hold on deletions) instead of leaving them behind.
- */
-function untilInterrupted(what: string): { signal: AbortSignal; release: () => void } {
-  const controller = new AbortController();
-  const stop = (name: NodeJS.Signals) => controller.abort(new UsageError(`interrupted (${name}): ${what}`));
-  // once: a second Ctrl-C ends the process at once.
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  return {
-    signal: controller.signal,
-    release: () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    },
-  };
 }
 
 type BackupOptions = { dataDir?: string; json?: boolean; force?: boolean; full?: boolean; out?: string };

@@ -241,3 +241,22 @@ export async function confirm(question: string, yes: boolean | undefined): Promi
   const answer = await readLine(`${question} [y/N] `, '--yes');
   if (!/^y(es)?$/i.test(answer)) throw new UsageError('cancelled');
 }
+
+/**
+ * Ctrl-C or SIGTERM during long work (an archive, a restore, an export): the work stops at its next chunk and
+ * removes what it had half written instead of leaving it behind; `what` says what was left, in the one line printed.
+ */
+export function untilInterrupted(what: string): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const stop = (name: NodeJS.Signals) => controller.abort(new UsageError(`interrupted (${name}): ${what}`));
+  // once: a second Ctrl-C ends the process at once.
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return {
+    signal: controller.signal,
+    release: () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    },
+  };
+}
