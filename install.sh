@@ -235,6 +235,10 @@ LOG_FORMAT=journald
 # THUMBNAIL_MAX_PIXELS=100000000
 # Videos get a first-frame thumbnail with ffmpeg (apt-get install ffmpeg), found on PATH or named here:
 # FFMPEG_PATH=/usr/bin/ffmpeg
+# Content search (docs/search.md, "Turning it on"): text kept per file, the largest file read, extraction threads:
+# SEARCH_MAX_TEXT_BYTES=1M
+# SEARCH_MAX_FILE_BYTES=100M
+# SEARCH_WORKERS=1
 # A map tile server for the photo viewer's place, e.g. https://tile.example.home/{z}/{x}/{y}.png (empty: no map, no request):
 # MAP_TILE_URL=
 # The address people open, e.g. https://files.example.home; passkeys are bound to its host (docs/accounts.md, "Passkeys"):

@@ -11,6 +11,7 @@ import {
   printJson,
   progressBar,
   readSecret,
+  untilInterrupted,
   UsageError,
   withContext,
 } from './common.ts';
@@ -76,6 +77,7 @@ With --full, <file> is a tar archive that holds everything needed to bring the i
 \`coffer restore <file> --data-dir <empty dir>\`, including the master key: keep it as safe as the
 server. Objects are not deleted while it is written, so it matches the database snapshot exactly. On S3,
 the bucket's objects are read into the archive too, and the restore puts them on local disk.
+Stopped by Ctrl-C or SIGTERM, it removes the unfinished archive and its snapshot, and exits 1.
 
 Without --full, the snapshot holds accounts, settings, the file tree and every file's wrapped data key,
 and a manifest goes to <file>.manifest.json. The file contents (blobs/, or the S3 bucket) and the master
@@ -102,12 +104,18 @@ backup to a file named verify (or decrypt), write ./verify (./decrypt).`,
           const bar = progressBar();
           const started = performance.now();
           const passphrase = configuredPassphrase(ctx.config);
-          const { file: written, manifest } = await ctx.services.backup.createFull(file, {
-            force: opts.force,
-            passphrase,
-            onProgress: (p) => bar.update('backing up (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
-          });
-          bar.done();
+          const interrupt = untilInterrupted('the unfinished archive was removed');
+          const { file: written, manifest } = await ctx.services.backup
+            .createFull(file, {
+              force: opts.force,
+              passphrase,
+              signal: interrupt.signal,
+              onProgress: (p) => bar.update('backing up (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
+            })
+            .finally(() => {
+              interrupt.release();
+              bar.done();
+            });
           if (opts.json) return printJson({ file: written, manifest: { ...manifest, objectSums: undefined } });
           const seconds = (performance.now() - started) / 1000;
           print(`full backup: ${written}${passphrase ? ' (encrypted with BACKUP_PASSPHRASE_FILE)' : ''}`);
@@ -160,8 +168,9 @@ backup to a file named verify (or decrypt), write ./verify (./decrypt).`,
         'after',
         `
 Every part is checked against the archive's manifest (sha256) and the database's integrity; if anything
-does not match, nothing is kept and the directory is left as it was. A directory that is not empty is
-refused: move the old data directory aside first. Then start the server on the restored directory.
+does not match, nothing is kept and the directory is left as it was; so too when stopped by Ctrl-C or
+SIGTERM (exit 1). A directory that is not empty is refused: move the old data directory aside first. Then
+start the server on the restored directory.
 An encrypted archive's passphrase comes from BACKUP_PASSPHRASE_FILE, else it is asked for on the
 terminal (or read from the first line of standard input).
 
@@ -189,11 +198,15 @@ are not in a replica: with S3 storage they are in the bucket; with local storage
       if (opts.at) throw new UsageError('--at goes with --from-replica');
       if (!file) throw new UsageError('name the backup to restore, or --from-replica DEST');
       const bar = progressBar();
+      const interrupt = untilInterrupted('the data directory was left as it was found');
       const result = await restoreFullBackup(file, config.dataDir, {
         passphrase: passphraseFor(config),
+        signal: interrupt.signal,
         onProgress: (p) => bar.update('restoring (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
+      }).finally(() => {
+        interrupt.release();
+        bar.done();
       });
-      bar.done();
       if (opts.json) return printJson(result);
       print(`restored into ${result.dataDir}: the database, secrets.json and ${result.objects} object(s), all checked`);
       print(`backup taken ${result.header.createdAt} by Coffer ${result.header.cofferVersion}`);

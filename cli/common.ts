@@ -4,7 +4,9 @@ import type { AppContext } from '../src/context.ts';
 import { openContext } from '../src/composition.ts';
 import { AppError, DATABASE_BUSY_TIMEOUT_MS, isDatabaseBusy, StartupError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
+import { localUrl } from '../src/lib/ip.ts';
 import { StorageUnavailableError } from '../src/storage/driver.ts';
+import { isDiskFullError } from '../src/services/files/disk-space.ts';
 
 /**
  * Exit codes: 0 success, 1 a problem the user can fix (message on stderr), 2 a bug (stack on stderr),
@@ -30,6 +32,11 @@ export function adminCommand(cmd: Command): Command {
 /** Flags, then the environment, then the configuration file (COFFER_CONFIG or /etc/coffer/coffer.env), then defaults. */
 export function configFrom(flags: ConfigFlags): Config {
   return loadConfig(flags, withConfigFile(process.env));
+}
+
+/** Where people open the server, for links a command prints: COFFER_PUBLIC_URL, else the address and scheme it listens on. */
+export function serverOrigin(config: Config): string {
+  return config.publicUrl ?? localUrl(config.host, config.port, config.tls !== null);
 }
 
 /** Opens an existing data dir beside a possibly running server (no worker, no lock), runs fn, closes. */
@@ -90,6 +97,13 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | 
       if (err instanceof StorageUnavailableError) {
         process.stderr.write(
           `coffer: the storage did not answer: ${err.message}. Check that it is up and reachable, then run the command again.\n`,
+        );
+        await exitAfterFlush(EXIT_USER_ERROR);
+      }
+      // The disk refused the write, not the command: one line with what to do, no stack.
+      if (isDiskFullError(err)) {
+        process.stderr.write(
+          `coffer: the disk is full (${err instanceof Error ? err.message : String(err)}): free some space, or write to another disk, then run the command again\n`,
         );
         await exitAfterFlush(EXIT_USER_ERROR);
       }
@@ -226,4 +240,23 @@ export async function confirm(question: string, yes: boolean | undefined): Promi
   if (!process.stdin.isTTY) throw new UsageError('refusing to delete without confirmation: pass --yes');
   const answer = await readLine(`${question} [y/N] `, '--yes');
   if (!/^y(es)?$/i.test(answer)) throw new UsageError('cancelled');
+}
+
+/**
+ * Ctrl-C or SIGTERM during long work (an archive, a restore, an export): the work stops at its next chunk and
+ * removes what it had half written instead of leaving it behind; `what` says what was left, in the one line printed.
+ */
+export function untilInterrupted(what: string): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const stop = (name: NodeJS.Signals) => controller.abort(new UsageError(`interrupted (${name}): ${what}`));
+  // once: a second Ctrl-C ends the process at once.
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return {
+    signal: controller.signal,
+    release: () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    },
+  };
 }

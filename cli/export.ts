@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { formatSize } from '../src/contract/size.ts';
-import { action, adminCommand, AttentionNeeded, print, printJson, progressBar, withContext } from './common.ts';
+import { action, adminCommand, AttentionNeeded, print, printJson, progressBar, untilInterrupted, withContext } from './common.ts';
 
 const MiB = 1024 ** 2;
 
@@ -18,7 +18,8 @@ export function registerExport(program: Command): void {
         `
 Files keep their names, folders and modification times as in Coffer. It works with the server running
 or stopped, and it resumes: a second run leaves files that are already there with the right size and
-time untouched and redoes missing and cut-short ones. Anyone who can read <dir> can read the files:
+time untouched and redoes missing and cut-short ones; stopped by Ctrl-C or SIGTERM, it removes the file it
+was writing and exits 1. Anyone who can read <dir> can read the files:
 write it somewhere only you can read.`,
       ),
   ).action(
@@ -26,14 +27,20 @@ write it somewhere only you can read.`,
       withContext(opts, async (ctx) => {
         const bar = progressBar();
         const started = performance.now();
-        const result = await ctx.services.exporter.run({
-          to: opts.to,
-          user: opts.user,
-          includeTrash: opts.includeTrash,
-          includeVersions: opts.includeVersions,
-          onProgress: (p) => bar.update('exporting (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
-        });
-        bar.done();
+        const interrupt = untilInterrupted('the files written so far are whole; run the same export again to finish it');
+        const result = await ctx.services.exporter
+          .run({
+            to: opts.to,
+            user: opts.user,
+            includeTrash: opts.includeTrash,
+            includeVersions: opts.includeVersions,
+            signal: interrupt.signal,
+            onProgress: (p) => bar.update('exporting (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
+          })
+          .finally(() => {
+            interrupt.release();
+            bar.done();
+          });
         if (opts.json) printJson(result);
         else {
           const seconds = (performance.now() - started) / 1000;

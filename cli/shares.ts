@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, adminCommand, print, printJson, table, UsageError, withContext } from './common.ts';
+import { action, adminCommand, print, printJson, serverOrigin, table, UsageError, withContext } from './common.ts';
 
 const PAGE = 200;
 
@@ -21,8 +21,8 @@ export function registerShares(program: Command): void {
           if (!login) throw new UsageError(`no account has the email ${opts.user}`);
           accountId = login.parentUserId ?? login.id;
         }
-        // Links point at the share base URL when one is set, else at the address the server listens on.
-        const origin = `http://${ctx.config.host === '0.0.0.0' ? 'localhost' : ctx.config.host}:${ctx.config.port}`;
+        // Links point at the share base URL when one is set, else where people open the server.
+        const origin = serverOrigin(ctx.config);
         const links = [];
         let cursor: string | undefined;
         do {

@@ -4,7 +4,7 @@ import { EMAIL } from '../src/contract/accounts.ts';
 import { emailKey } from '../src/services/accounts/email.ts';
 import { invitationUrl } from '../src/services/accounts/invitations.ts';
 import { formatSize, parseSize } from '../src/contract/size.ts';
-import { action, adminCommand, print, printJson, readLine, readSecret, table, UsageError, withContext } from './common.ts';
+import { action, adminCommand, print, printJson, readLine, readSecret, serverOrigin, table, UsageError, withContext } from './common.ts';
 
 interface Flags {
   dataDir?: string;
@@ -108,8 +108,7 @@ export function registerUsers(program: Command): void {
         throw new UsageError(`not a size: "${opts.storageLimit}" (use e.g. 10G or 500M)`);
       return withContext(opts, (ctx) => {
         const { invitation, token } = ctx.services.invitations.invite({ email: address, name: opts.name, storageLimit }, 'cli');
-        const host = ctx.config.host === '0.0.0.0' || ctx.config.host === '::' ? 'localhost' : ctx.config.host;
-        const url = invitationUrl(ctx.config.publicUrl ?? `http://${host}:${ctx.config.port}`, token);
+        const url = invitationUrl(serverOrigin(ctx.config), token);
         if (opts.json) return printJson({ invitation, url });
         print(`invitation for ${invitation.email}, valid until ${invitation.expiresAt.slice(0, 16).replace('T', ' ')} UTC; it works once:`);
         print(url);

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseSize } from './contract/size.ts';
 import { StartupError } from './errors.ts';
+import { isCidr, isIpAddress } from './lib/ip.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 /** `json`: one JSON object per line; `journald`: the same behind a syslog priority prefix (`<3>` for errors). */
@@ -240,6 +241,10 @@ export const ENVIRONMENT_HELP = `Environment (flags win over environment, enviro
                                   pixels in all, get no thumbnail (default 100000000)
   FFMPEG_PATH                     the ffmpeg executable that makes videos' first-frame thumbnails (default:
                                   ffmpeg on PATH; none found: videos get no thumbnail)
+  SEARCH_MAX_TEXT_BYTES           text content search keeps per file, when it is on, e.g. 512K (default 1M)
+  SEARCH_MAX_FILE_BYTES           larger files are not read by content search (default 100M)
+  SEARCH_WORKERS                  documents content search extracts at once, each in its own worker thread,
+                                  1 to 64 (default one per core but one, at least one)
   DOCSERVER_AUTOSAVE_INTERVAL_MS  how often open documents are force-saved: 1 to 60 whole minutes that divide
                                   an hour, in milliseconds (default 300000; other values: a warning and the default)
   DOCSERVER_BACKEND_URL           the URL the document server reaches Coffer at, for the file and callback URLs
@@ -460,7 +465,8 @@ function idpConfig(env: Env, cwd: string): IdpConfig | null {
 /** Pure: flags, then environment, then defaults. Throws ConfigError with a one-line message. */
 export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): Config {
   const port = integer('port (--port/PORT)', pick(flags.port, env.PORT), 3000, 0, 65535);
-  const host = pick(flags.host, env.HOST) ?? '0.0.0.0';
+  // An IPv6 address written as in a URL ([::1]) is bound as the address itself.
+  const host = (pick(flags.host, env.HOST) ?? '0.0.0.0').replace(/^\[(.*:.*)\]$/, '$1');
   const dataDir = path.resolve(cwd, pick(flags.dataDir, env.COFFER_DATA_DIR) ?? './data');
 
   const levelText = (pick(flags.logLevel, env.LOG_LEVEL) ?? 'info').toLowerCase();
@@ -516,10 +522,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   if (backend !== null && !(URL.canParse(backend) && /^https?:$/.test(new URL(backend).protocol))) {
     throw new ConfigError(`DOCSERVER_BACKEND_URL must be an http:// or https:// URL, got "${backend}"`);
   }
-  const publicUrl = env.COFFER_PUBLIC_URL?.trim() || null;
-  if (publicUrl !== null && !(URL.canParse(publicUrl) && /^https?:$/.test(new URL(publicUrl).protocol))) {
-    throw new ConfigError(`COFFER_PUBLIC_URL must be an http:// or https:// URL such as https://files.example.com, got "${publicUrl}"`);
-  }
+  const publicUrl = originOnly('COFFER_PUBLIC_URL', env.COFFER_PUBLIC_URL?.trim() || null);
   const warnings: string[] = [];
 
   return Object.freeze({
@@ -538,10 +541,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     },
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', env.AUDIT_RETENTION_DAYS, 90, 1, 36500),
     changesRetentionDays: integer('CHANGES_RETENTION_DAYS', env.CHANGES_RETENTION_DAYS, 30, 1, 36500),
-    metricsAllowedIps: (env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    metricsAllowedIps: addressList('METRICS_ALLOWED_IPS', env.METRICS_ALLOWED_IPS ?? '127.0.0.1,::1,::ffff:127.0.0.1'),
     queueMetricsIntervalSeconds: integer('QUEUE_METRICS_INTERVAL_SECONDS', env.QUEUE_METRICS_INTERVAL_SECONDS, 60, 1, 86400),
     updateFeedUrl: feed,
     workerConcurrency: integer('COFFER_WORKER_CONCURRENCY', env.COFFER_WORKER_CONCURRENCY, 2, 1, 64),
@@ -582,12 +582,40 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     docserverAutosaveIntervalMs: autosaveInterval(env.DOCSERVER_AUTOSAVE_INTERVAL_MS, warnings),
     docserverBackendUrl: backend === null ? null : new URL(backend).href.replace(/\/+$/, ''),
     mapTileUrl: mapTileUrl(env.MAP_TILE_URL, warnings),
-    publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
+    publicUrl,
     warnings,
     idp: idpConfig(env, cwd),
     backup: backupConfig(env, cwd, dataDir),
     replication: replicationConfig(env, cwd),
   });
+}
+
+/** The address people open Coffer at, as its origin; a path is refused, as Coffer is served at the root of its address. */
+function originOnly(name: string, text: string | null): string | null {
+  if (text === null) return null;
+  const url = URL.canParse(text) ? new URL(text) : null;
+  if (!url || !/^https?:$/.test(url.protocol)) {
+    throw new ConfigError(`${name} must be an http:// or https:// URL such as https://files.example.com, got "${text}"`);
+  }
+  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(
+      `${name} takes only the scheme, host and port people open Coffer at (${url.origin}): Coffer is served at the root of its address, got "${text}"`,
+    );
+  }
+  return url.origin;
+}
+
+/** Comma-separated IP addresses and CIDR ranges; any other entry is refused by name, as it would match nobody. */
+function addressList(name: string, text: string): string[] {
+  const entries = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = entries.find((e) => !isIpAddress(e) && !isCidr(e));
+  if (bad !== undefined) {
+    throw new ConfigError(`${name} takes IP addresses and CIDR ranges separated by commas (e.g. 127.0.0.1,10.0.0.0/8), got "${bad}"`);
+  }
+  return entries;
 }
 
 function sizeVar(name: string, text: string | undefined, fallback: number): number {

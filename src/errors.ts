@@ -261,6 +261,20 @@ export function storageLimitExceeded(required: number, available: number): AppEr
 /** A start-up problem the operator can fix; printed as one line, exit code 1. */
 export class StartupError extends Error {}
 
+/** Why a server could not listen on host:port, in one line with what to do; any other error as it is. */
+export function listenFailure(err: unknown, host: string, port: number): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'EADDRINUSE') return new StartupError(`port ${port} on ${host} is already in use`);
+  if (code === 'EACCES') return new StartupError(`not allowed to listen on port ${port} (try a port above 1023)`);
+  // Not an address of this machine, a name that does not resolve (EAGAIN: not now), a link-local address without its interface.
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOENT' || code === 'ENOTFOUND' || code === 'EAGAIN' || code === 'EINVAL') {
+    return new StartupError(
+      `cannot listen on ${host} (${code}): the address to bind (--host/HOST) must be one of this machine's, or a name that resolves to one, e.g. 0.0.0.0 for all of them or 127.0.0.1 for this machine only`,
+    );
+  }
+  return err;
+}
+
 /** How long a statement waits for another connection's lock before it fails busy: every connection's busy_timeout. */
 export const DATABASE_BUSY_TIMEOUT_MS = 5000;
 

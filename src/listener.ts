@@ -3,9 +3,9 @@ import os from 'node:os';
 import fs from 'node:fs';
 import { createApp } from './app.ts';
 import type { AppContext } from './context.ts';
-import { StartupError } from './errors.ts';
+import { listenFailure, StartupError } from './errors.ts';
 import { lastResortErrorHandler } from './http/plugins/core.ts';
-import { isCidr, isIpAddress, isLoopback } from './lib/ip.ts';
+import { isCidr, isIpAddress, isLoopback, localUrl } from './lib/ip.ts';
 import type { Lifecycle } from './lib/lifecycle.ts';
 
 // Uploads up to the 100 GiB setting plus multipart framing must not be cut off by Bun's default 128 MiB.
@@ -108,14 +108,10 @@ export function httpListener(ctx: AppContext): HttpListener {
         });
         server = app.server;
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EADDRINUSE') throw new StartupError(`port ${config.port} on ${config.host} is already in use`);
-        if (code === 'EACCES') throw new StartupError(`not allowed to listen on port ${config.port} (try a port above 1023)`);
-        throw err;
+        throw listenFailure(err, config.host, config.port);
       }
       listener.port = server!.port!;
-      const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-      listener.url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${listener.port}`;
+      listener.url = localUrl(config.host, listener.port, config.tls !== null);
       ctx.log.info('listening', { url: listener.url, dataDir: config.dataDir, storage: ctx.driver.location });
       announceSetupCode(ctx, listener.port);
     },

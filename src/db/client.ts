@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { Database } from 'bun:sqlite';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import * as schema from './schema/index.ts';
-import { DATABASE_BUSY_TIMEOUT_MS } from '../errors.ts';
+import { DATABASE_BUSY_TIMEOUT_MS, StartupError } from '../errors.ts';
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
@@ -27,17 +27,39 @@ function restrictDatabaseFiles(path: string): void {
 // native memory waits for a collector that does not count it (docs/performance.md, what a WebDAV PUT allocates).
 const PREPARED_TEXTS = 256;
 
+/** A database file that cannot be used at all, said in one line with what to do; any other error as it is. */
+function unusableDatabase(path: string, err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    return new StartupError(
+      `${path} is not a Coffer database, or it is damaged (${code}): point --data-dir (COFFER_DATA_DIR) at the instance's directory, or restore the instance from a backup (coffer restore)`,
+    );
+  }
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || (typeof code === 'string' && /^SQLITE_(CANTOPEN|READONLY)/.test(code))) {
+    return new StartupError(
+      `cannot open the database ${path} (${code}): it, its -wal and -shm files and its directory must be readable and writable by the user running Coffer`,
+    );
+  }
+  return err;
+}
+
 /** Opens the database with the pragmas every Coffer process uses. */
 export function openDatabase(path: string): Db {
-  restrictDatabaseFiles(path);
-  Database.MAX_QUERY_CACHE_SIZE = PREPARED_TEXTS;
-  const sqlite = new Database(path, { create: true, strict: true });
-  // busy_timeout first, so switching to WAL waits for a concurrent opener instead of failing.
-  sqlite.run(`PRAGMA busy_timeout = ${DATABASE_BUSY_TIMEOUT_MS}`);
-  sqlite.run('PRAGMA journal_mode = WAL');
-  sqlite.run('PRAGMA synchronous = NORMAL');
-  sqlite.run('PRAGMA foreign_keys = ON');
-  sqlite.run('PRAGMA temp_store = MEMORY');
+  let sqlite: Database | undefined;
+  try {
+    restrictDatabaseFiles(path);
+    Database.MAX_QUERY_CACHE_SIZE = PREPARED_TEXTS;
+    sqlite = new Database(path, { create: true, strict: true });
+    // busy_timeout first, so switching to WAL waits for a concurrent opener instead of failing.
+    sqlite.run(`PRAGMA busy_timeout = ${DATABASE_BUSY_TIMEOUT_MS}`);
+    sqlite.run('PRAGMA journal_mode = WAL');
+    sqlite.run('PRAGMA synchronous = NORMAL');
+    sqlite.run('PRAGMA foreign_keys = ON');
+    sqlite.run('PRAGMA temp_store = MEMORY');
+  } catch (err) {
+    sqlite?.close();
+    throw unusableDatabase(path, err);
+  }
   return drizzle({ client: sqlite, schema }) as Db;
 }
 

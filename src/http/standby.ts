@@ -1,4 +1,5 @@
-import { isLoopback } from '../lib/ip.ts';
+import { listenFailure } from '../errors.ts';
+import { isLoopback, localUrl } from '../lib/ip.ts';
 import type { StandbyFollower, StandbyStatus } from '../services/maintenance/standby.ts';
 
 export interface StandbyListener {
@@ -27,32 +28,36 @@ export function standbyListener(opts: {
   promote: () => Promise<StandbyStatus>;
 }): StandbyListener {
   let promoting: Promise<StandbyStatus> | null = null;
-  const server = Bun.serve({
-    hostname: opts.host,
-    port: opts.port,
-    fetch: async (req, srv) => {
-      const { pathname } = new URL(req.url);
-      if (pathname === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
-        return json(200, { status: 'standby', ...opts.follower.status() });
-      }
-      if (pathname === '/api/admin/promote' && req.method === 'POST') {
-        const address = srv.requestIP(req)?.address ?? '';
-        if (!isLoopback(address) || RELAYED.some((h) => req.headers.has(h)))
-          return json(403, { error: 'promote a standby from the machine it runs on (loopback only, not through a proxy or a browser)' });
-        promoting ??= opts.promote();
-        try {
-          return json(200, { promoted: true, ...(await promoting) });
-        } catch (err) {
-          promoting = null;
-          return json(409, { error: `the standby could not be promoted: ${err instanceof Error ? err.message : String(err)}` });
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: opts.host,
+      port: opts.port,
+      fetch: async (req, srv) => {
+        const { pathname } = new URL(req.url);
+        if (pathname === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
+          return json(200, { status: 'standby', ...opts.follower.status() });
         }
-      }
-      const { destination } = opts.follower.status();
-      return json(503, {
-        error: `this server is a standby following the replica at ${destination}: it serves nothing until it is promoted (coffer promote)`,
-      });
-    },
-  });
-  const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${server.port}`;
-  return { url, port: server.port!, stop: () => server.stop(true) };
+        if (pathname === '/api/admin/promote' && req.method === 'POST') {
+          const address = srv.requestIP(req)?.address ?? '';
+          if (!isLoopback(address) || RELAYED.some((h) => req.headers.has(h)))
+            return json(403, { error: 'promote a standby from the machine it runs on (loopback only, not through a proxy or a browser)' });
+          promoting ??= opts.promote();
+          try {
+            return json(200, { promoted: true, ...(await promoting) });
+          } catch (err) {
+            promoting = null;
+            return json(409, { error: `the standby could not be promoted: ${err instanceof Error ? err.message : String(err)}` });
+          }
+        }
+        const { destination } = opts.follower.status();
+        return json(503, {
+          error: `this server is a standby following the replica at ${destination}: it serves nothing until it is promoted (coffer promote)`,
+        });
+      },
+    });
+  } catch (err) {
+    throw listenFailure(err, opts.host, opts.port);
+  }
+  return { url: localUrl(opts.host, server.port!, false), port: server.port!, stop: () => server.stop(true) };
 }

@@ -42,6 +42,12 @@ export function isIpAddress(text: string): boolean {
   return isIP(text) !== 0;
 }
 
+/** The URL this machine reaches a server bound to `host` at: a wildcard address is localhost, an IPv6 one goes in brackets. */
+export function localUrl(host: string, port: number, secure: boolean): string {
+  const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return `${secure ? 'https' : 'http'}://${name.includes(':') ? `[${name}]` : name}:${port}`;
+}
+
 export function isCidr(text: string): boolean {
   const [addr, bits, extra] = text.split('/');
   if (extra !== undefined || !addr || bits === undefined || !/^\d{1,3}$/.test(bits)) return false;

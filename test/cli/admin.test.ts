@@ -100,6 +100,28 @@ describe('coffer shares, beside the running server', () => {
     expect(dashed.code).toBe(1);
     expect(dashed.stderr).toContain('Share link not found');
   });
+
+  test('a server on an IPv6 address: the links listed open on it; with COFFER_PUBLIC_URL they are at that address', async () => {
+    const v6 = await startTestServer({ host: '::1' });
+    try {
+      await seed.admin(v6);
+      const o = await seed.owner(v6);
+      const { id } = await json(await o.client.post('/api/files/folder', { name: 'Over IPv6' }));
+      await o.client.post('/api/files/share', { ids: [id], shared: true });
+      const env = { HOST: '::1', PORT: String(v6.server.port) };
+      const [link] = parseJson(await runCli(['shares', 'list', '--json', '--data-dir', v6.dataDir], { env })).links;
+      expect(link.url).toStartWith(`${v6.url}/s/`);
+      expect((await fetch(link.url, { headers: { accept: 'application/json' } })).status).toBe(200);
+      const [named] = parseJson(
+        await runCli(['shares', 'list', '--json', '--data-dir', v6.dataDir], {
+          env: { ...env, COFFER_PUBLIC_URL: 'https://files.example.test' },
+        }),
+      ).links;
+      expect(named.url).toBe(`https://files.example.test/s/${link.token}`);
+    } finally {
+      await v6.stop();
+    }
+  });
 });
 
 describe('coffer users, beside the running server', () => {

@@ -115,4 +115,30 @@ describe('coffer backup', () => {
       await t.stop();
     }
   });
+
+  test('a directory named as the backup, with or without --force, or as the archive to restore: one line, exit 1, nothing written', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-backup-');
+    dirs.push(out);
+    try {
+      await seed.admin(t);
+      const folder = path.join(out, 'backups');
+      fs.mkdirSync(folder);
+      for (const args of [[], ['--force'], ['--full'], ['--full', '--force']]) {
+        const r = await runCli(['backup', folder, ...args, '--data-dir', t.dataDir]);
+        expect({ args, code: r.code }).toEqual({ args, code: 1 });
+        expect(r.stderr.trim()).toBe(
+          `coffer: ${folder} is a directory: name the backup file inside it, e.g. ${path.join(folder, 'coffer-backup.tar')}`,
+        );
+        expect(fs.readdirSync(out)).toEqual(['backups']);
+        expect(fs.readdirSync(folder)).toEqual([]);
+      }
+      const r = await runCli(['restore', folder, '--data-dir', path.join(out, 'restored')]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(`coffer: ${folder} does not exist or is not a file`);
+      expect(fs.readdirSync(out)).toEqual(['backups']);
+    } finally {
+      await t.stop();
+    }
+  });
 });

@@ -62,6 +62,22 @@ describe.skipIf(notRoot)('commands run as a user other than the data directory o
     expect(fs.readdirSync(dataDir).sort()).toEqual(entries);
   });
 
+  test('a database file its user cannot open (left owned by root): one line naming it and what must be readable, exit 1', async () => {
+    const dataDir = await dataDirOwnedByNobody();
+    const db = path.join(dataDir, 'coffer.db');
+    fs.chownSync(db, 0, 0);
+    for (const args of [
+      ['users', 'list'],
+      ['serve', '--port', '0', '--host', '127.0.0.1'],
+    ]) {
+      const r = await runCli([...args, '--data-dir', dataDir], { asUser: NOBODY });
+      expect({ args, code: r.code }).toEqual({ args, code: 1 });
+      expect(r.stderr.trim()).toBe(
+        `coffer: cannot open the database ${db} (EACCES): it, its -wal and -shm files and its directory must be readable and writable by the user running Coffer`,
+      );
+    }
+  });
+
   test('a secrets file the server cannot read is logged at error, and fixing its owner is picked up without a restart', async () => {
     const dataDir = await dataDirOwnedByNobody();
     const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], { asUser: NOBODY });

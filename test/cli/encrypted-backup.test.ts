@@ -160,4 +160,52 @@ describe('encrypted full backups (BACKUP_PASSPHRASE_FILE)', () => {
       await t.stop();
     }
   }, 240_000);
+
+  test('backup decrypt given a full archive (a scheduled backup, encrypted or not) says to restore or verify it, exit 1, and writes nothing', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-enc-full-decrypt-');
+    dirs.push(out);
+    try {
+      const passFile = path.join(out, 'passphrase');
+      fs.writeFileSync(passFile, 'correct horse battery staple\n', { mode: 0o600 });
+      const env = { BACKUP_PASSPHRASE_FILE: passFile };
+      const encrypted = path.join(out, 'coffer-backup.tar.enc');
+      const plain = path.join(out, 'coffer-backup.tar');
+      expect((await runCli(['backup', '--full', encrypted, '--data-dir', t.dataDir], { env, timeoutMs: 120_000 })).code).toBe(0);
+      expect((await runCli(['backup', '--full', plain, '--data-dir', t.dataDir])).code).toBe(0);
+      for (const archive of [encrypted, plain]) {
+        const db = path.join(out, 'decrypted.db');
+        const r = await runCli(['backup', 'decrypt', archive, '--out', db], { env, timeoutMs: 60_000 });
+        expect({ archive, code: r.code }).toEqual({ archive, code: 1 });
+        expect(r.stderr.trim()).toBe(
+          `coffer: ${archive} is a full backup, not a database snapshot: restore it with coffer restore ${archive} --data-dir <empty directory>, or check it with coffer backup verify ${archive}`,
+        );
+        expect(fs.readdirSync(out).sort()).toEqual(['coffer-backup.tar', 'coffer-backup.tar.enc', 'passphrase']);
+      }
+    } finally {
+      await t.stop();
+    }
+  }, 240_000);
+
+  test('backup decrypt given a file that is no backup says so, and given a plain database snapshot says to use it as it is; exit 1, nothing written', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-enc-plain-decrypt-');
+    dirs.push(out);
+    try {
+      const plain = path.join(out, 'plain.db');
+      expect((await runCli(['backup', plain, '--data-dir', t.dataDir])).code).toBe(0);
+      const other = path.join(out, 'photo.jpg');
+      fs.writeFileSync(other, Buffer.alloc(4096, 'not a backup '));
+      const db = path.join(out, 'decrypted.db');
+      let r = await runCli(['backup', 'decrypt', other, '--out', db]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(`coffer: ${other} is not a Coffer backup: neither an encrypted backup nor a database`);
+      r = await runCli(['backup', 'decrypt', plain, '--out', db]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(`coffer: ${plain} is not encrypted: it is the database itself, use it as it is`);
+      expect(fs.existsSync(db)).toBe(false);
+    } finally {
+      await t.stop();
+    }
+  });
 });

@@ -4,8 +4,10 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
-import { parseJson, runCli } from '../helpers/cli.ts';
+import { MAIN, parseJson, runCli } from '../helpers/cli.ts';
 import { folder, upload } from '../helpers/files.ts';
+import { storeFile } from '../helpers/stored-files.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -85,6 +87,41 @@ describe('coffer export', () => {
       r = await runCli(['export', '--to', only, '--user', 'nobody@example.test', '--data-dir', t.dataDir]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('no account has the email nobody@example.test');
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test('Ctrl-C or SIGTERM during an export: one line, exit 1, no cut-short file left under a temporary name, and the same export finishes it', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-export-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      const stored = [];
+      for (let i = 0; i < 2; i++) stored.push(await storeFile(t.server.ctx, owner.id, { size: 32 * 1024 * 1024, name: `big-${i}.bin` }));
+      const partials = () => fs.readdirSync(out, { recursive: true }).filter((n) => String(n).endsWith('.coffer-partial'));
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        const proc = Bun.spawn([process.execPath, MAIN, 'export', '--to', out, '--data-dir', t.dataDir], {
+          env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent' },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        });
+        // A file is being written under its temporary name.
+        await eventually(() => expect(partials().length).toBe(1), { intervalMs: 5 });
+        proc.kill(signal);
+        const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+        expect({ signal, code, stderr: stderr.trim() }).toEqual({
+          signal,
+          code: 1,
+          stderr: `coffer: interrupted (${signal}): the files written so far are whole; run the same export again to finish it`,
+        });
+        expect(partials()).toEqual([]);
+        fs.rmSync(out, { recursive: true, force: true });
+      }
+      const r = await runCli(['export', '--to', out, '--data-dir', t.dataDir], { timeoutMs: 60_000 });
+      expect(r.code).toBe(0);
+      for (const f of stored) expect(fs.readFileSync(path.join(out, owner.email, f.name)).equals(f.content)).toBe(true);
     } finally {
       await t.stop();
     }

@@ -8,14 +8,22 @@ import { holdObjectDeletions } from '../../src/storage/deletion-holds.ts';
 import { TAR_END, TarReader, tarHeader, tarPadding } from '../../src/lib/tar.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
-import { parseJson, runCli } from '../helpers/cli.ts';
+import { MAIN, parseJson, runCli } from '../helpers/cli.ts';
 import { blobFiles, upload } from '../helpers/files.ts';
 import { readBack, storeFile } from '../helpers/stored-files.ts';
 import { startTestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { mountSmallDisk, type SmallDisk } from '../helpers/small-disk.ts';
+import { skipWithout } from '../helpers/prerequisites.ts';
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+// A 1 MiB file system, for the backup and the restore that do not fit on it.
+const smallDisk: SmallDisk | string = mountSmallDisk(1);
+const noSmallDisk = skipWithout(typeof smallDisk === 'string' ? smallDisk : null, 'the full-disk backup test');
+afterAll(() => {
+  dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
+  if (typeof smallDisk !== 'string') smallDisk.unmount();
+});
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
@@ -227,6 +235,110 @@ describe('coffer backup --full and coffer restore', () => {
       await t.stop();
     }
   }, 60_000);
+
+  test('Ctrl-C or SIGTERM while the archive is written: one line, exit 1, and neither the partial archive, the snapshot nor the hold is left', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-full-backup-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      // Enough to read that the signal comes while objects are still being written.
+      for (let i = 0; i < 4; i++) await storeFile(t.server.ctx, owner.id, { size: 32 * 1024 * 1024 });
+      const paths = dataPaths(t.dataDir);
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        const archive = path.join(out, `${signal}.tar`);
+        const proc = Bun.spawn([process.execPath, MAIN, 'backup', '--full', archive, '--data-dir', t.dataDir], {
+          env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent' },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        });
+        const partial = `${archive}.partial-${proc.pid}`;
+        // Past the database and secrets.json (written together once the 4 MiB buffer fills): objects are being read.
+        await eventually(() => (fs.statSync(partial, { throwIfNoEntry: false })?.size ?? 0) > 0, { intervalMs: 5 });
+        proc.kill(signal);
+        const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+        expect({ signal, code, stderr: stderr.trim() }).toEqual({
+          signal,
+          code: 1,
+          stderr: `coffer: interrupted (${signal}): the unfinished archive was removed`,
+        });
+        expect(fs.readdirSync(out)).toEqual([]);
+        expect(fs.readdirSync(paths.root).filter((name) => name.startsWith('.backup-snapshot-'))).toEqual([]);
+        expect(fs.existsSync(paths.holds) ? fs.readdirSync(paths.holds) : []).toEqual([]);
+      }
+      // Nothing of it was needed: a backup afterwards is whole.
+      const r = await runCli(['backup', '--full', path.join(out, 'after.tar'), '--data-dir', t.dataDir]);
+      expect(r.code).toBe(0);
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test('Ctrl-C or SIGTERM during a restore: one line, exit 1, and the directory is left as it was found (absent, or empty)', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-full-backup-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      for (let i = 0; i < 4; i++) await storeFile(t.server.ctx, owner.id, { size: 32 * 1024 * 1024 });
+      const archive = path.join(out, 'b.tar');
+      expect((await runCli(['backup', '--full', archive, '--data-dir', t.dataDir], { timeoutMs: 60_000 })).code).toBe(0);
+      for (const [signal, existed] of [
+        ['SIGINT', false],
+        ['SIGTERM', true],
+      ] as const) {
+        const target = path.join(out, `restored-${signal}`);
+        if (existed) fs.mkdirSync(target);
+        const proc = Bun.spawn([process.execPath, MAIN, 'restore', archive, '--data-dir', target], {
+          env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent' },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        });
+        // The database comes first in the archive: once it is there, the objects are being restored.
+        await eventually(() => fs.existsSync(path.join(target, 'coffer.db')), { intervalMs: 5 });
+        proc.kill(signal);
+        const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+        expect({ signal, code, stderr: stderr.trim() }).toEqual({
+          signal,
+          code: 1,
+          stderr: `coffer: interrupted (${signal}): the data directory was left as it was found`,
+        });
+        expect(fs.existsSync(target) ? fs.readdirSync(target) : null).toEqual(existed ? [] : null);
+      }
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test.skipIf(noSmallDisk)(
+    'a backup or a restore onto a disk without room: one line saying the disk is full, exit 1, nothing left there',
+    async () => {
+      const disk = smallDisk as SmallDisk;
+      const t = await startTestServer();
+      const out = tempDir('coffer-full-backup-');
+      dirs.push(out);
+      try {
+        const owner = await seed.owner(t);
+        await storeFile(t.server.ctx, owner.id, { size: 3 * 1024 * 1024 });
+        const archive = path.join(out, 'b.tar');
+        expect((await runCli(['backup', '--full', archive, '--data-dir', t.dataDir])).code).toBe(0);
+        // The archive (4 MiB) does not fit on the disk: written short, it must not be called a backup.
+        for (const args of [
+          ['backup', '--full', path.join(disk.dir, 'b.tar'), '--data-dir', t.dataDir],
+          ['restore', archive, '--data-dir', path.join(disk.dir, 'data')],
+        ]) {
+          const r = await runCli(args);
+          expect({ args, code: r.code }).toEqual({ args, code: 1 });
+          expect(r.stderr).toStartWith('coffer: the disk is full (');
+          expect(r.stderr.trim().split('\n')).toHaveLength(1);
+          expect(fs.readdirSync(disk.dir)).toEqual([]);
+        }
+      } finally {
+        await t.stop();
+      }
+    },
+    60_000,
+  );
 
   test("on S3 storage the archive carries the bucket's objects; the restore stores them locally and serves them byte-exact", async () => {
     const s3 = await startTestS3();

@@ -695,6 +695,40 @@ describe('a promoted standby restarted', () => {
   }, 60_000);
 });
 
+describe('a standby that cannot listen', () => {
+  test('on a port in use, or bound to an address this machine does not have: one line, exit 1; on every address it names localhost', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    try {
+      await eventually(() => expect(fs.existsSync(path.join(dest, 'coffer-replica-fence'))).toBe(true));
+      const port = String(primary.server.port);
+      for (const [host, message] of [
+        ['127.0.0.1', `coffer: port ${port} on 127.0.0.1 is already in use`],
+        ['192.0.2.7', 'coffer: cannot listen on 192.0.2.7 (EADDRNOTAVAIL): '],
+      ] as const) {
+        const r = await runCli(['serve', '--port', port, '--host', host, '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+          env,
+        });
+        expect({ host, code: r.code }).toEqual({ host, code: 1 });
+        expect(r.stderr).toStartWith(message);
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      }
+      const everywhere = await serveCli(['--port', '0', '--host', '0.0.0.0', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
+        env,
+      });
+      try {
+        expect(everywhere.url).toMatch(/^http:\/\/localhost:\d+$/);
+        expect((await fetch(`${everywhere.url}/health`)).status).toBe(200);
+      } finally {
+        await everywhere.stop();
+      }
+    } finally {
+      await primary.stop();
+    }
+  }, 60_000);
+});
+
 describe('a standby on a replica that keeps days of segments', () => {
   test('each round lists only the names after its last applied segment, not the whole replica', async () => {
     const s3 = await startTestS3();

@@ -150,6 +150,23 @@ describe('coffer serve start-up', () => {
     }
   });
 
+  test("an address to bind that is not one of this machine's (another machine's, a name that does not resolve, link-local without its interface): one line naming it, exit 1", async () => {
+    for (const host of ['192.0.2.7', 'no-such-host.invalid', 'fe80::1']) {
+      const r = await coffer(['serve', '--port', '0', '--host', host, '--data-dir', dir()]);
+      expect({ host, code: r.code }).toEqual({ host, code: 1 });
+      expect(r.stderr).toStartWith(`coffer: cannot listen on ${host} (`);
+      expect(r.stderr).toContain("the address to bind (--host/HOST) must be one of this machine's");
+      expect(oneLine(r.stderr)).toBe(true);
+    }
+  }, 30_000);
+
+  test('HOST=[::1], an IPv6 address written as in a URL: the server listens on it and says where once', async () => {
+    const r = await coffer(['serve', '--port', '0', '--data-dir', dir()], { HOST: '[::1]' });
+    expect(r.code).toBe(0);
+    const [, url] = r.stdout.match(/"msg":"listening","url":"([^"]+)"/) ?? [];
+    expect(url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+  });
+
   test('a second Coffer server on the port of a running one is refused, and the first keeps all traffic', async () => {
     const first = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir()]);
     try {
@@ -202,6 +219,28 @@ describe('coffer serve start-up', () => {
     expect(oneLine(r.stderr)).toBe(true);
   });
 
+  test('METRICS_ALLOWED_IPS with an entry that is not an address or range (a range typo, a host name): one line naming it, exit 1', async () => {
+    for (const entry of ['10.0.0.0/abc', 'prometheus.lan', '10.0.0.0/40']) {
+      const r = await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()], {
+        METRICS_ALLOWED_IPS: `127.0.0.1, ${entry}`,
+      });
+      expect({ entry, code: r.code }).toEqual({ entry, code: 1 });
+      expect(r.stderr.trim()).toBe(
+        `coffer: METRICS_ALLOWED_IPS takes IP addresses and CIDR ranges separated by commas (e.g. 127.0.0.1,10.0.0.0/8), got "${entry}"`,
+      );
+    }
+  });
+
+  test('COFFER_PUBLIC_URL with a path (Coffer is served at the root of its address): one line naming it, exit 1', async () => {
+    const r = await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()], {
+      COFFER_PUBLIC_URL: 'https://files.example.com/coffer/',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      'coffer: COFFER_PUBLIC_URL takes only the scheme, host and port people open Coffer at (https://files.example.com): Coffer is served at the root of its address, got "https://files.example.com/coffer/"',
+    );
+  });
+
   test('a provider that cannot be reached at start-up: a warning, and the server serves', async () => {
     const warned = '"level":"warn","msg":"single sign-on provider discovery failed; retrying later"';
     const r = await coffer(
@@ -230,6 +269,20 @@ describe('coffer serve start-up', () => {
       expect(oneLine(r.stderr)).toBe(true);
     }
   });
+
+  test("a database file that is not one (overwritten, another program's file): serve and every command say so in one line, exit 1", async () => {
+    const d = dir();
+    expect((await coffer(['init', '--data-dir', d])).code).toBe(0);
+    const db = path.join(d, 'coffer.db');
+    fs.writeFileSync(db, Buffer.alloc(8192, 'not a database '));
+    for (const args of [['serve', '--port', '0'], ['users', 'list'], ['doctor'], ['backup', '--full', path.join(d, 'b.tar')]]) {
+      const r = await coffer([...args, '--data-dir', d]);
+      expect({ args, code: r.code }).toEqual({ args, code: 1 });
+      expect(r.stderr.trim()).toBe(
+        `coffer: ${db} is not a Coffer database, or it is damaged (SQLITE_NOTADB): point --data-dir (COFFER_DATA_DIR) at the instance's directory, or restore the instance from a backup (coffer restore)`,
+      );
+    }
+  }, 30_000);
 
   test('a second server on the same data dir is refused', async () => {
     const d = dir();

@@ -96,6 +96,19 @@ describe('README and docs/', () => {
     }
   });
 
+  test('every variable the configuration table names is in `coffer serve --help`', () => {
+    const doc = read(path.join(DOCS, 'configuration.md'));
+    const table = doc.slice(doc.indexOf('\n## Configuration\n'), doc.indexOf('\n## Reverse proxy and HTTPS\n'));
+    // The environment column of each row: `| flag | variable(s) | default | meaning |`.
+    const named = [...table.matchAll(/^\|[^|\n]*\|([^|\n]*)\|/gm)].flatMap((m) =>
+      [...m[1]!.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((v) => v[1]!),
+    );
+    expect(named.length).toBeGreaterThan(50);
+    // The runtime's own variable, not Coffer's.
+    const missing = named.filter((name) => name !== 'BUN_JSC_forceRAMSize' && !new RegExp(`\\b${name}\\b`).test(ENVIRONMENT_HELP));
+    expect(missing).toEqual([]);
+  });
+
   test('comments cite what a clone holds: no source file names the contract documents kept outside the repository, and every "docs/<page>.md › <Section>" is a heading of that page', () => {
     const files = sources();
     expect(files.length).toBeGreaterThan(100);

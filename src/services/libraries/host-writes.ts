@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { AppError, badRequest, conflict, forbidden } from '../../errors.ts';
+import { writeFully } from '../../lib/file-writes.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 import { HostPathError, hostNameProblem, hostPath, inFolderInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { fileIdOf, hostTimeOf, LIBRARY_TRASH } from './scanner.ts';
@@ -84,10 +85,7 @@ export class LibraryHostWrites {
       path = opened.at;
       const file = opened.file;
       try {
-        for await (const chunk of body) {
-          let done = 0;
-          while (done < chunk.byteLength) done += (await file.write(chunk, done)).bytesWritten;
-        }
+        for await (const chunk of body) await writeFully(file, chunk);
         await file.utimes(new Date(modifiedAt), new Date(modifiedAt));
         await file.sync();
       } finally {

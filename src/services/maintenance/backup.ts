@@ -9,6 +9,7 @@ import { DatabaseRepo } from '../../db/repos/database.ts';
 import { AppError, badRequest } from '../../errors.ts';
 import { embeddedMigrations } from '../../db/migrations.ts';
 import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
+import { writeFully } from '../../lib/file-writes.ts';
 import { sealWithPassphrase } from '../../lib/passphrase-seal.ts';
 import { isAlive } from '../../lib/pid.ts';
 import { TAR_END, tarHeader, tarPadding } from '../../lib/tar.ts';
@@ -110,7 +111,7 @@ class ArchiveSink {
   async write(data: Uint8Array): Promise<void> {
     if (this.used + data.length > this.buffer.length) await this.flush();
     if (data.length >= this.buffer.length) {
-      await this.handle.write(data);
+      await writeFully(this.handle, data);
       return;
     }
     this.buffer.set(data, this.used);
@@ -119,7 +120,7 @@ class ArchiveSink {
 
   async flush(): Promise<void> {
     if (this.used === 0) return;
-    await this.handle.write(this.buffer.subarray(0, this.used));
+    await writeFully(this.handle, this.buffer.subarray(0, this.used));
     this.used = 0;
   }
 }
@@ -159,6 +160,10 @@ export class BackupService {
   private checkTarget(target: string, force: boolean | undefined): string {
     const file = path.resolve(target);
     if (file === path.resolve(this.paths.database)) throw badRequest('The backup file cannot be the live database');
+    // --force replaces a file, never a directory: say so before the archive is written, not at its rename.
+    if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+      throw badRequest(`${file} is a directory: name the backup file inside it, e.g. ${path.join(file, 'coffer-backup.tar')}`);
+    }
     if (fs.existsSync(file) && !force) throw badRequest(`${file} already exists; choose another name or pass --force to replace it`);
     const dir = path.dirname(file);
     if (!fs.existsSync(dir)) throw badRequest(`directory ${dir} does not exist`);

@@ -5,6 +5,7 @@ import type { ExportFile, ExportFolder, ItemsRepo } from '../../db/repos/items.t
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import type { VersionsRepo } from '../../db/repos/versions.ts';
 import { badRequest } from '../../errors.ts';
+import { writeFully } from '../../lib/file-writes.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import { emailKey } from '../accounts/email.ts';
 
@@ -84,6 +85,7 @@ export class ExportService {
     user?: string;
     includeTrash?: boolean;
     includeVersions?: boolean;
+    signal?: AbortSignal;
     onProgress?: (p: ExportProgress) => void;
   }): Promise<ExportResult> {
     const dir = path.resolve(opts.to);
@@ -101,7 +103,7 @@ export class ExportService {
       await this.exportAccount(
         account,
         path.join(dir, component(account.email)),
-        { includeTrash, includeVersions: Boolean(opts.includeVersions) },
+        { includeTrash, includeVersions: Boolean(opts.includeVersions), signal: opts.signal },
         result,
         progress,
         opts.onProgress,
@@ -113,7 +115,7 @@ export class ExportService {
   private async exportAccount(
     account: User,
     root: string,
-    { includeTrash, includeVersions }: { includeTrash: boolean; includeVersions: boolean },
+    { includeTrash, includeVersions, signal }: { includeTrash: boolean; includeVersions: boolean; signal?: AbortSignal },
     result: ExportResult,
     progress: ExportProgress,
     onProgress: ((p: ExportProgress) => void) | undefined,
@@ -152,6 +154,7 @@ export class ExportService {
 
     for (let page = this.d.items.exportFiles(account.id, 0, PAGE, includeTrash); page.length; ) {
       for (const file of page) {
+        signal?.throwIfAborted();
         const trashed = file.deletedAt !== null;
         const parent = file.parentId ? folderPaths.get(file.parentId) : undefined;
         const parts = claim(
@@ -159,13 +162,16 @@ export class ExportService {
           file.id,
         );
         const target = path.join(root, ...parts);
-        const failed = (where: string[], err: unknown) =>
+        const failed = (where: string[], err: unknown) => {
+          // Stopped, not failed: the export ends here.
+          if (signal?.aborted) throw signal.reason;
           result.failed.push({
             path: path.join(component(account.email), ...where),
             reason: err instanceof Error ? err.message : String(err),
           });
+        };
         try {
-          if (await this.writeFile(file, target)) {
+          if (await this.writeFile(file, target, signal)) {
             result.written++;
             result.bytesWritten += file.size;
           } else result.unchanged++;
@@ -177,7 +183,7 @@ export class ExportService {
           for (const version of this.d.versions.list(file.id)) {
             const where = [...parts.slice(0, -1), `${parts.at(-1)!}.versions`, `${timeStamp(version.modifiedAt)}-${component(file.name)}`];
             try {
-              if (await this.writeFile(version, path.join(root, ...where))) {
+              if (await this.writeFile(version, path.join(root, ...where), signal)) {
                 result.versions++;
                 result.bytesWritten += version.size;
               }
@@ -200,7 +206,11 @@ export class ExportService {
   }
 
   /** Writes one file unless a finished copy is there; true when it wrote. */
-  private async writeFile(file: Pick<ExportFile, 'size' | 'modifiedAt' | 'storageKey' | 'wrappedKey'>, target: string): Promise<boolean> {
+  private async writeFile(
+    file: Pick<ExportFile, 'size' | 'modifiedAt' | 'storageKey' | 'wrappedKey'>,
+    target: string,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
     const existing = fs.statSync(target, { throwIfNoEntry: false });
     if (existing?.isFile() && existing.size === file.size && Math.abs(existing.mtimeMs - file.modifiedAt) < 1000) return false;
     if (!file.storageKey || !file.wrappedKey) throw new Error('the file has no stored contents');
@@ -209,7 +219,10 @@ export class ExportService {
     const handle = await fsp.open(partial, 'w', 0o600);
     try {
       const stream = await this.d.storage.get(file.storageKey, { size: file.size, wrappedKey: file.wrappedKey });
-      for await (const chunk of stream) await handle.write(chunk);
+      for await (const chunk of stream) {
+        signal?.throwIfAborted();
+        await writeFully(handle, chunk);
+      }
     } catch (err) {
       await handle.close();
       fs.rmSync(partial, { force: true });

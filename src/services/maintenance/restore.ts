@@ -9,6 +9,7 @@ import { DatabaseRepo } from '../../db/repos/database.ts';
 import { closeDatabase, openDatabase } from '../../db/client.ts';
 import { createRepos } from '../../db/repos/index.ts';
 import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
+import { writeFully } from '../../lib/file-writes.ts';
 import { isPassphraseSealed, openSealed, SealedStreamError } from '../../lib/passphrase-seal.ts';
 import { badRequest } from '../../errors.ts';
 import { TarFormatError, TarReader } from '../../lib/tar.ts';
@@ -46,7 +47,7 @@ async function writeHashed(file: string, body: AsyncIterable<Uint8Array>): Promi
     for await (const chunk of body) {
       hasher.update(chunk);
       bytes += chunk.length;
-      await handle.write(chunk);
+      await writeFully(handle, chunk);
     }
     await handle.sync();
   } finally {
@@ -89,7 +90,7 @@ async function unpack(
   file: string,
   paths: DataPaths,
   objects: StorageDriver | null,
-  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource },
+  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource; signal?: AbortSignal },
 ): Promise<Unpacked> {
   const total = fs.statSync(file).size;
   const { stream, encrypted } = await archiveStream(file, opts.passphrase);
@@ -122,6 +123,7 @@ async function unpack(
   let manifest: FullBackupManifest | null = null;
   const sums = new Map<string, ArchivedFile>();
   for (let entry = await reader.next(); entry; entry = await reader.next()) {
+    opts.signal?.throwIfAborted();
     if (manifest) throw invalid(`${entry.name} follows the manifest`);
     if (entry.name === FullBackupEntries.database && !database) database = await writeHashed(paths.database, reader.body());
     else if (entry.name === FullBackupEntries.secrets && !secrets) secrets = await writeHashed(paths.secrets, reader.body());
@@ -133,6 +135,7 @@ async function unpack(
       let size = 0;
       const hashed = (async function* (body: AsyncIterable<Uint8Array>) {
         for await (const chunk of body) {
+          opts.signal?.throwIfAborted();
           hasher.update(chunk);
           size += chunk.length;
           yield chunk;
@@ -171,10 +174,10 @@ function asInvalid(err: unknown): unknown {
 export async function restoreFullBackup(
   archive: string,
   dataDir: string,
-  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource } = {},
+  opts: { onProgress?: (p: RestoreProgress) => void; passphrase?: PassphraseSource; signal?: AbortSignal } = {},
 ): Promise<RestoreResult> {
   const file = path.resolve(archive);
-  if (!fs.existsSync(file)) throw badRequest(`${file} does not exist`);
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw badRequest(`${file} does not exist or is not a file`);
   const root = path.resolve(dataDir);
   const existed = fs.existsSync(root);
   if (existed && !fs.statSync(root).isDirectory()) throw badRequest(`${root} is not a directory`);
@@ -234,6 +237,32 @@ export async function verifyFullBackup(
   }
 }
 
+// A tar entry's header starts with its name: a full backup's first entry is its header.
+const TAR_NAME_BYTES = 100;
+const isFullBackup = (head: Uint8Array) => new TextDecoder().decode(head).replace(/\0+$/, '') === FullBackupEntries.header;
+
+// Every SQLite database file starts with these 16 bytes.
+const SQLITE_MAGIC = 'SQLite format 3\0';
+const isSqliteDatabase = (head: Uint8Array) => new TextDecoder().decode(head.subarray(0, SQLITE_MAGIC.length)) === SQLITE_MAGIC;
+
+/** `backup decrypt` was given a full archive (coffer backup --full, or a scheduled one), not a database snapshot. */
+const notASnapshot = (file: string) =>
+  badRequest(
+    `${file} is a full backup, not a database snapshot: restore it with coffer restore ${file} --data-dir <empty directory>, or check it with coffer backup verify ${file}`,
+  );
+
+/** The decrypted bytes, refused at their first 100 when they are a full archive, before gigabytes of it are written. */
+async function* refusingFullBackup(body: AsyncIterable<Uint8Array>, file: string): AsyncIterable<Uint8Array> {
+  let head = new Uint8Array(0);
+  for await (const chunk of body) {
+    if (head.length < TAR_NAME_BYTES) {
+      head = Buffer.concat([head, chunk.subarray(0, TAR_NAME_BYTES - head.length)]);
+      if (head.length === TAR_NAME_BYTES && isFullBackup(head)) throw notASnapshot(file);
+    }
+    yield chunk;
+  }
+}
+
 export interface DecryptedDatabase {
   file: string;
   bytes: number;
@@ -255,14 +284,18 @@ export async function decryptDatabaseBackup(
   const target = path.resolve(out);
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw badRequest(`${file} does not exist or is not a file`);
   if (fs.existsSync(target) && !opts.force) throw badRequest(`${target} already exists; choose another name or pass --force to replace it`);
-  const head = new Uint8Array(await Bun.file(file).slice(0, 8).arrayBuffer());
-  if (!isPassphraseSealed(head)) throw badRequest(`${file} is not encrypted: it is the database itself, use it as it is`);
+  const head = new Uint8Array(await Bun.file(file).slice(0, TAR_NAME_BYTES).arrayBuffer());
+  if (isFullBackup(head)) throw notASnapshot(file);
+  if (!isPassphraseSealed(head)) {
+    if (!isSqliteDatabase(head)) throw badRequest(`${file} is not a Coffer backup: neither an encrypted backup nor a database`);
+    throw badRequest(`${file} is not encrypted: it is the database itself, use it as it is`);
+  }
   const partial = `${target}.partial-${process.pid}`;
   fs.rmSync(partial, { force: true });
   try {
     let written: ArchivedFile;
     try {
-      written = await writeHashed(partial, openSealed(Bun.file(file).stream(), await opts.passphrase()));
+      written = await writeHashed(partial, refusingFullBackup(openSealed(Bun.file(file).stream(), await opts.passphrase()), file));
     } catch (err) {
       throw err instanceof SealedStreamError ? badRequest(`${file} cannot be decrypted: ${err.message}`) : err;
     }

@@ -73,6 +73,28 @@ describe.skipIf(noTls)('built-in TLS (--tls-cert, --tls-key)', () => {
     }
   });
 
+  test('coffer users invite beside a server with built-in HTTPS prints an https link that opens on it', async () => {
+    const t = await startTestServer({ env: { COFFER_TLS_CERT: tls!.cert, COFFER_TLS_KEY: tls!.key } });
+    try {
+      const env = { HOST: '127.0.0.1', PORT: String(t.server.port), COFFER_TLS_CERT: tls!.cert, COFFER_TLS_KEY: tls!.key };
+      const r = await runCli(['users', 'invite', seed.uniqueEmail('tls-invite'), '--json', '--data-dir', t.dataDir], { env });
+      expect(r.code).toBe(0);
+      const { url } = JSON.parse(r.stdout);
+      expect(url).toStartWith(`${t.url}/invite#`);
+      // The page's API at the link's origin knows the invitation: the link leads to this server.
+      const { origin, hash } = new URL(url);
+      const viewed = await fetch(`${origin}/api/invitations/view`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: hash.slice(1) }),
+        tls: { ca: tls!.certPem },
+      });
+      expect(viewed.status).toBe(200);
+    } finally {
+      await t.stop();
+    }
+  });
+
   test('coffer serve refuses a certificate without its key, and a missing or non-PEM file, with one line naming it', async () => {
     const dir = tempDir('coffer-tls-serve-');
     dirs.push(dir);
