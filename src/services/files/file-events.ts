@@ -57,6 +57,21 @@ export class FileEvents {
     this.recordAudit(actor, type, row, extra, audit);
   }
 
+  /**
+   * `item` of a move (or of the rename that went with it): also to the members who reached the item where it
+   * was, `fromParentId`, so those it left hear it go, as a stream resumed over the change replays it.
+   */
+  moved(
+    actor: AuditPrincipal,
+    type: FileEventName,
+    row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
+    fromParentId: string | null,
+    extra: Record<string, unknown> = {},
+  ): void {
+    this.announceWith(this.sharesOf(actor.accountId), actor, type, row, extra, fromParentId);
+    this.recordAudit(actor, type, row, extra);
+  }
+
   /** `item` without its audit record: for a change whose record was written in the transaction that committed it (`recordAudit`). */
   announce(
     actor: AuditPrincipal,
@@ -85,6 +100,7 @@ export class FileEvents {
     type: FileEventName,
     row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
     extra: Record<string, unknown>,
+    fromParentId: string | null = null,
   ): void {
     if (CONTENT_CHANGES.has(type)) {
       const mimeType = typeof extra.mimeType === 'string' ? extra.mimeType : null;
@@ -94,7 +110,7 @@ export class FileEvents {
     const claimed = type === FileEventType.starred ? undefined : this.claimSeq(row.id);
     const at = new Date();
     this.hub.publish(actor.accountId, type, data, at, claimed?.seq, claimed?.resumeId);
-    for (const accountId of this.membersReaching(byRoot, row.id))
+    for (const accountId of this.membersReaching(byRoot, row.id, fromParentId))
       this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
   }
 
@@ -126,14 +142,19 @@ export class FileEvents {
     });
   }
 
-  /** The member accounts of the owner's shares (`byRoot`, sharesOf) that contain `itemId` (its own share included). */
-  private membersReaching(byRoot: Map<string, string[]>, itemId: string): Set<string> {
+  /**
+   * The member accounts of the owner's shares (`byRoot`, sharesOf) that contain `itemId` (its own share
+   * included), or the folder `fromParentId` it was moved out of.
+   */
+  private membersReaching(byRoot: Map<string, string[]>, itemId: string, fromParentId: string | null = null): Set<string> {
     const out = new Set<string>();
     if (byRoot.size === 0) return out;
-    let current: string | null | undefined = itemId;
-    for (let depth = 0; current && depth < MAX_DEPTH; depth++) {
-      for (const accountId of byRoot.get(current) ?? []) out.add(accountId);
-      current = this.items.parentOf(current);
+    for (const start of [itemId, fromParentId]) {
+      let current: string | null | undefined = start;
+      for (let depth = 0; current && depth < MAX_DEPTH; depth++) {
+        for (const accountId of byRoot.get(current) ?? []) out.add(accountId);
+        current = this.items.parentOf(current);
+      }
     }
     return out;
   }

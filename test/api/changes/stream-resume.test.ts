@@ -29,6 +29,16 @@ async function open(client: TestClient, lastEventId?: string): Promise<SseReader
   return reader;
 }
 
+/** Every event until the stream is quiet for 500 ms: id, type and data. */
+async function until(reader: SseReader) {
+  const out = [];
+  for (;;) {
+    const next = await reader.nextEvent(500).catch(() => null);
+    if (!next) return out;
+    out.push({ id: next.id, type: next.data.type, data: next.data.data });
+  }
+}
+
 describe('GET /api/files/events with Last-Event-ID', () => {
   test('each change event carries its seq as `id:` after its `data:` line; a star (not a change) has none', async () => {
     const o = await seed.owner(t);
@@ -108,14 +118,6 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     expect((await dav.request('MOVE', 'Docs/m.txt', { headers: { destination: `${t.url}/dav/m2.txt` } })).status).toBe(201);
     expect((await dav.request('COPY', 'm2.txt', { headers: { destination: `${t.url}/dav/Docs/c.txt` } })).status).toBe(201);
     expect((await dav.request('DELETE', 'm2.txt')).status).toBe(204);
-    const until = async (reader: SseReader) => {
-      const out = [];
-      for (;;) {
-        const next = await reader.nextEvent(500).catch(() => null);
-        if (!next) return out;
-        out.push({ id: next.id, type: next.data.type, data: next.data.data });
-      }
-    };
     const live = await until(watcher);
     await watcher.close();
     expect(live.map((e) => e.type)).toEqual([
@@ -281,6 +283,31 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await live.close();
     const resumed = await open(member.client, seen.id);
     expect(await resumed.quietFor(300)).toBe(true);
+    await resumed.close();
+  });
+
+  test('a member hears live an item leave the share (moved out by the API and by WebDAV), as a resumed stream replays it', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Outbox');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const live = await open(member.client);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    const byApi = await upload(o.client, 'a.txt', 'a', { parentId: shared.id });
+    const byDav = await upload(o.client, 'b.txt', 'b', { parentId: shared.id });
+    expect((await o.client.post('/api/files/move', { ids: [byApi.id], parentId: null })).status).toBe(200);
+    const dav = await davLogin(t, o);
+    expect((await dav.request('MOVE', 'Outbox/b.txt', { headers: { destination: `${t.url}/dav/b.txt` } })).status).toBe(201);
+    const heard = await until(live);
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.parentId])).toEqual([
+      ['file.uploaded', byApi.id, shared.id],
+      ['file.uploaded', byDav.id, shared.id],
+      ['file.moved', byApi.id, null],
+      ['file.moved', byDav.id, null],
+    ]);
+    const resumed = await open(member.client, from);
+    expect(await until(resumed)).toEqual(heard);
     await resumed.close();
   });
 
