@@ -135,6 +135,28 @@ describe('retries', () => {
     expect(hookNow().enabled).toBe(true);
   });
 
+  test('a burst of more changes than the log lists (150 files in one bulk upload) is delivered whole; only finished deliveries leave the log', async () => {
+    const { receiver, t, admin } = await setup();
+    const { webhook, secret } = await hook(t, admin.client, `${receiver.url}/burst`, ['item.uploaded']);
+    const form = new FormData();
+    for (let i = 0; i < 150; i++) form.append('file', new File([`${i}`], `f${i}.txt`));
+    expect((await admin.client.request('/api/files/upload/bulk', { method: 'POST', body: form })).status).toBe(200);
+    const kept = () =>
+      t.server.ctx.db.$client
+        .query<{ n: number }, [string]>('SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?')
+        .get(webhook.id)!.n;
+    // The dispatcher reads every row; no worker runs yet, so all 150 deliveries wait.
+    while (t.server.ctx.services.webhooks.dispatch() > 0);
+    expect(kept()).toBe(150);
+    await t.server.worker.drain();
+    const names = receiver.received.filter((r) => verifyStandardWebhook(secret, r)).map((r) => JSON.parse(r.body).data.after.name);
+    expect(new Set(names).size).toBe(150);
+    expect(await deliveries(admin.client, webhook.id)).toHaveLength(100);
+    // Done, they are trimmed to the newest 100 as the next one is queued.
+    await admin.client.post(`/api/webhooks/${webhook.id}/test`);
+    expect(kept()).toBe(100);
+  });
+
   test('a receiver that does not answer in WEBHOOK_TIMEOUT_MS is a timed-out attempt', async () => {
     const { receiver, t, admin } = await setup({ WEBHOOK_TIMEOUT_MS: '300' });
     receiver.answer(() => 'hang');
