@@ -110,7 +110,7 @@ export class FileEvents {
     const claimed = type === FileEventType.starred ? undefined : this.claimSeq(row.id);
     const at = new Date();
     this.hub.publish(actor.accountId, type, data, at, claimed?.seq, claimed?.resumeId);
-    for (const accountId of this.membersReaching(byRoot, row.id, fromParentId))
+    for (const accountId of this.membersReaching(byRoot, row.id, [row.parentId, fromParentId]))
       this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
   }
 
@@ -143,13 +143,15 @@ export class FileEvents {
   }
 
   /**
-   * The member accounts of the owner's shares (`byRoot`, sharesOf) that contain `itemId` (its own share
-   * included), or the folder `fromParentId` it was moved out of.
+   * The member accounts of the owner's shares (`byRoot`, sharesOf) that contain `itemId`: its own share, and
+   * those of the folders `parents` (where it is, as the changed row says: a purged item is no longer in the
+   * tree to ask; where it was moved from).
    */
-  private membersReaching(byRoot: Map<string, string[]>, itemId: string, fromParentId: string | null = null): Set<string> {
+  private membersReaching(byRoot: Map<string, string[]>, itemId: string, parents: ReadonlyArray<string | null>): Set<string> {
     const out = new Set<string>();
     if (byRoot.size === 0) return out;
-    for (const start of [itemId, fromParentId]) {
+    for (const accountId of byRoot.get(itemId) ?? []) out.add(accountId);
+    for (const start of new Set(parents)) {
       let current: string | null | undefined = start;
       for (let depth = 0; current && depth < MAX_DEPTH; depth++) {
         for (const accountId of byRoot.get(current) ?? []) out.add(accountId);
@@ -174,7 +176,8 @@ export class FileEvents {
   many(accountId: string, itemId: string, data: { action: string; count: number }): void {
     const payload = { userId: accountId, id: itemId, ...data };
     this.hub.publish(accountId, FileEventType.updated, payload);
-    for (const member of this.membersReaching(this.sharesOf(accountId), itemId)) this.hub.publish(member, FileEventType.updated, payload);
+    for (const member of this.membersReaching(this.sharesOf(accountId), itemId, [this.items.parentOf(itemId) ?? null]))
+      this.hub.publish(member, FileEventType.updated, payload);
   }
 
   /** One event per finished background job, `{userId, action, count}`: to the account, and to the starting member's. */
