@@ -38,6 +38,8 @@ export class FileEvents {
     /** The change log's seq of the item's change just committed, and the id its event carries (see ChangeLog.claimSeq). */
     private readonly claimSeq: (itemId: string) => { seq: number; resumeId: number } | undefined,
     accessVersion: () => string,
+    /** The admin switch of sharing with people: while off, no member hears of a share. */
+    private readonly peopleSharingOn: () => boolean,
   ) {
     this.sharesByRoot = new PageCache(accessVersion, (byRoot) => byRoot.size);
   }
@@ -133,8 +135,9 @@ export class FileEvents {
     });
   }
 
-  /** `ownerId`'s shared items, each with the member accounts it reaches. */
+  /** `ownerId`'s shared items, each with the member accounts it reaches; none while sharing with people is off. */
   private sharesOf(ownerId: string): Map<string, string[]> {
+    if (!this.peopleSharingOn()) return new Map();
     return this.sharesByRoot.get(ownerId, () => {
       const byRoot = new Map<string, string[]>();
       for (const m of this.members.ofOwner(ownerId)) byRoot.set(m.itemId, [...(byRoot.get(m.itemId) ?? []), m.accountId]);

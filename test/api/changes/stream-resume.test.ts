@@ -341,6 +341,26 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await resumed.close();
   });
 
+  test('while the admin has sharing with people off, a member hears nothing live of the share, as a resumed stream replays nothing', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Paused');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const settings = t.server.ctx.services.settings;
+    settings.set('peopleSharing', false);
+    try {
+      const live = await open(member.client);
+      const from = String(t.server.ctx.services.changes.latestSeq());
+      const hidden = await upload(o.client, 'hidden.txt', 'h', { parentId: shared.id });
+      await o.client.post('/api/files/rename', { id: hidden.id, name: 'still-hidden.txt' });
+      expect(await until(live)).toEqual([]);
+      await live.close();
+      expect(await (await open(member.client, from)).quietFor(300)).toBe(true);
+    } finally {
+      settings.set('peopleSharing', true);
+    }
+  });
+
   test('a member still in the share gets replayed only what is under it', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
