@@ -6,11 +6,20 @@ export interface JobSpec<S extends z.ZodType = z.ZodType> {
   readonly payload: S;
   /** Attempts before the job is failed for good (default 5). */
   readonly maxAttempts?: number;
+  /**
+   * Runs in this many slots of its own, beside the worker's shared ones: for a job that mostly waits on
+   * another host, so a slow one never holds up the others.
+   */
+  readonly ownSlots?: number;
 }
 
 export type PayloadOf<J extends JobSpec> = z.infer<J['payload']>;
 
-export function defineJob<S extends z.ZodType>(name: string, payload: S, opts: { maxAttempts?: number } = {}): JobSpec<S> {
+export function defineJob<S extends z.ZodType>(
+  name: string,
+  payload: S,
+  opts: { maxAttempts?: number; ownSlots?: number } = {},
+): JobSpec<S> {
   return { name, payload, ...opts };
 }
 
@@ -68,7 +77,8 @@ export const Jobs = {
   // A run a restart cuts short runs again from the start (its partial archive is removed).
   backupRun: defineJob('backup.run', z.object({ trigger: z.enum(['scheduled', 'manual']) }), { maxAttempts: 3 }),
   // One attempt of one webhook delivery; the service asks for its retries (RetryLaterError), for 24 hours.
-  webhookDeliver: defineJob('webhook.deliver', z.object({ deliveryId: z.string().min(1) })),
+  // A receiver may take WEBHOOK_TIMEOUT_MS to answer: deliveries wait in slots of their own, not the file jobs'.
+  webhookDeliver: defineJob('webhook.deliver', z.object({ deliveryId: z.string().min(1) }), { ownSlots: 4 }),
 } as const;
 
 export type JobKey = keyof typeof Jobs;

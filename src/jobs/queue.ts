@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { JobStatus } from '../db/schema/jobs.ts';
-import type { JobsRepo } from '../db/repos/jobs.ts';
+import type { ClaimKinds, JobsRepo } from '../db/repos/jobs.ts';
 import { AppError, Messages } from '../errors.ts';
 import type { JobSpec, PayloadOf } from './catalog.ts';
 
@@ -82,9 +82,12 @@ export class JobQueue {
     return row ? parse(row) : null;
   }
 
-  /** Claims the next due job (one account's jobs run in order); null when none is due. */
-  claim(): Job | null {
-    const row = this.repo.claim(this.clock.now());
+  /**
+   * Claims the next due job (one account's jobs run in order); null when none is due. `kinds`: only a job of
+   * `only`, or of none of `except` (the worker's slots of their own, JobSpec.ownSlots).
+   */
+  claim(kinds: ClaimKinds = { except: [] }): Job | null {
+    const row = this.repo.claim(this.clock.now(), kinds);
     return row ? parse(row) : null;
   }
 

@@ -3,6 +3,7 @@ import { BUSY_RETRY_MS, BusyRounds } from '../db/busy.ts';
 import { isDatabaseBusy } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { PermanentJobError, RetryLaterError, type JobRegistry } from './registry.ts';
+import type { ClaimKinds } from '../db/repos/jobs.ts';
 import type { Job, JobQueue } from './queue.ts';
 import type { Schedules } from './schedules.ts';
 
@@ -12,7 +13,10 @@ export interface WorkerOptions {
   schedules: Schedules;
   clock: Clock;
   log: Logger;
-  /** Jobs run at once (jobs of one account still run one at a time, in order). */
+  /**
+   * Jobs run at once (jobs of one account still run one at a time, in order); a kind with slots of its own
+   * (JobSpec.ownSlots) runs beside these, up to that many.
+   */
   concurrency: number;
   /** How often due schedules and delayed retries are looked for; enqueues wake the worker at once. */
   pollMs?: number;
@@ -27,6 +31,8 @@ export function retryDelay(attempt: number): number {
 /** The in-process worker loop: claims due jobs up to the concurrency limit and runs their handlers. */
 export class Worker {
   private readonly running = new Map<string, Promise<void>>();
+  /** Jobs running in each group of slots: the shared ones (key '') and each kind with its own. */
+  private readonly inSlots = new Map<string, number>();
   private readonly abort = new AbortController();
   private timer: ReturnType<typeof setInterval> | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -97,28 +103,40 @@ export class Worker {
       // A poll that found the database busy claimed nothing: the next poll or wake-up claims it.
       this.busy.run(() => {
         this.opts.schedules.runDue();
-        while (this.running.size < this.opts.concurrency) {
-          const job = this.opts.queue.claim();
-          if (!job) break;
-          const run = this.execute(job)
-            // A state that could not be written for another reason (a full disk, an I/O error) leaves the job `active`,
-            // requeued at the next start; the error must not end the process.
-            .catch((err) =>
-              this.opts.log.error('job state not written', {
-                jobId: job.id,
-                kind: job.kind,
-                err: err instanceof Error ? (err.stack ?? err.message) : String(err),
-              }),
-            )
-            .finally(() => {
-              this.running.delete(job.id);
-              this.wake();
-            });
-          this.running.set(job.id, run);
-        }
+        const own = this.opts.registry.kinds().flatMap((kind) => {
+          const slots = this.opts.registry.get(kind)!.spec.ownSlots;
+          return slots ? [{ kind, slots }] : [];
+        });
+        this.claimInto('', this.opts.concurrency, { except: own.map((o) => o.kind) });
+        for (const { kind, slots } of own) this.claimInto(kind, slots, { only: kind });
       }, undefined);
     } catch (err) {
       this.opts.log.error('job queue error', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    }
+  }
+
+  /** Claims and starts jobs of `kinds` while the group `group` has fewer than `slots` running. */
+  private claimInto(group: string, slots: number, kinds: ClaimKinds): void {
+    while ((this.inSlots.get(group) ?? 0) < slots) {
+      const job = this.opts.queue.claim(kinds);
+      if (!job) break;
+      this.inSlots.set(group, (this.inSlots.get(group) ?? 0) + 1);
+      const run = this.execute(job)
+        // A state that could not be written for another reason (a full disk, an I/O error) leaves the job `active`,
+        // requeued at the next start; the error must not end the process.
+        .catch((err) =>
+          this.opts.log.error('job state not written', {
+            jobId: job.id,
+            kind: job.kind,
+            err: err instanceof Error ? (err.stack ?? err.message) : String(err),
+          }),
+        )
+        .finally(() => {
+          this.running.delete(job.id);
+          this.inSlots.set(group, this.inSlots.get(group)! - 1);
+          this.wake();
+        });
+      this.running.set(job.id, run);
     }
   }
 

@@ -14,6 +14,8 @@ export interface NewJob {
   idempotencyKey: string | null;
   at: number;
 }
+/** Which kinds a claim may take: only `only`, or any but those in `except`. */
+export type ClaimKinds = { only: string } | { except: readonly string[] };
 
 const JOB_KEYS = [
   'id',
@@ -62,22 +64,25 @@ export class JobsRepo {
    * Claims the next due job and marks it active, in one immediate transaction. A job waits while an
    * earlier job of the same account is still pending or running: one account's jobs run in order.
    */
-  claim(now: number): JobRow | null {
+  claim(now: number, kinds: ClaimKinds): JobRow | null {
+    const ofKind = 'only' in kinds ? 'j.kind = ?2' : 'j.kind NOT IN (SELECT value FROM json_each(?2))';
+    const kindArg = 'only' in kinds ? kinds.only : JSON.stringify(kinds.except);
     // A read first: a poll with no job due does not wait for a write lock another thread holds (the index writer's).
-    if (this.sqlite.query(`SELECT 1 FROM jobs WHERE status = 'created' AND run_at <= ? LIMIT 1`).get(now) === null) return null;
+    const due = this.sqlite.query(`SELECT 1 FROM jobs j WHERE j.status = 'created' AND j.run_at <= ?1 AND ${ofKind} LIMIT 1`);
+    if (due.get(now, kindArg) === null) return null;
     return this.sqlite
       .transaction(() => {
         const row = this.sqlite
-          .query<JobRow, [number]>(
+          .query<JobRow, [number, string]>(
             `SELECT ${JOB_J} FROM jobs j
-             WHERE j.status = 'created' AND j.run_at <= ?1
+             WHERE j.status = 'created' AND j.run_at <= ?1 AND ${ofKind}
                AND (j.account_id IS NULL OR NOT EXISTS (
                  SELECT 1 FROM jobs k
                  WHERE k.account_id = j.account_id AND k.status IN ('created', 'active') AND k.seq < j.seq))
              ORDER BY j.run_at, j.seq
              LIMIT 1`,
           )
-          .get(now);
+          .get(now, kindArg);
         if (!row) return null;
         this.sqlite.query(`UPDATE jobs SET status = 'active', attempts = attempts + 1, updated_at = ? WHERE id = ?`).run(now, row.id);
         return { ...row, status: 'active' as const, attempts: row.attempts + 1 };

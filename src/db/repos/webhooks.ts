@@ -157,11 +157,11 @@ export class WebhooksRepo {
     );
   }
 
-  /** Deletes a hook's deliveries beyond its newest `keep`. */
+  /** Deletes a hook's finished deliveries beyond its newest `keep`; a pending one stays until it is sent (its job reads it). */
   trimDeliveries(webhookId: string, keep: number): number {
     return this.sqlite
       .query(
-        `DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND seq < (
+        `DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND status <> 'pending' AND seq < (
            SELECT min(seq) FROM (SELECT seq FROM webhook_deliveries WHERE webhook_id = ?1 ORDER BY seq DESC LIMIT ?2))`,
       )
       .run(webhookId, keep).changes;

@@ -38,6 +38,8 @@ export class FileEvents {
     /** The change log's seq of the item's change just committed, and the id its event carries (see ChangeLog.claimSeq). */
     private readonly claimSeq: (itemId: string) => { seq: number; resumeId: number } | undefined,
     accessVersion: () => string,
+    /** The admin switch of sharing with people: while off, no member hears of a share. */
+    private readonly peopleSharingOn: () => boolean,
   ) {
     this.sharesByRoot = new PageCache(accessVersion, (byRoot) => byRoot.size);
   }
@@ -55,6 +57,21 @@ export class FileEvents {
   ): void {
     this.announce(actor, type, row, extra);
     this.recordAudit(actor, type, row, extra, audit);
+  }
+
+  /**
+   * `item` of a move (or of the rename that went with it): also to the members who reached the item where it
+   * was, `fromParentId`, so those it left hear it go, as a stream resumed over the change replays it.
+   */
+  moved(
+    actor: AuditPrincipal,
+    type: FileEventName,
+    row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
+    fromParentId: string | null,
+    extra: Record<string, unknown> = {},
+  ): void {
+    this.announceWith(this.sharesOf(actor.accountId), actor, type, row, extra, fromParentId);
+    this.recordAudit(actor, type, row, extra);
   }
 
   /** `item` without its audit record: for a change whose record was written in the transaction that committed it (`recordAudit`). */
@@ -85,6 +102,7 @@ export class FileEvents {
     type: FileEventName,
     row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
     extra: Record<string, unknown>,
+    fromParentId: string | null = null,
   ): void {
     if (CONTENT_CHANGES.has(type)) {
       const mimeType = typeof extra.mimeType === 'string' ? extra.mimeType : null;
@@ -94,7 +112,7 @@ export class FileEvents {
     const claimed = type === FileEventType.starred ? undefined : this.claimSeq(row.id);
     const at = new Date();
     this.hub.publish(actor.accountId, type, data, at, claimed?.seq, claimed?.resumeId);
-    for (const accountId of this.membersReaching(byRoot, row.id))
+    for (const accountId of this.membersReaching(byRoot, row.id, [row.parentId, fromParentId]))
       this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
   }
 
@@ -117,8 +135,9 @@ export class FileEvents {
     });
   }
 
-  /** `ownerId`'s shared items, each with the member accounts it reaches. */
+  /** `ownerId`'s shared items, each with the member accounts it reaches; none while sharing with people is off. */
   private sharesOf(ownerId: string): Map<string, string[]> {
+    if (!this.peopleSharingOn()) return new Map();
     return this.sharesByRoot.get(ownerId, () => {
       const byRoot = new Map<string, string[]>();
       for (const m of this.members.ofOwner(ownerId)) byRoot.set(m.itemId, [...(byRoot.get(m.itemId) ?? []), m.accountId]);
@@ -126,14 +145,21 @@ export class FileEvents {
     });
   }
 
-  /** The member accounts of the owner's shares (`byRoot`, sharesOf) that contain `itemId` (its own share included). */
-  private membersReaching(byRoot: Map<string, string[]>, itemId: string): Set<string> {
+  /**
+   * The member accounts of the owner's shares (`byRoot`, sharesOf) that contain `itemId`: its own share, and
+   * those of the folders `parents` (where it is, as the changed row says: a purged item is no longer in the
+   * tree to ask; where it was moved from).
+   */
+  private membersReaching(byRoot: Map<string, string[]>, itemId: string, parents: ReadonlyArray<string | null>): Set<string> {
     const out = new Set<string>();
     if (byRoot.size === 0) return out;
-    let current: string | null | undefined = itemId;
-    for (let depth = 0; current && depth < MAX_DEPTH; depth++) {
-      for (const accountId of byRoot.get(current) ?? []) out.add(accountId);
-      current = this.items.parentOf(current);
+    for (const accountId of byRoot.get(itemId) ?? []) out.add(accountId);
+    for (const start of new Set(parents)) {
+      let current: string | null | undefined = start;
+      for (let depth = 0; current && depth < MAX_DEPTH; depth++) {
+        for (const accountId of byRoot.get(current) ?? []) out.add(accountId);
+        current = this.items.parentOf(current);
+      }
     }
     return out;
   }
@@ -153,7 +179,8 @@ export class FileEvents {
   many(accountId: string, itemId: string, data: { action: string; count: number }): void {
     const payload = { userId: accountId, id: itemId, ...data };
     this.hub.publish(accountId, FileEventType.updated, payload);
-    for (const member of this.membersReaching(this.sharesOf(accountId), itemId)) this.hub.publish(member, FileEventType.updated, payload);
+    for (const member of this.membersReaching(this.sharesOf(accountId), itemId, [this.items.parentOf(itemId) ?? null]))
+      this.hub.publish(member, FileEventType.updated, payload);
   }
 
   /** One event per finished background job, `{userId, action, count}`: to the account, and to the starting member's. */

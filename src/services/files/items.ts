@@ -315,17 +315,17 @@ export class ItemService {
       const rows = this.d.tree.requireLiveMany(principal, input.ids);
       const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
       if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.moveIntoSelf);
-      const out: Item[] = [];
+      const out: Array<{ moved: Item; from: string | null }> = [];
       for (const row of rows) {
         if (row.parentId === targetId) continue;
         const moved = this.d.items.move(row.id, targetId, this.d.tree.uniqueName(principal.accountId, targetId, row.name));
         this.d.changes.record(principal, ChangeKinds.moved, moved, { before: row });
-        out.push(moved);
+        out.push({ moved, from: row.parentId });
       }
-      this.moved(out.map((r) => r.id));
+      this.moved(out.map((r) => r.moved.id));
       return out;
     });
-    for (const row of moved) this.d.events.item(principal, FileEventType.moved, row);
+    for (const { moved: row, from } of moved) this.d.events.moved(principal, FileEventType.moved, row, from);
     return moved.length;
   }
 
@@ -347,8 +347,8 @@ export class ItemService {
       if (targetId !== before.parentId || name !== before.name) this.d.changes.record(principal, kind, row, { before });
       return { row, before };
     });
-    if (before.parentId !== row.parentId) this.d.events.item(principal, FileEventType.moved, row);
-    if (before.name !== row.name) this.d.events.item(principal, FileEventType.renamed, row, { oldName: before.name });
+    if (before.parentId !== row.parentId) this.d.events.moved(principal, FileEventType.moved, row, before.parentId);
+    if (before.name !== row.name) this.d.events.moved(principal, FileEventType.renamed, row, before.parentId, { oldName: before.name });
     return row;
   }
 

@@ -352,7 +352,12 @@ export class TrashService {
     for (;;) {
       const roots = this.d.items.expiredTrashRoots(cutoff, 100);
       if (roots.length === 0) return count;
-      for (const r of roots) count += this.purgeRoot({ accountId: r.accountId, actor: { kind: 'system', id: null } }, r.id, run);
+      for (const r of roots) {
+        const root = this.d.items.get(r.accountId, r.id);
+        count += this.purgeRoot({ accountId: r.accountId, actor: { kind: 'system', id: null } }, r.id, run);
+        // Announced as a permanent delete is (without its audit record: no one asked): an open trash drops it.
+        if (root) this.d.events.announce({ accountId: r.accountId, loginId: r.accountId }, FileEventType.permanentlyDeleted, root);
+      }
     }
   }
 }

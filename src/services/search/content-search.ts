@@ -139,7 +139,8 @@ export class ContentSearchService {
     const byName = this.d.itemService.search(principal, input);
     if (!input.content || !this.enabled() || this.d.users.contentSearchOptOut(principal.accountId)) return byName;
     const match = matchExpression(input.q);
-    const cap = Math.min(CONTENT_LIMIT, input.limit ?? CONTENT_LIMIT);
+    // As for names, a limit below 1 is 1: a negative LIMIT is none to SQLite, and each hit costs a snippet.
+    const cap = Math.min(CONTENT_LIMIT, Math.max(1, input.limit ?? CONTENT_LIMIT));
     const own = match ? this.d.repo.search([principal.accountId], match, cap) : [];
     const shared = match && input.includeShared ? this.sharedHits(principal, match, cap) : [];
     const hits = [...own, ...shared].sort((a, b) => a.score - b.score).slice(0, cap);

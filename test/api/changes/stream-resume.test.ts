@@ -29,6 +29,16 @@ async function open(client: TestClient, lastEventId?: string): Promise<SseReader
   return reader;
 }
 
+/** Every event until the stream is quiet for 500 ms: id, type and data. */
+async function until(reader: SseReader) {
+  const out = [];
+  for (;;) {
+    const next = await reader.nextEvent(500).catch(() => null);
+    if (!next) return out;
+    out.push({ id: next.id, type: next.data.type, data: next.data.data });
+  }
+}
+
 describe('GET /api/files/events with Last-Event-ID', () => {
   test('each change event carries its seq as `id:` after its `data:` line; a star (not a change) has none', async () => {
     const o = await seed.owner(t);
@@ -108,14 +118,6 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     expect((await dav.request('MOVE', 'Docs/m.txt', { headers: { destination: `${t.url}/dav/m2.txt` } })).status).toBe(201);
     expect((await dav.request('COPY', 'm2.txt', { headers: { destination: `${t.url}/dav/Docs/c.txt` } })).status).toBe(201);
     expect((await dav.request('DELETE', 'm2.txt')).status).toBe(204);
-    const until = async (reader: SseReader) => {
-      const out = [];
-      for (;;) {
-        const next = await reader.nextEvent(500).catch(() => null);
-        if (!next) return out;
-        out.push({ id: next.id, type: next.data.type, data: next.data.data });
-      }
-    };
     const live = await until(watcher);
     await watcher.close();
     expect(live.map((e) => e.type)).toEqual([
@@ -282,6 +284,79 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     const resumed = await open(member.client, seen.id);
     expect(await resumed.quietFor(300)).toBe(true);
     await resumed.close();
+  });
+
+  test('a member hears live an item leave the share (moved out by the API and by WebDAV), as a resumed stream replays it', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Outbox');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const live = await open(member.client);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    const byApi = await upload(o.client, 'a.txt', 'a', { parentId: shared.id });
+    const byDav = await upload(o.client, 'b.txt', 'b', { parentId: shared.id });
+    expect((await o.client.post('/api/files/move', { ids: [byApi.id], parentId: null })).status).toBe(200);
+    const dav = await davLogin(t, o);
+    expect((await dav.request('MOVE', 'Outbox/b.txt', { headers: { destination: `${t.url}/dav/b.txt` } })).status).toBe(201);
+    const heard = await until(live);
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.parentId])).toEqual([
+      ['file.uploaded', byApi.id, shared.id],
+      ['file.uploaded', byDav.id, shared.id],
+      ['file.moved', byApi.id, null],
+      ['file.moved', byDav.id, null],
+    ]);
+    const resumed = await open(member.client, from);
+    expect(await until(resumed)).toEqual(heard);
+    await resumed.close();
+  });
+
+  test('a member hears live an item of the share deleted for good (from the trash, and by a WebDAV MOVE onto a file outside), as a resumed stream replays it', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Bin');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const binned = await upload(o.client, 'gone.txt', 'g', { parentId: shared.id });
+    const moved = await upload(o.client, 'over.txt', 'o', { parentId: shared.id });
+    await upload(o.client, 'target.txt', 't');
+    const live = await open(member.client);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    expect((await o.client.post('/api/files/delete', { ids: [binned.id] })).status).toBe(200);
+    expect((await o.client.post('/api/files/trash/delete', { ids: [binned.id] })).status).toBe(202);
+    await t.server.worker.drain();
+    const dav = await davLogin(t, o);
+    const onto = await dav.request('MOVE', 'Bin/over.txt', { headers: { destination: `${t.url}/dav/target.txt`, overwrite: 'T' } });
+    expect(onto.status).toBe(204);
+    const heard = await until(live);
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.parentId])).toEqual([
+      ['file.deleted', binned.id, shared.id],
+      ['file.permanently_deleted', binned.id, shared.id],
+      ['file.permanently_deleted', moved.id, shared.id],
+    ]);
+    const resumed = await open(member.client, from);
+    expect(await until(resumed)).toEqual(heard);
+    await resumed.close();
+  });
+
+  test('while the admin has sharing with people off, a member hears nothing live of the share, as a resumed stream replays nothing', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Paused');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const settings = t.server.ctx.services.settings;
+    settings.set('peopleSharing', false);
+    try {
+      const live = await open(member.client);
+      const from = String(t.server.ctx.services.changes.latestSeq());
+      const hidden = await upload(o.client, 'hidden.txt', 'h', { parentId: shared.id });
+      await o.client.post('/api/files/rename', { id: hidden.id, name: 'still-hidden.txt' });
+      expect(await until(live)).toEqual([]);
+      await live.close();
+      expect(await (await open(member.client, from)).quietFor(300)).toBe(true);
+    } finally {
+      settings.set('peopleSharing', true);
+    }
   });
 
   test('a member still in the share gets replayed only what is under it', async () => {

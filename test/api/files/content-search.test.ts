@@ -187,6 +187,22 @@ describe('with content search on', () => {
     expect(hits[0].snippet).toContain('<mark>Invoice</mark>');
   });
 
+  test('at most 20 text matches, however the limit is written: a limit below 1 counts as 1, as for names', async () => {
+    const many = await seed.owner(t);
+    for (let i = 0; i < 24; i++) await upload(many.client, `note-${i}.txt`, `a quokka sighting, number ${i}`);
+    await indexed();
+    const count = async (limit: string) => {
+      const res = await many.client.get(`/api/files/search?q=quokka&content=true${limit}`);
+      expect(res.status).toBe(200);
+      return inText(await json(res)).length;
+    };
+    expect(await count('')).toBe(20);
+    expect(await count('&limit=5')).toBe(5);
+    expect(await count('&limit=500')).toBe(20);
+    expect(await count('&limit=0')).toBe(1);
+    expect(await count('&limit=-1')).toBe(1);
+  });
+
   test('another account never sees these documents', async () => {
     const other = await seed.owner(t);
     expect(await search(other.client, 'boiler')).toEqual([]);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { errors } from '../../helpers/errors.ts';
-import { folder, listAll, rowCount, seedRows, storedKeys, upload } from '../../helpers/files.ts';
+import { folder, listAll, rowCount, seedRows, SseReader, storedKeys, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { ManualClock } from '../../../src/clock.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
@@ -200,7 +200,13 @@ describe('POST /api/files/trash/delete and /trash/empty', () => {
     const recent = await upload(again, 'recent.txt', 'recent');
     await again.post('/api/files/delete', { ids: [recent.id] });
     clock.advance(11 * DAY);
+    const stream = new SseReader(await (await seed.login(t, o.email)).get('/api/files/events'));
+    expect((await stream.nextEvent()).data).toEqual({ type: 'connected' });
     await t.server.worker.drain();
+    // An open trash drops it as it would after a permanent delete, as a resumed stream replays it.
+    expect((await stream.nextEvent()).data).toMatchObject({ type: 'file.permanently_deleted', data: { id: old.id, name: 'old.txt' } });
+    expect(await stream.quietFor(200)).toBe(true);
+    await stream.close();
     expect(rowCount(t, 'id = ?', old.id)).toBe(0);
     expect(rowCount(t, 'id = ?', recent.id)).toBe(1);
     expect(t.server.ctx.services.trash.purgeExpired(0)).toBe(0);

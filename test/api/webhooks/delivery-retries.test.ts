@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
+import { folder } from '../../helpers/files.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
 import { startReceiver, verifyStandardWebhook } from '../../helpers/webhook-receiver.ts';
@@ -135,6 +137,28 @@ describe('retries', () => {
     expect(hookNow().enabled).toBe(true);
   });
 
+  test('a burst of more changes than the log lists (150 files in one bulk upload) is delivered whole; only finished deliveries leave the log', async () => {
+    const { receiver, t, admin } = await setup();
+    const { webhook, secret } = await hook(t, admin.client, `${receiver.url}/burst`, ['item.uploaded']);
+    const form = new FormData();
+    for (let i = 0; i < 150; i++) form.append('file', new File([`${i}`], `f${i}.txt`));
+    expect((await admin.client.request('/api/files/upload/bulk', { method: 'POST', body: form })).status).toBe(200);
+    const kept = () =>
+      t.server.ctx.db.$client
+        .query<{ n: number }, [string]>('SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?')
+        .get(webhook.id)!.n;
+    // The dispatcher reads every row; no worker runs yet, so all 150 deliveries wait.
+    while (t.server.ctx.services.webhooks.dispatch() > 0);
+    expect(kept()).toBe(150);
+    await t.server.worker.drain();
+    const names = receiver.received.filter((r) => verifyStandardWebhook(secret, r)).map((r) => JSON.parse(r.body).data.after.name);
+    expect(new Set(names).size).toBe(150);
+    expect(await deliveries(admin.client, webhook.id)).toHaveLength(100);
+    // Done, they are trimmed to the newest 100 as the next one is queued.
+    await admin.client.post(`/api/webhooks/${webhook.id}/test`);
+    expect(kept()).toBe(100);
+  });
+
   test('a receiver that does not answer in WEBHOOK_TIMEOUT_MS is a timed-out attempt', async () => {
     const { receiver, t, admin } = await setup({ WEBHOOK_TIMEOUT_MS: '300' });
     receiver.answer(() => 'hang');
@@ -145,6 +169,23 @@ describe('retries', () => {
     expect(d).toMatchObject({ status: 'pending', error: 'timed out after 0.3 s', responseStatus: null });
     expect(d.durationMs).toBeGreaterThanOrEqual(290);
     expect(d.durationMs).toBeLessThan(5000);
+  });
+
+  test('deliveries waiting on a receiver that never answers hold up no other job: a copy finishes meanwhile', async () => {
+    const { receiver, t, admin } = await setup({ WEBHOOK_TIMEOUT_MS: '60000' });
+    receiver.answer(() => 'hang');
+    const { webhook } = await hook(t, admin.client, `${receiver.url}/tarpit`);
+    for (let i = 0; i < 8; i++) expect((await admin.client.post(`/api/webhooks/${webhook.id}/test`)).status).toBe(202);
+    t.server.worker.start();
+    // Deliveries run in 4 slots of their own: 4 requests held open, and the worker's 2 shared slots stay free.
+    await eventually(() => receiver.received.length === 4);
+    const box = await folder(admin.client, 'Box');
+    const { jobId } = await json(await admin.client.post('/api/files/copy', { ids: [box.id] }));
+    await eventually(async () => (await admin.client.get(`/api/files/jobs/${jobId}`)).status === 200);
+    expect((await deliveries(admin.client, webhook.id)).every((d) => d.status === 'pending' && d.attempts === 0)).toBe(true);
+    expect(receiver.received).toHaveLength(4);
+    // The receiver gone, the requests held open fail at once and the server stops without waiting for them.
+    receiver.stop();
   });
 
   test('backup.failed goes to the instance hooks', async () => {
