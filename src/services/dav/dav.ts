@@ -442,14 +442,19 @@ export class DavService {
   /** The team folders the account reaches, named for the WebDAV root: those an own item of the same name hides are left out. */
   private teamFolders(principal: Principal): DavShare[] {
     if (principal.share || !this.d.tree.peopleSharingEnabled()) return [];
-    const out: DavShare[] = [];
+    const shown: Array<{ row: Item; role: 'viewer' | 'editor' }> = [];
     for (const team of this.d.teamFolders.reachedBy(principal.accountId)) {
       const row = this.d.items.getLive(team.id, team.folderId);
       if (!row || this.d.items.liveByName(principal.accountId, null, row.name)) continue;
       const role = this.d.tree.actor(principal, { ids: [row.id] }, 'view').share?.role ?? 'viewer';
-      out.push({ name: row.name, item: davItem(row, rightsTag(principal, role)), role });
+      shown.push({ row, role });
     }
-    return out;
+    // Two team folders of one name: the older keeps it, the other is numbered past the account's own names at the root.
+    const names = distinctNames(
+      shown.map((s) => s.row.name),
+      (name) => this.d.items.liveByName(principal.accountId, null, name) !== null,
+    );
+    return shown.map(({ row, role }, i) => ({ name: names[i]!, item: davItem(row, rightsTag(principal, role)), role }));
   }
 
   /** The team folder named `name` at the WebDAV root (when no own item has that name); null when there is none. */
