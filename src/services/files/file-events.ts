@@ -23,6 +23,7 @@ const AUDITED: Partial<Record<FileEventName, AuditAction>> = {
 
 // Events after which a file has new content.
 const CONTENT_CHANGES = new Set<FileEventName>(['file.uploaded', 'file.updated', 'file.copied']);
+const NOTHING_SHARED: ReadonlyMap<string, string[]> = new Map();
 
 /** Reports file-system changes: to the account's event streams, the audit log, and whoever follows new content. */
 export class FileEvents {
@@ -38,6 +39,8 @@ export class FileEvents {
     /** The change log's seq of the item's change just committed, and the id its event carries (see ChangeLog.claimSeq). */
     private readonly claimSeq: (itemId: string) => { seq: number; resumeId: number } | undefined,
     accessVersion: () => string,
+    /** The admin switch of sharing with people: while it is off, members reach nothing shared, so they are told nothing of it. */
+    private readonly peopleSharingOn: () => boolean,
   ) {
     this.sharesByRoot = new PageCache(accessVersion, (byRoot) => byRoot.size);
   }
@@ -80,7 +83,7 @@ export class FileEvents {
   }
 
   private announceWith(
-    byRoot: Map<string, string[]>,
+    byRoot: ReadonlyMap<string, string[]>,
     actor: AuditPrincipal,
     type: FileEventName,
     row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
@@ -118,7 +121,8 @@ export class FileEvents {
   }
 
   /** `ownerId`'s shared items, each with the member accounts it reaches. */
-  private sharesOf(ownerId: string): Map<string, string[]> {
+  private sharesOf(ownerId: string): ReadonlyMap<string, string[]> {
+    if (!this.peopleSharingOn()) return NOTHING_SHARED;
     return this.sharesByRoot.get(ownerId, () => {
       const byRoot = new Map<string, string[]>();
       for (const m of this.members.ofOwner(ownerId)) byRoot.set(m.itemId, [...(byRoot.get(m.itemId) ?? []), m.accountId]);
@@ -127,7 +131,7 @@ export class FileEvents {
   }
 
   /** The member accounts of the owner's shares (`byRoot`, sharesOf) that contain `itemId` (its own share included). */
-  private membersReaching(byRoot: Map<string, string[]>, itemId: string): Set<string> {
+  private membersReaching(byRoot: ReadonlyMap<string, string[]>, itemId: string): Set<string> {
     const out = new Set<string>();
     if (byRoot.size === 0) return out;
     let current: string | null | undefined = itemId;

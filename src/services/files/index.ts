@@ -85,7 +85,15 @@ export function createFilesServices<V extends ReplacedVersions>(
     tree,
     retentionDays: config.changesRetentionDays,
   });
-  const events = new FileEvents(infra.hub, audit, repos.members, repos.items, (itemId) => changes.claimSeq(itemId), accessVersion);
+  const events = new FileEvents(
+    infra.hub,
+    audit,
+    repos.members,
+    repos.items,
+    (itemId) => changes.claimSeq(itemId),
+    accessVersion,
+    () => tree.peopleSharingEnabled(),
+  );
   const items = new ItemService({
     clock,
     transactions,
