@@ -135,10 +135,13 @@ export class ShareService {
     return `${base ? new URL(base).origin : requestOrigin}/s/${token}`;
   }
 
-  /** The caller's own live items; a member of a shared item may not make or remove its links (403). */
-  private ownItems(principal: Principal, ids: readonly string[]) {
+  /**
+   * The caller's own live items (`trashed`: in the trash too, whose links wait for a restore and may be removed
+   * or changed meanwhile); a member of a shared item may not make or remove its links (403).
+   */
+  private ownItems(principal: Principal, ids: readonly string[], trashed = false) {
     if (this.d.tree.actor(principal, { ids }, 'view').share) throw forbidden(Messages.memberCannotManage);
-    return this.d.tree.requireLiveMany(principal, ids);
+    return trashed ? this.d.tree.requireMany(principal, ids) : this.d.tree.requireLiveMany(principal, ids);
   }
 
   /**
@@ -202,7 +205,7 @@ export class ShareService {
   /** Removes the items' own links and their memberships in other links. */
   unshare(principal: Principal, ids: readonly string[]): { message: string } {
     const { rows, removed } = this.d.transactions.immediate(() => {
-      const rows = this.ownItems(principal, ids);
+      const rows = this.ownItems(principal, ids, true);
       const removed = this.d.shares.removeForItems(rows.map((r) => r.id));
       this.recordRemoved(principal, removed, rows);
       return { rows, removed };
@@ -226,8 +229,8 @@ export class ShareService {
     const link = this.d.transactions.immediate(() => {
       const link = this.d.shares.ownedByToken(principal.accountId, token);
       if (!link) throw notFound(Messages.shareNotFound);
-      const item = this.d.tree.requireLive(principal, link.itemId);
-      if ((stored.mode ?? link.mode) !== 'view' && item.type !== 'folder') throw badRequest(Messages.shareUploadNeedsFolder);
+      const [item] = this.ownItems(principal, [link.itemId], true);
+      if ((stored.mode ?? link.mode) !== 'view' && item!.type !== 'folder') throw badRequest(Messages.shareUploadNeedsFolder);
       this.d.shares.setOptions(link.id, stored);
       return this.d.shares.ownedByToken(principal.accountId, token)!;
     });

@@ -135,6 +135,28 @@ describe('link options on POST /api/files/share, GET and PATCH /api/files/share/
     expect((await o.client.get('/api/files/share/links?limit=0')).status).toBe(422);
   });
 
+  test('the link of an item in the trash is listed, changed and removed there (it would work again on a restore)', async () => {
+    const o = await seed.owner(t);
+    const kept = await upload(o.client, 'kept.txt', 'kept');
+    const ended = await upload(o.client, 'ended.txt', 'ended');
+    const keptToken = await shareWith(o.client, kept.id);
+    const endedToken = await shareWith(o.client, ended.id);
+    expect((await o.client.post('/api/files/delete', { ids: [kept.id, ended.id] })).status).toBe(200);
+    expect((await visit(`/s/${endedToken}`, { headers: JSON_ACCEPT })).status).toBe(404);
+    const listed = async () => (await json(await o.client.get('/api/files/share/links'))).links.map((l: any) => l.token);
+    expect(await listed()).toEqual(expect.arrayContaining([keptToken, endedToken]));
+
+    const changed = await o.client.send('PATCH', `/api/files/share/links/${keptToken}`, { maxDownloads: 3 });
+    expect([changed.status, (await json(changed)).maxDownloads]).toEqual([200, 3]);
+    expect((await o.client.post('/api/files/share', { ids: [ended.id], shared: false })).status).toBe(200);
+    expect(await listed()).not.toContain(endedToken);
+
+    expect((await o.client.post('/api/files/trash/restore', { ids: [kept.id, ended.id] })).status).toBe(200);
+    expect(await (await visit(`/s/${keptToken}/file/${kept.id}`)).text()).toBe('kept');
+    expect((await visit(`/s/${endedToken}`, { headers: JSON_ACCEPT })).status).toBe(404);
+    expect((await json(await o.client.get(`/api/files/${ended.id}/info`))).shared).toBe(false);
+  });
+
   test('bad options are clear 4xx; another account’s token is 404; a sub-user without Share gets 403 naming it', async () => {
     const o = await seed.owner(t);
     const file = await upload(o.client, 'one.txt', 'x');
