@@ -463,8 +463,10 @@ export class ShareService {
   openZip(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
     const { link, root } = this.openShown(token, visit);
     if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
-    if (!visit.headOnly) this.countDownload(link);
-    this.recordVisit(link, root, visit.ip, 'download');
+    if (!visit.headOnly) {
+      this.countDownload(link);
+      this.recordVisit(link, root, visit.ip, 'download');
+    }
     return { link, root };
   }
 

@@ -274,7 +274,7 @@ export class AlbumLinkService {
   /** "Download all": the album's live files as `<album>.zip`, whoever added them; one ZIP is one download (HEAD counts none). */
   openZip(token: string, visit: LinkVisit): ZipDownload {
     const opened = this.open(token, visit, visit.headOnly ? 'page' : 'count');
-    this.recordVisit(opened, visit.ip, 'download');
+    if (!visit.headOnly) this.recordVisit(opened, visit.ip, 'download');
     const albumId = opened.album.id;
     return this.d.downloads.zipFiles(opened.album.accountId, `${opened.album.name}.zip`, (after) =>
       this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE),

@@ -196,9 +196,16 @@ describe('album links', () => {
     const sizes = entries.map((e) => e.data.length).sort();
     expect(sizes).toEqual([a.size, b.size, theirs.size].sort());
     expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(1);
-    // HEAD asks without spending a download.
+    // HEAD asks without spending a download, nor is it one in the audit log.
+    const audit = t.server.ctx.services.audit;
+    const audited = () => {
+      audit.flush();
+      return audit.list({ action: 'share.download', limit: 1000 }).filter((e) => e.targetId === album.id).length;
+    };
+    expect(audited()).toBe(1);
     expect((await fetch(`${t.url}/s/album/${token}/zip`, { method: 'HEAD' })).status).toBe(200);
     expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(1);
+    expect(audited()).toBe(1);
     expect((await fetch(`${t.url}/s/album/${token}/zip`)).status).toBe(200);
     // The cap is spent: the ZIP, like the page, is gone.
     expect((await fetch(`${t.url}/s/album/${token}/zip`)).status).toBe(410);
