@@ -14,7 +14,7 @@ import { deleteInBatches } from '../../db/select.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import { type ItemViews, type PublicItem, toPublicItem } from '../files/item-views.ts';
 import type { PageCache } from '../files/page-cache.ts';
-import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
+import { checkLinkPassword, isUnlocked, recordUnlockRefused, unlockCookie } from './link-unlock.ts';
 import { hashPassword } from '../identity/passwords.ts';
 import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from './link-access.ts';
 import type { Principal } from '../identity/principal.ts';
@@ -490,7 +490,7 @@ export class ShareService {
       link.id,
       ip,
       () => this.unlock(link, password, ip),
-      () => this.recordUnlockRefused(link, ip),
+      () => recordUnlockRefused(this.d.audit, { ip, accountId: link.accountId, targetType: 'share', targetId: link.id }),
     );
     return { token: link.token, cookie };
   }
@@ -604,18 +604,6 @@ export class ShareService {
   /** What one visit sent through an upload link (its page shows only that). */
   dropsOfVisit(link: PublicLink, visitId: string): Array<{ name: string; size: number }> {
     return this.d.shares.dropsOfVisit(link.id, visitId, 500);
-  }
-
-  /** A refused unlock (the link and address's attempts are used up) goes to the audit log too. */
-  private recordUnlockRefused(link: PublicLink, ip: string): void {
-    this.d.audit.record({
-      action: AuditActions.shareUnlockFailed,
-      status: 'denied',
-      ip,
-      accountId: link.accountId,
-      targetType: 'share',
-      targetId: link.id,
-    });
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */

@@ -15,7 +15,7 @@ import type { Principal } from '../identity/principal.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { checkLinkPassword, isUnlocked, unlockCookie } from '../sharing/link-unlock.ts';
+import { checkLinkPassword, isUnlocked, recordUnlockRefused, unlockCookie } from '../sharing/link-unlock.ts';
 import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from '../sharing/link-access.ts';
 import { expiryTime, type LinkExpiry, type ShareFacts } from '../sharing/shares.ts';
 import type { AlbumService } from './albums.ts';
@@ -229,7 +229,9 @@ export class AlbumLinkService {
    */
   async attemptUnlock(token: string, password: string, ip: string): Promise<{ token: string; cookie: string | null }> {
     const opened = this.resolve(token, { pastCap: true });
-    const cookie = await this.unlockAttempts.spend(`album:${opened.album.id}`, ip, () => this.unlock(opened, password, ip));
+    const { album } = opened;
+    const refused = () => recordUnlockRefused(this.d.audit, { ip, accountId: album.accountId, targetType: 'album', targetId: album.id });
+    const cookie = await this.unlockAttempts.spend(`album:${album.id}`, ip, () => this.unlock(opened, password, ip), refused);
     return { token: opened.link.token, cookie };
   }
 

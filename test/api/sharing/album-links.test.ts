@@ -124,6 +124,26 @@ describe('album links', () => {
     expect((await o.client.send('PATCH', `/api/albums/${album.id}/link`, { password: 'abc' })).status).toBe(422);
   });
 
+  test('wrong passwords: 10 per album and address, then 429; every attempt is in the audit log, the refused ones too', async () => {
+    const o = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Guarded', ids: [a.id] }));
+    const { link } = await json(await o.client.post(`/api/albums/${album.id}/link`, { password: 'secret-words' }));
+    const guess = () =>
+      fetch(`${link.url}/unlock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ password: 'wrong' }),
+      });
+    const statuses = [];
+    for (let i = 0; i < 12; i++) statuses.push((await guess()).status);
+    expect(statuses).toEqual([...Array(10).fill(401), 429, 429]);
+    const audit = t.server.ctx.services.audit;
+    audit.flush();
+    const failed = audit.list({ action: 'share.unlock_failed', limit: 1000 }).filter((e) => e.targetId === album.id);
+    expect([failed.filter((e) => e.status === 'failure').length, failed.filter((e) => e.status === 'denied').length]).toEqual([10, 2]);
+  });
+
   test('the door: the owner only; a member 403, a sub-user without Share 403, another account 404', async () => {
     const o = await seed.owner(t);
     const a = await photo(o, 'a.jpg');
