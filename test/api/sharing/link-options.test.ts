@@ -413,6 +413,39 @@ describe('download caps', () => {
     expect((await visit(`/s/${token}/file/${dir.id}`, { headers: { range: 'bytes=5-' } })).status).toBe(410);
   });
 
+  test('viewing the page of a picture without a thumbnail spends no download of a capped link: the page shows no original then', async () => {
+    // A 1×1 BMP: browsers show it as it is, no thumbnail is made of it.
+    const bmp = Buffer.alloc(58);
+    bmp.write('BM', 0, 'latin1');
+    for (const [at, value] of [
+      [2, 58],
+      [10, 54],
+      [14, 40],
+      [18, 1],
+      [22, 1],
+      [34, 4],
+    ] as const)
+      bmp.writeUInt32LE(value, at);
+    bmp.writeUInt16LE(1, 26);
+    bmp.writeUInt16LE(24, 28);
+    const file = await upload(owner.client, 'scan.bmp', bmp, { type: 'image/bmp' });
+    const token = await shareWith(owner.client, file.id, { maxDownloads: 1 });
+    // What a browser showing the page fetches: every image and video source in it.
+    const view = async () => {
+      const page = await (await visit(`/s/${token}`, { headers: HTML })).text();
+      for (const [, src] of page.matchAll(/ src="([^"]+)"/g)) await (await visit(src!.replaceAll('&amp;', '&'))).arrayBuffer();
+      return page;
+    };
+    expect(await view()).not.toContain('?inline=1');
+    await view();
+    const [link] = (await json(await owner.client.get('/api/files/share/links'))).links.filter((l: any) => l.token === token);
+    expect(link.downloads).toBe(0);
+    expect(Buffer.from(await (await visit(`/s/${token}/file/${file.id}`)).arrayBuffer())).toEqual(bmp);
+    // Without a cap the page shows the picture as it is.
+    await shareWith(owner.client, file.id, { maxDownloads: null });
+    expect(await view()).toContain(`src="/s/${token}/file/${file.id}?inline=1"`);
+  });
+
   test('a ZIP counts once', async () => {
     const dir = await folder(owner.client, 'Zipped');
     await upload(owner.client, 'a.txt', 'a', { parentId: dir.id });
