@@ -380,6 +380,15 @@ describe('public share pages', () => {
     expect(forItem('share.remove')).toHaveLength(1);
   });
 
+  test('a long name cut for the page title never splits a character in two: no replacement character in the title', async () => {
+    // 68 letters, then a character outside the Basic Multilingual Plane (two UTF-16 units) astride the cut at 69.
+    const name = `${'a'.repeat(68)}\u{1F4F7}photo.txt`;
+    const f = await upload(owner.client, name, 'x');
+    const token = tokenOf((await share(owner.client, [f.id]))[f.id]!);
+    const page = await (await anon().get(`/s/${token}`, HTML)).text();
+    expect(/<title>(.*)<\/title>/.exec(page)![1]).toBe(`${'a'.repeat(68)}\u2026`);
+  });
+
   test('a HEAD downloads nothing: a folder link\u2019s ZIP and a file asked with HEAD are no download in the audit log', async () => {
     const dir = await folder(owner.client, 'Headed');
     const f = await upload(owner.client, 'headed.txt', 'headed', { parentId: dir.id });
