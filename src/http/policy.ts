@@ -242,7 +242,8 @@ export const ROUTES = {
   // Groups: the admin's, a group administrator's (an owner: groups are of accounts), and completion for the share dialog.
   'GET /api/groups': session,
   'GET /api/groups/:id': owner,
-  'POST /api/groups/:id/members': owner,
+  // A group administrator adding by email learns whether it has an account, as sharing with a person does: the same allowance.
+  'POST /api/groups/:id/members': { ...owner, limit: { limiter: 'memberLookup', key: 'account' } },
   'DELETE /api/groups/:id/members/:accountId': owner,
   'GET /api/admin/groups': admin,
   'POST /api/admin/groups': admin,

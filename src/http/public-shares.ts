@@ -16,6 +16,7 @@ import {
   renderFolderPage,
   renderPasswordPage,
   SHARE_PAGE_CSP,
+  showsOriginals,
 } from '../web/share-pages.ts';
 import { readJsonOrForm } from './body.ts';
 import { readCookie } from './cookies.ts';
@@ -251,17 +252,10 @@ export function publicShareRoutes(ctx: AppContext) {
           const pictures = thumbnails.previewable([root.id]);
           if (wantsJson(request)) return { items: [toPublicItem(root, pictures)], nextCursor: null };
           const pictured = await thumbnails.ready(root);
-          const previewable = !pictured && (await downloads.inlineImageType(root)) !== null;
-          return htmlPage(
-            set,
-            renderFilePage({
-              token: params.token,
-              file: toPublicItem(root, pictures),
-              pictured,
-              previewable,
-              facts: shares.facts(link),
-            }),
-          );
+          const facts = shares.facts(link);
+          // The image as it is, when no thumbnail stands in: its fetch is a download, so not on a capped link.
+          const previewable = !pictured && showsOriginals(facts) && (await downloads.inlineImageType(root)) !== null;
+          return htmlPage(set, renderFilePage({ token: params.token, file: toPublicItem(root, pictures), pictured, previewable, facts }));
         }),
     }),
     route('GET /s/:token/folder/:id', {

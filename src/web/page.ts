@@ -6,6 +6,9 @@ export const PAGE_BASE_STYLE = `:root{color-scheme:light dark;--fg:#1d2433;--mut
 @media (prefers-color-scheme:dark){:root{--fg:#e7eaf0;--muted:#a0a8b8;--bg:#14171c;--card:#1c2027;--line:#2c313a;--accent:#6ea0ff}}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}`;
 
+/** A title's first 69 UTF-16 units, less half a surrogate pair at the cut (it would show as a replacement character). */
+const cutTitle = (title: string) => title.slice(0, 69).replace(/[\uD800-\uDBFF]$/, '');
+
 /** A whole server-rendered page around `body`, with `style` inline (the caller's CSP allows it by hash). */
 export function pageShell(title: string, body: string, opts: { style: string; referrer?: 'no-referrer' }): string {
   // A title cannot isolate text, so a name in it loses its bidirectional controls instead.
@@ -17,7 +20,7 @@ export function pageShell(title: string, body: string, opts: { style: string; re
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">${referrer}
-<title>${escapeHtml(plain.length > 70 ? `${plain.slice(0, 69)}…` : plain)}</title>
+<title>${escapeHtml(plain.length > 70 ? `${cutTitle(plain)}…` : plain)}</title>
 <style>${opts.style}</style>
 </head>
 <body>

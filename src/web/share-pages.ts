@@ -195,12 +195,15 @@ export interface FolderPageView {
   facts: ShareFacts;
 }
 
+/** Whether a page may fetch a file's original by itself: that counts as a download, so never on a link with a download cap. */
+export const showsOriginals = (facts: ShareFacts) => facts.downloadsLeft === null;
+
 /**
  * The original to zoom into, for a picture a browser shows as it is, on a link without a download cap: fetching it
  * counts as a download, so a capped link's viewer keeps zooming the large thumbnail.
  */
 const fullZoom = (facts: ShareFacts, mimeType: string | null, href: string) =>
-  facts.downloadsLeft === null && isInlineImageType(mimeType) ? ` data-full="${href}?inline=1"` : '';
+  showsOriginals(facts) && isInlineImageType(mimeType) ? ` data-full="${href}?inline=1"` : '';
 
 export function renderFolderPage(v: FolderPageView): string {
   const base = `/s/${enc(v.token)}`;

@@ -53,7 +53,7 @@ export class TeamFoldersRepo {
     return this.sqlite.query('SELECT 1 FROM team_folders WHERE account_id = ?').get(accountId) !== null;
   }
 
-  /** The live team folders an account reaches through its groups, by name. */
+  /** The live team folders an account reaches through its groups, by name (of two with one name, the older first). */
   reachedBy(accountId: string): Array<{ id: string; folderId: string }> {
     return this.sqlite
       .query<{ id: string; folderId: string }, [string]>(
@@ -61,7 +61,7 @@ export class TeamFoldersRepo {
            FROM group_members gm CROSS JOIN item_groups g ON g.group_id = gm.group_id CROSS JOIN team_folders t ON t.folder_id = g.item_id
            JOIN users u ON u.id = t.account_id
           WHERE gm.account_id = ? AND u.disabled_at IS NULL AND u.deletion_requested_at IS NULL
-          ORDER BY lower(u.name)`,
+          ORDER BY lower(u.name), t.created_at, t.account_id`,
       )
       .all(accountId);
   }

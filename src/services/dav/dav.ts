@@ -429,10 +429,14 @@ export class DavService {
       .filter((r) => !r.teamFolder || this.d.items.liveByName(principal.accountId, null, r.name) !== null);
     const counts = new Map<string, number>();
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
-    return rows.map((r) => {
-      const name = (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name;
-      return { name, item: davItem(this.d.items.getLive(r.accountId, r.id)!, rightsTag(principal, r.role)), role: r.role };
-    });
+    const named = rows.map((r) => ((counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name));
+    // Rows come newest first: the oldest share of a name keeps it, so a new share never renames one a client has synced.
+    const names = distinctNames(named.toReversed(), () => false).toReversed();
+    return rows.map((r, i) => ({
+      name: names[i]!,
+      item: davItem(this.d.items.getLive(r.accountId, r.id)!, rightsTag(principal, r.role)),
+      role: r.role,
+    }));
   }
 
   /** The account's own items it shares with people or by a link. */
@@ -450,14 +454,19 @@ export class DavService {
   /** The team folders the account reaches, named for the WebDAV root: those an own item of the same name hides are left out. */
   private teamFolders(principal: Principal): DavShare[] {
     if (principal.share || !this.d.tree.peopleSharingEnabled()) return [];
-    const out: DavShare[] = [];
+    const shown: Array<{ row: Item; role: 'viewer' | 'editor' }> = [];
     for (const team of this.d.teamFolders.reachedBy(principal.accountId)) {
       const row = this.d.items.getLive(team.id, team.folderId);
       if (!row || this.d.items.liveByName(principal.accountId, null, row.name)) continue;
       const role = this.d.tree.actor(principal, { ids: [row.id] }, 'view').share?.role ?? 'viewer';
-      out.push({ name: row.name, item: davItem(row, rightsTag(principal, role)), role });
+      shown.push({ row, role });
     }
-    return out;
+    // Two team folders of one name: the older keeps it, the other is numbered past the account's own names at the root.
+    const names = distinctNames(
+      shown.map((s) => s.row.name),
+      (name) => this.d.items.liveByName(principal.accountId, null, name) !== null,
+    );
+    return shown.map(({ row, role }, i) => ({ name: names[i]!, item: davItem(row, rightsTag(principal, role)), role }));
   }
 
   /** The team folder named `name` at the WebDAV root (when no own item has that name); null when there is none. */
@@ -1290,6 +1299,20 @@ function crossesTrees(from: DavPlace | Refused, to: DavPlace | Refused | null): 
   // A path that could not be placed: the walks answer it as they would any other request.
   if (!to || 'refused' in from || 'refused' in to) return false;
   return from.kind !== 'list' && to.kind !== 'list' && !(to.kind === 'mount' && to.isRoot) && !sameTree(from, to);
+}
+
+/**
+ * One WebDAV name per mount: a name met again (case aside) becomes `name (n)`, n the first free from 1, in the
+ * order given; `taken` says a name is used beside them (an own item at the root).
+ */
+function distinctNames(names: readonly string[], taken: (name: string) => boolean): string[] {
+  const used = new Set<string>();
+  return names.map((name) => {
+    let out = name;
+    for (let n = 1; used.has(nameKeyOf(out)) || (out !== name && taken(out)); n++) out = `${name} (${n})`;
+    used.add(nameKeyOf(out));
+    return out;
+  });
 }
 
 /** A digest of the shares' names and ETags (which name the caller's rights in each). */

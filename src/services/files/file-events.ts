@@ -97,7 +97,7 @@ export class FileEvents {
   }
 
   private announceWith(
-    byRoot: Map<string, string[]>,
+    byRoot: ReadonlyMap<string, string[]>,
     actor: AuditPrincipal,
     type: FileEventName,
     row: Pick<Item, 'id' | 'name' | 'type' | 'parentId'>,
@@ -136,7 +136,7 @@ export class FileEvents {
   }
 
   /** `ownerId`'s shared items, each with the member accounts it reaches; none while sharing with people is off. */
-  private sharesOf(ownerId: string): Map<string, string[]> {
+  private sharesOf(ownerId: string): ReadonlyMap<string, string[]> {
     if (!this.peopleSharingOn()) return new Map();
     return this.sharesByRoot.get(ownerId, () => {
       const byRoot = new Map<string, string[]>();
@@ -150,7 +150,7 @@ export class FileEvents {
    * those of the folders `parents` (where it is, as the changed row says: a purged item is no longer in the
    * tree to ask; where it was moved from).
    */
-  private membersReaching(byRoot: Map<string, string[]>, itemId: string, parents: ReadonlyArray<string | null>): Set<string> {
+  private membersReaching(byRoot: ReadonlyMap<string, string[]>, itemId: string, parents: ReadonlyArray<string | null>): Set<string> {
     const out = new Set<string>();
     if (byRoot.size === 0) return out;
     for (const accountId of byRoot.get(itemId) ?? []) out.add(accountId);

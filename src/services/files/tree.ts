@@ -162,8 +162,15 @@ export class Tree {
 
   /** Live items for every id (deduplicated, in request order), else 404. */
   requireLiveMany(owner: Owner, ids: readonly string[]): Item[] {
+    const rows = this.requireMany(owner, ids);
+    if (rows.some((r) => r.deletedAt !== null)) throw notFound(Messages.itemNotFound);
+    return rows;
+  }
+
+  /** Items of the account for every id, live or in the trash (deduplicated, in request order), else 404. */
+  requireMany(owner: Owner, ids: readonly string[]): Item[] {
     const unique = [...new Set(ids)];
-    const rows = this.items.getMany(owner.accountId, unique).filter((r) => r.deletedAt === null);
+    const rows = this.items.getMany(owner.accountId, unique);
     if (rows.length !== unique.length || !unique.every((id) => this.inScope(owner, id))) throw notFound(Messages.itemNotFound);
     const byId = new Map(rows.map((r) => [r.id, r]));
     return unique.map((id) => byId.get(id)!);

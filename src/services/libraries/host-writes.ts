@@ -18,6 +18,14 @@ export interface HostMove {
   to: { folder: readonly string[]; name: string };
 }
 
+/** A name Coffer may write in a library's folder: the host's limits, and none of the names the library keeps for itself. */
+function writtenNameProblem(name: string, atTop: boolean): string | null {
+  if (name.startsWith(STAGING_PREFIX))
+    return `A name starting with "${STAGING_PREFIX}" is kept for Coffer's temporary files in a library (its scans leave them out and remove them): choose another name.`;
+  if (atTop && name === LIBRARY_TRASH) return `"${LIBRARY_TRASH}" at the top of a library is its trash folder: choose another name.`;
+  return hostNameProblem(name);
+}
+
 /** What a failed host write answers: the host's reason in words a person can act on. */
 function hostError(err: unknown, library: LibraryRow, name: string): AppError {
   if (err instanceof AppError) return err;
@@ -51,9 +59,10 @@ export class LibraryHostWrites {
   /** Makes the host folder of a new folder item and indexes it under its inode. */
   makeFolder(library: LibraryRow, parentId: string, item: { id: string; name: string }): void {
     try {
-      const problem = hostNameProblem(item.name);
+      const folder = this.namesOf(library, parentId);
+      const problem = writtenNameProblem(item.name, folder.length === 0);
       if (problem) throw badRequest(problem);
-      inFolderInside(library.path, this.namesOf(library, parentId), (parent) => {
+      inFolderInside(library.path, folder, (parent) => {
         fs.mkdirSync(`${parent}/${item.name}`);
         const st = fs.statSync(`${parent}/${item.name}`);
         this.d.libraries.putEntry({
@@ -115,7 +124,7 @@ export class LibraryHostWrites {
       if (staged.libraryId !== library.id) throw conflict('The file was uploaded for another library: upload it again.');
       // A trashed file's host entry is in the library's trash folder, not under its names: new content would land beside it.
       if (replace && this.d.items.nameAndParent(itemId)?.deletedAt !== null) throw conflict(IN_TRASH);
-      const problem = hostNameProblem(name);
+      const problem = writtenNameProblem(name, names.length === 1);
       if (problem) throw badRequest(problem);
       inFolderInside(library.path, names.slice(0, -1), (folder) => {
         const target = `${folder}/${name}`;
@@ -156,12 +165,13 @@ export class LibraryHostWrites {
   /** Moves a trashed item back from the library's trash folder to `name` in the folder `parentId` (never over an entry). */
   restore(library: LibraryRow, itemId: string, parentId: string, name: string): void {
     try {
-      const problem = hostNameProblem(name);
+      const to = this.namesOf(library, parentId);
+      const problem = writtenNameProblem(name, to.length === 0);
       if (problem) throw badRequest(problem);
       inFolderInside(library.path, [LIBRARY_TRASH], (bin) => {
         const kept = `${bin}/${itemId}`;
         if (!exists(kept)) throw conflict(`"${name}" is no longer in the library's trash folder on the server (${LIBRARY_TRASH}).`);
-        inFolderInside(library.path, this.namesOf(library, parentId), (folder) => {
+        inFolderInside(library.path, to, (folder) => {
           const target = `${folder}/${name}`;
           if (exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
           fs.renameSync(kept, target);
@@ -187,11 +197,11 @@ export class LibraryHostWrites {
 
   /** Where `itemId` is on the host now and where it goes (`parentId` undefined: the same folder). */
   planMove(library: LibraryRow, itemId: string, parentId: string | undefined, name: string): HostMove {
-    const problem = hostNameProblem(name);
-    if (problem) throw badRequest(problem);
     const names = this.namesOf(library, itemId);
     const from = { folder: names.slice(0, -1), name: names.at(-1)! };
     const folder = parentId === undefined ? from.folder : this.namesOf(library, parentId);
+    const problem = writtenNameProblem(name, folder.length === 0);
+    if (problem) throw badRequest(problem);
     return { library, from, to: { folder, name } };
   }
 

@@ -47,3 +47,11 @@ export async function checkLinkPassword(
   });
   if (!ok) throw new AppError(401, Messages.sharePasswordWrong);
 }
+
+/** An unlock refused before its password was checked (the link's attempts are used up), in the audit log as a denied one. */
+export function recordUnlockRefused(
+  audit: AuditService,
+  about: { ip: string; accountId: string; targetType: 'share' | 'album'; targetId: string },
+): void {
+  audit.record({ action: AuditActions.shareUnlockFailed, status: 'denied', ...about });
+}

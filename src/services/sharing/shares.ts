@@ -14,7 +14,7 @@ import { deleteInBatches } from '../../db/select.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import { type ItemViews, type PublicItem, toPublicItem } from '../files/item-views.ts';
 import type { PageCache } from '../files/page-cache.ts';
-import { checkLinkPassword, isUnlocked, unlockCookie } from './link-unlock.ts';
+import { checkLinkPassword, isUnlocked, recordUnlockRefused, unlockCookie } from './link-unlock.ts';
 import { hashPassword } from '../identity/passwords.ts';
 import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from './link-access.ts';
 import type { Principal } from '../identity/principal.ts';
@@ -135,10 +135,13 @@ export class ShareService {
     return `${base ? new URL(base).origin : requestOrigin}/s/${token}`;
   }
 
-  /** The caller's own live items; a member of a shared item may not make or remove its links (403). */
-  private ownItems(principal: Principal, ids: readonly string[]) {
+  /**
+   * The caller's own live items (`trashed`: in the trash too, whose links wait for a restore and may be removed
+   * or changed meanwhile); a member of a shared item may not make or remove its links (403).
+   */
+  private ownItems(principal: Principal, ids: readonly string[], trashed = false) {
     if (this.d.tree.actor(principal, { ids }, 'view').share) throw forbidden(Messages.memberCannotManage);
-    return this.d.tree.requireLiveMany(principal, ids);
+    return trashed ? this.d.tree.requireMany(principal, ids) : this.d.tree.requireLiveMany(principal, ids);
   }
 
   /**
@@ -202,7 +205,7 @@ export class ShareService {
   /** Removes the items' own links and their memberships in other links. */
   unshare(principal: Principal, ids: readonly string[]): { message: string } {
     const { rows, removed } = this.d.transactions.immediate(() => {
-      const rows = this.ownItems(principal, ids);
+      const rows = this.ownItems(principal, ids, true);
       const removed = this.d.shares.removeForItems(rows.map((r) => r.id));
       this.recordRemoved(principal, removed, rows);
       return { rows, removed };
@@ -226,8 +229,8 @@ export class ShareService {
     const link = this.d.transactions.immediate(() => {
       const link = this.d.shares.ownedByToken(principal.accountId, token);
       if (!link) throw notFound(Messages.shareNotFound);
-      const item = this.d.tree.requireLive(principal, link.itemId);
-      if ((stored.mode ?? link.mode) !== 'view' && item.type !== 'folder') throw badRequest(Messages.shareUploadNeedsFolder);
+      const [item] = this.ownItems(principal, [link.itemId], true);
+      if ((stored.mode ?? link.mode) !== 'view' && item!.type !== 'folder') throw badRequest(Messages.shareUploadNeedsFolder);
       this.d.shares.setOptions(link.id, stored);
       return this.d.shares.ownedByToken(principal.accountId, token)!;
     });
@@ -460,8 +463,10 @@ export class ShareService {
   openZip(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
     const { link, root } = this.openShown(token, visit);
     if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
-    if (!visit.headOnly) this.countDownload(link);
-    this.recordVisit(link, root, visit.ip, 'download');
+    if (!visit.headOnly) {
+      this.countDownload(link);
+      this.recordVisit(link, root, visit.ip, 'download');
+    }
     return { link, root };
   }
 
@@ -485,7 +490,7 @@ export class ShareService {
       link.id,
       ip,
       () => this.unlock(link, password, ip),
-      () => this.recordUnlockRefused(link, ip),
+      () => recordUnlockRefused(this.d.audit, { ip, accountId: link.accountId, targetType: 'share', targetId: link.id }),
     );
     return { token: link.token, cookie };
   }
@@ -599,18 +604,6 @@ export class ShareService {
   /** What one visit sent through an upload link (its page shows only that). */
   dropsOfVisit(link: PublicLink, visitId: string): Array<{ name: string; size: number }> {
     return this.d.shares.dropsOfVisit(link.id, visitId, 500);
-  }
-
-  /** A refused unlock (the link and address's attempts are used up) goes to the audit log too. */
-  private recordUnlockRefused(link: PublicLink, ip: string): void {
-    this.d.audit.record({
-      action: AuditActions.shareUnlockFailed,
-      status: 'denied',
-      ip,
-      accountId: link.accountId,
-      targetType: 'share',
-      targetId: link.id,
-    });
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */

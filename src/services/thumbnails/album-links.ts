@@ -15,7 +15,7 @@ import type { Principal } from '../identity/principal.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { checkLinkPassword, isUnlocked, unlockCookie } from '../sharing/link-unlock.ts';
+import { checkLinkPassword, isUnlocked, recordUnlockRefused, unlockCookie } from '../sharing/link-unlock.ts';
 import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from '../sharing/link-access.ts';
 import { expiryTime, type LinkExpiry, type ShareFacts } from '../sharing/shares.ts';
 import type { AlbumService } from './albums.ts';
@@ -229,7 +229,9 @@ export class AlbumLinkService {
    */
   async attemptUnlock(token: string, password: string, ip: string): Promise<{ token: string; cookie: string | null }> {
     const opened = this.resolve(token, { pastCap: true });
-    const cookie = await this.unlockAttempts.spend(`album:${opened.album.id}`, ip, () => this.unlock(opened, password, ip));
+    const { album } = opened;
+    const refused = () => recordUnlockRefused(this.d.audit, { ip, accountId: album.accountId, targetType: 'album', targetId: album.id });
+    const cookie = await this.unlockAttempts.spend(`album:${album.id}`, ip, () => this.unlock(opened, password, ip), refused);
     return { token: opened.link.token, cookie };
   }
 
@@ -274,7 +276,7 @@ export class AlbumLinkService {
   /** "Download all": the album's live files as `<album>.zip`, whoever added them; one ZIP is one download (HEAD counts none). */
   openZip(token: string, visit: LinkVisit): ZipDownload {
     const opened = this.open(token, visit, visit.headOnly ? 'page' : 'count');
-    this.recordVisit(opened, visit.ip, 'download');
+    if (!visit.headOnly) this.recordVisit(opened, visit.ip, 'download');
     const albumId = opened.album.id;
     return this.d.downloads.zipFiles(opened.album.accountId, `${opened.album.name}.zip`, (after) =>
       this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE),

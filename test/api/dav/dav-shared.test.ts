@@ -55,6 +55,28 @@ describe('WebDAV: Shared with me', () => {
     expect((await listAll(a.client, '/api/files/trash')).map((i) => i.name)).toContain('Sub');
   });
 
+  test('two shares of one name from one owner each get a path of their own: the older keeps the owner\u2019s name, the newer is numbered', async () => {
+    const member = await seed.owner(t);
+    const ana = await seed.owner(t, seed.uniqueEmail('ana'), 'Ana');
+    const older = await folder(ana.client, 'Photos', (await folder(ana.client, '2024')).id);
+    const newer = await folder(ana.client, 'Photos', (await folder(ana.client, '2025')).id);
+    await upload(ana.client, 'old.txt', 'from 2024', { parentId: older.id });
+    await upload(ana.client, 'new.txt', 'from 2025', { parentId: newer.id });
+    await share(ana, older.id, member.email, 'viewer');
+    await share(ana, newer.id, member.email, 'viewer');
+    const dav = await davLogin(t, member);
+
+    expect((await dav.list(`${SHARED}/`)).slice(1).sort()).toEqual([
+      '/dav/Shared with me/Photos (Ana) (1)/',
+      '/dav/Shared with me/Photos (Ana)/',
+    ]);
+    expect(await dav.list(`${SHARED}/Photos%20(Ana)/`)).toEqual([
+      '/dav/Shared with me/Photos (Ana)/',
+      '/dav/Shared with me/Photos (Ana)/old.txt',
+    ]);
+    expect(await (await dav.request('GET', `${SHARED}/Photos%20(Ana)%20(1)/new.txt`)).text()).toBe('from 2025');
+  });
+
   test('a viewer reads only; the share itself, a Destination outside the share, and a removed member are refused', async () => {
     const member = await seed.owner(t);
     const o = await seed.owner(t);

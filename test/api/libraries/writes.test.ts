@@ -5,7 +5,8 @@ import { json } from '../../helpers/client.ts';
 import { davLogin, NextcloudApp } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
-import { addLibrary, childNamed, children, hostDir, libraryServer, write } from './helpers.ts';
+import { uploadRaw } from '../../helpers/files.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, rescan, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -113,7 +114,8 @@ describe('writable library: folders, renames and moves land in the host folder',
     const owner = await seed.owner(t);
     const root = hostDir();
     write(root, 'a.txt', 'a');
-    fs.mkdirSync(path.join(root, '.coffer-trash'));
+    // A FIFO is never listed: an entry on the host that Coffer does not know.
+    expect(Bun.spawnSync(['mkfifo', path.join(root, 'pipe')]).exitCode).toBe(0);
     const library = await addLibrary(admin, root, owner);
     const a = await childNamed(owner, library.folderId, 'a.txt');
     // 90 characters, 270 bytes in UTF-8: within Coffer's name rule, beyond the host's 255 bytes.
@@ -123,12 +125,41 @@ describe('writable library: folders, renames and moves land in the host folder',
     expect((await json(tooLong)).message).toBe('The name is 270 bytes long in UTF-8; the host folder holds at most 255.');
     const renamed = await owner.client.post('/api/files/rename', { id: a.id, name: long });
     expect(renamed.status).toBe(400);
-    const taken = await owner.client.post('/api/files/folder', { name: '.coffer-trash', parentId: library.folderId });
+    const taken = await owner.client.post('/api/files/folder', { name: 'pipe', parentId: library.folderId });
     expect(taken.status).toBe(409);
-    expect((await json(taken)).message).toBe('".coffer-trash" already exists in the library\'s folder on the server.');
-    const over = await owner.client.post('/api/files/rename', { id: a.id, name: '.coffer-trash' });
+    expect((await json(taken)).message).toBe('"pipe" already exists in the library\'s folder on the server.');
+    const over = await owner.client.post('/api/files/rename', { id: a.id, name: 'pipe' });
     expect(over.status).toBe(409);
-    expect(fs.readdirSync(root).sort()).toEqual(['.coffer-trash', 'a.txt']);
+    expect(fs.readdirSync(root).sort()).toEqual(['a.txt', 'pipe']);
     expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['a.txt']);
+  });
+
+  test('names the library keeps for itself → 400 saying why: its temporary files\u2019 prefix anywhere, its trash folder at its top', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'Sub/a.txt', 'a');
+    write(root, 'top.txt', 'top');
+    const library = await addLibrary(admin, root, owner);
+    const sub = await childNamed(owner, library.folderId, 'Sub');
+    const a = await childNamed(owner, sub.id, 'a.txt');
+    const top = await childNamed(owner, library.folderId, 'top.txt');
+    const temporary =
+      'A name starting with ".coffer-upload-" is kept for Coffer\'s temporary files in a library (its scans leave them out and remove them): choose another name.';
+    const trash = '".coffer-trash" at the top of a library is its trash folder: choose another name.';
+    for (const [res, message] of [
+      [await uploadRaw(owner.client, '.coffer-upload-notes.txt', 'mine', { parentId: sub.id }), temporary],
+      [await owner.client.post('/api/files/folder', { name: '.coffer-upload-x', parentId: sub.id }), temporary],
+      [await owner.client.post('/api/files/rename', { id: a.id, name: '.coffer-upload-a.txt' }), temporary],
+      [await owner.client.post('/api/files/folder', { name: '.coffer-trash', parentId: library.folderId }), trash],
+      [await owner.client.post('/api/files/rename', { id: top.id, name: '.coffer-trash' }), trash],
+    ] as const) {
+      expect([res.status, (await json(res)).message]).toEqual([400, message]);
+    }
+    // Below the top, ".coffer-trash" is a name like any other.
+    expect((await owner.client.post('/api/files/folder', { name: '.coffer-trash', parentId: sub.id })).status).toBe(200);
+    expect(fs.readdirSync(root).sort()).toEqual(['Sub', 'top.txt']);
+    expect(fs.readdirSync(path.join(root, 'Sub')).sort()).toEqual(['.coffer-trash', 'a.txt']);
+    await rescan(admin, library.id);
+    expect((await children(owner, sub.id)).map((i) => i.name).sort()).toEqual(['.coffer-trash', 'a.txt']);
   });
 });

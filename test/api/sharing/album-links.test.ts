@@ -124,6 +124,26 @@ describe('album links', () => {
     expect((await o.client.send('PATCH', `/api/albums/${album.id}/link`, { password: 'abc' })).status).toBe(422);
   });
 
+  test('wrong passwords: 10 per album and address, then 429; every attempt is in the audit log, the refused ones too', async () => {
+    const o = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Guarded', ids: [a.id] }));
+    const { link } = await json(await o.client.post(`/api/albums/${album.id}/link`, { password: 'secret-words' }));
+    const guess = () =>
+      fetch(`${link.url}/unlock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ password: 'wrong' }),
+      });
+    const statuses = [];
+    for (let i = 0; i < 12; i++) statuses.push((await guess()).status);
+    expect(statuses).toEqual([...Array(10).fill(401), 429, 429]);
+    const audit = t.server.ctx.services.audit;
+    audit.flush();
+    const failed = audit.list({ action: 'share.unlock_failed', limit: 1000 }).filter((e) => e.targetId === album.id);
+    expect([failed.filter((e) => e.status === 'failure').length, failed.filter((e) => e.status === 'denied').length]).toEqual([10, 2]);
+  });
+
   test('the door: the owner only; a member 403, a sub-user without Share 403, another account 404', async () => {
     const o = await seed.owner(t);
     const a = await photo(o, 'a.jpg');
@@ -196,9 +216,16 @@ describe('album links', () => {
     const sizes = entries.map((e) => e.data.length).sort();
     expect(sizes).toEqual([a.size, b.size, theirs.size].sort());
     expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(1);
-    // HEAD asks without spending a download.
+    // HEAD asks without spending a download, nor is it one in the audit log.
+    const audit = t.server.ctx.services.audit;
+    const audited = () => {
+      audit.flush();
+      return audit.list({ action: 'share.download', limit: 1000 }).filter((e) => e.targetId === album.id).length;
+    };
+    expect(audited()).toBe(1);
     expect((await fetch(`${t.url}/s/album/${token}/zip`, { method: 'HEAD' })).status).toBe(200);
     expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(1);
+    expect(audited()).toBe(1);
     expect((await fetch(`${t.url}/s/album/${token}/zip`)).status).toBe(200);
     // The cap is spent: the ZIP, like the page, is gone.
     expect((await fetch(`${t.url}/s/album/${token}/zip`)).status).toBe(410);

@@ -115,6 +115,24 @@ describe('groups (admin)', () => {
     });
   });
 
+  test('a group administrator adding members spends the member-lookup allowance (each answer tells whether an email has an account): 429 past 30', async () => {
+    const lead = await seed.owner(t);
+    const newcomer = await seed.owner(t);
+    const group = await newGroup();
+    expect(await status(admin.client.post(`/api/admin/groups/${group.id}/members`, { email: lead.email, admin: true }))).toBe(201);
+    const guesses = [];
+    for (let i = 0; i < 30; i++)
+      guesses.push(await status(lead.client.post(`/api/groups/${group.id}/members`, { email: seed.uniqueEmail('guess') })));
+    expect(new Set(guesses)).toEqual(new Set([404]));
+    const limited = await lead.client.post(`/api/groups/${group.id}/members`, { email: newcomer.email });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Sharing with a person spends the same allowance; the admin's console has none.
+    const box = await folder(lead.client, 'Box');
+    expect(await status(lead.client.post(`/api/files/${box.id}/members`, { email: newcomer.email, role: 'viewer' }))).toBe(429);
+    expect(await status(admin.client.post(`/api/admin/groups/${group.id}/members`, { email: newcomer.email }))).toBe(201);
+  });
+
   test('`coffer groups` lists, creates, adds, removes and deletes, and the server sees it at the next request', async () => {
     const owner = await seed.owner(t);
     const a = await seed.owner(t);

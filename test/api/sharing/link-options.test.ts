@@ -135,6 +135,28 @@ describe('link options on POST /api/files/share, GET and PATCH /api/files/share/
     expect((await o.client.get('/api/files/share/links?limit=0')).status).toBe(422);
   });
 
+  test('the link of an item in the trash is listed, changed and removed there (it would work again on a restore)', async () => {
+    const o = await seed.owner(t);
+    const kept = await upload(o.client, 'kept.txt', 'kept');
+    const ended = await upload(o.client, 'ended.txt', 'ended');
+    const keptToken = await shareWith(o.client, kept.id);
+    const endedToken = await shareWith(o.client, ended.id);
+    expect((await o.client.post('/api/files/delete', { ids: [kept.id, ended.id] })).status).toBe(200);
+    expect((await visit(`/s/${endedToken}`, { headers: JSON_ACCEPT })).status).toBe(404);
+    const listed = async () => (await json(await o.client.get('/api/files/share/links'))).links.map((l: any) => l.token);
+    expect(await listed()).toEqual(expect.arrayContaining([keptToken, endedToken]));
+
+    const changed = await o.client.send('PATCH', `/api/files/share/links/${keptToken}`, { maxDownloads: 3 });
+    expect([changed.status, (await json(changed)).maxDownloads]).toEqual([200, 3]);
+    expect((await o.client.post('/api/files/share', { ids: [ended.id], shared: false })).status).toBe(200);
+    expect(await listed()).not.toContain(endedToken);
+
+    expect((await o.client.post('/api/files/trash/restore', { ids: [kept.id, ended.id] })).status).toBe(200);
+    expect(await (await visit(`/s/${keptToken}/file/${kept.id}`)).text()).toBe('kept');
+    expect((await visit(`/s/${endedToken}`, { headers: JSON_ACCEPT })).status).toBe(404);
+    expect((await json(await o.client.get(`/api/files/${ended.id}/info`))).shared).toBe(false);
+  });
+
   test('bad options are clear 4xx; another account’s token is 404; a sub-user without Share gets 403 naming it', async () => {
     const o = await seed.owner(t);
     const file = await upload(o.client, 'one.txt', 'x');
@@ -389,6 +411,39 @@ describe('download caps', () => {
     expect(zip.status).toBe(200);
     await zip.arrayBuffer();
     expect((await visit(`/s/${token}/file/${dir.id}`, { headers: { range: 'bytes=5-' } })).status).toBe(410);
+  });
+
+  test('viewing the page of a picture without a thumbnail spends no download of a capped link: the page shows no original then', async () => {
+    // A 1×1 BMP: browsers show it as it is, no thumbnail is made of it.
+    const bmp = Buffer.alloc(58);
+    bmp.write('BM', 0, 'latin1');
+    for (const [at, value] of [
+      [2, 58],
+      [10, 54],
+      [14, 40],
+      [18, 1],
+      [22, 1],
+      [34, 4],
+    ] as const)
+      bmp.writeUInt32LE(value, at);
+    bmp.writeUInt16LE(1, 26);
+    bmp.writeUInt16LE(24, 28);
+    const file = await upload(owner.client, 'scan.bmp', bmp, { type: 'image/bmp' });
+    const token = await shareWith(owner.client, file.id, { maxDownloads: 1 });
+    // What a browser showing the page fetches: every image and video source in it.
+    const view = async () => {
+      const page = await (await visit(`/s/${token}`, { headers: HTML })).text();
+      for (const [, src] of page.matchAll(/ src="([^"]+)"/g)) await (await visit(src!.replaceAll('&amp;', '&'))).arrayBuffer();
+      return page;
+    };
+    expect(await view()).not.toContain('?inline=1');
+    await view();
+    const [link] = (await json(await owner.client.get('/api/files/share/links'))).links.filter((l: any) => l.token === token);
+    expect(link.downloads).toBe(0);
+    expect(Buffer.from(await (await visit(`/s/${token}/file/${file.id}`)).arrayBuffer())).toEqual(bmp);
+    // Without a cap the page shows the picture as it is.
+    await shareWith(owner.client, file.id, { maxDownloads: null });
+    expect(await view()).toContain(`src="/s/${token}/file/${file.id}?inline=1"`);
   });
 
   test('a ZIP counts once', async () => {

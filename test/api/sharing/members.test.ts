@@ -399,6 +399,23 @@ describe('what members may do', () => {
 });
 
 describe('live events and notifications', () => {
+  test('while the admin has sharing with people off, a member\u2019s open stream hears nothing of the shared folder; on again, it does', async () => {
+    const { owner, root } = await sharedFolder();
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'viewer');
+    const events = await stream(member.client);
+    expect((await admin.client.put('/api/user/people-sharing-config', { enabled: false })).status).toBe(200);
+    try {
+      await upload(owner.client, 'while-off.txt', 'x', { parentId: root.id });
+    } finally {
+      expect((await admin.client.put('/api/user/people-sharing-config', { enabled: true })).status).toBe(200);
+    }
+    // The first upload the stream hears of is the one after the switch came back on.
+    const after = await upload(owner.client, 'after.txt', 'x', { parentId: root.id });
+    expect((await nextOfType(events, 'file.uploaded')).data).toMatchObject({ id: after.id, name: 'after.txt' });
+    await events.close();
+  });
+
   test('a change inside a shared folder reaches the members\u2019 streams, not a stranger\u2019s; nothing outside it does', async () => {
     const { owner, root, outside } = await sharedFolder();
     const member = await seed.owner(t);

@@ -379,4 +379,31 @@ describe('public share pages', () => {
     audit.flush();
     expect(forItem('share.remove')).toHaveLength(1);
   });
+
+  test('a long name cut for the page title never splits a character in two: no replacement character in the title', async () => {
+    // 68 letters, then a character outside the Basic Multilingual Plane (two UTF-16 units) astride the cut at 69.
+    const name = `${'a'.repeat(68)}\u{1F4F7}photo.txt`;
+    const f = await upload(owner.client, name, 'x');
+    const token = tokenOf((await share(owner.client, [f.id]))[f.id]!);
+    const page = await (await anon().get(`/s/${token}`, HTML)).text();
+    expect(/<title>(.*)<\/title>/.exec(page)![1]).toBe(`${'a'.repeat(68)}\u2026`);
+  });
+
+  test('a HEAD downloads nothing: a folder link\u2019s ZIP and a file asked with HEAD are no download in the audit log', async () => {
+    const dir = await folder(owner.client, 'Headed');
+    const f = await upload(owner.client, 'headed.txt', 'headed', { parentId: dir.id });
+    const token = tokenOf((await share(owner.client, [dir.id]))[dir.id]!);
+    for (const path of [`/s/${token}/zip`, `/s/${token}/file/${dir.id}`, `/s/${token}/file/${f.id}`])
+      expect((await fetch(t.url + path, { method: 'HEAD' })).status).toBe(200);
+    const audit = t.server.ctx.services.audit;
+    const downloads = () => {
+      audit.flush();
+      return audit
+        .list({ action: 'share.download', limit: 1000 })
+        .filter((e) => [dir.id, f.id].includes((e.details as { itemId: string }).itemId));
+    };
+    expect(downloads()).toEqual([]);
+    await (await anon().get(`/s/${token}/zip`)).arrayBuffer();
+    expect(downloads()).toHaveLength(1);
+  });
 });

@@ -274,6 +274,30 @@ describe('team folders', () => {
     expect(await status(make(lead.client, 'Again', 100))).toBe(201);
   });
 
+  test('WebDAV: two team folders of one name are both at the root, the newer numbered past the names the account has there', async () => {
+    const member = await seed.owner(t);
+    const name = `Projects ${++counter}`;
+    const ids: string[] = [];
+    for (const prefix of ['First team', 'Second team']) {
+      const res = await admin.client.post('/api/admin/team-folders', {
+        name,
+        groups: [{ groupId: await newGroup(admin, prefix, member), role: 'editor' }],
+      });
+      expect(res.status).toBe(201);
+      ids.push((await json(res)).folderId);
+    }
+    await folder(member.client, `${name} (1)`);
+    const dav = await davLogin(t, member);
+    expect((await dav.list('')).filter((h) => h.startsWith(`/dav/${name}`)).sort()).toEqual(
+      [`/dav/${name}/`, `/dav/${name} (1)/`, `/dav/${name} (2)/`].sort(),
+    );
+    expect(await status(dav.put(`${encodeURIComponent(name)}/a.txt`, 'first'))).toBe(201);
+    expect(await status(dav.put(`${encodeURIComponent(`${name} (2)`)}/b.txt`, 'second'))).toBe(201);
+    const names = async (folderId: string) =>
+      (await json(await member.client.get(`/api/files?parentId=${folderId}`))).map((i: any) => i.name);
+    expect([await names(ids[0]!), await names(ids[1]!)]).toEqual([['a.txt'], ['b.txt']]);
+  });
+
   test('WebDAV: a team folder is at the root as /dav/<name>/ (an own item of that name hides it); viewers read, strangers 404', async () => {
     const s = await scene();
     const dav = await davLogin(t, s.editor);
