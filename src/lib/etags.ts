@@ -9,3 +9,11 @@ export function noneMatchNames(header: string, etag: string): boolean {
     return (tag.startsWith('W/') ? tag.slice(2) : tag) === bare;
   });
 }
+
+/**
+ * Whether a Range is served under If-Range (RFC 9110 13.1.5): without one, or while it names `etag` by strong
+ * comparison. A date never does: a file's modified time is the client's to set (X-OC-Mtime), no strong validator.
+ */
+export function rangeStillApplies(ifRange: string | null, etag: string): boolean {
+  return ifRange === null || ifRange.trim() === etag;
+}

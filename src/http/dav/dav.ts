@@ -287,6 +287,7 @@ async function get(dav: DavService, request: Request, head: boolean): Promise<Re
     ifMatch: header('if-match'),
     ifNoneMatch: header('if-none-match'),
     range: header('range'),
+    ifRange: header('if-range'),
   });
   if (read.kind === 'list') return sharedPage({ ...read.walk, prefix }, head);
   const place = { ...read.walk, prefix };

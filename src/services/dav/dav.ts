@@ -27,7 +27,7 @@ import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
 import { parseRange } from '../../lib/byte-range.ts';
-import { noneMatchNames } from '../../lib/etags.ts';
+import { noneMatchNames, rangeStillApplies } from '../../lib/etags.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
@@ -491,12 +491,12 @@ export class DavService {
 
   /**
    * GET or HEAD in one visit: the walk, then for a file If-None-Match (304) and If-Match (412) before the
-   * download permission (403), then the range (416) and the bytes, read as the API's download is.
+   * download permission (403), then the range (416; none under an If-Range naming older content) and the bytes, read as the API's download is.
    */
   async read(
     caller: Principal,
     path: DavPath,
-    req: { head: boolean; ifMatch: string | null; ifNoneMatch: string | null; range: string | null },
+    req: { head: boolean; ifMatch: string | null; ifNoneMatch: string | null; range: string | null; ifRange: string | null },
   ): Promise<DavRead> {
     const walk = this.walk(caller, path);
     const { principal, target } = walk;
@@ -511,7 +511,8 @@ export class DavService {
     if (req.ifMatch && req.ifMatch.trim() !== '*' && !named(req.ifMatch)) throw new AppError(412, 'If-Match failed: the resource changed');
     this.allow(principal, 'downloads.file');
     if (req.head) return { walk, kind: 'file', item, range: null, body: null };
-    const range = parseRange(req.range, item.size);
+    // A range of content the client no longer holds would be spliced onto its old bytes: the whole file instead.
+    const range = rangeStillApplies(req.ifRange, item.etag) ? parseRange(req.range, item.size) : null;
     if (range === 'unsatisfiable')
       throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${item.size}` });
     return { walk, kind: 'file', item, range, body: await this.d.downloads.openFile(item, range ?? undefined, principal) };
