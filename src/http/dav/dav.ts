@@ -18,7 +18,6 @@ import {
   sharedListReadOnly,
 } from '../../services/dav/dav.ts';
 import { type Principal } from '../../services/identity/principal.ts';
-import { noneMatchNames } from '../../lib/etags.ts';
 import { readBody, readText } from '../body.ts';
 import { inertType } from '../../lib/media-type.ts';
 import { openedFileResponse } from '../download-responses.ts';
@@ -236,45 +235,10 @@ function checkWrite(
   dav.assertUnlocked(principal, res.path, { tokens }, res.href, subtree);
 }
 
-/** Evaluates the precondition headers; returns the lock tokens the `If` header submitted. */
+/** Evaluates the precondition headers (the service's rule, as for every write); returns the lock tokens the `If` header submitted. */
 function checkConditions(dav: DavService, principal: Principal, request: Request, res: Resource, target: DavTarget | null): Set<string> {
-  const etag = res.item?.etag ?? null;
-  const ifMatch = request.headers.get('if-match');
-  if (ifMatch && !(ifMatch.trim() === '*' ? target : etag && ifMatch.split(',').some((t) => t.trim() === etag)))
-    throw new AppError(412, 'If-Match failed: the resource changed');
-  const ifNoneMatch = request.headers.get('if-none-match');
-  if (ifNoneMatch && (ifNoneMatch.trim() === '*' ? target : etag && noneMatchNames(ifNoneMatch, etag)))
-    throw new AppError(412, 'If-None-Match failed: the resource exists');
-  const header = request.headers.get('if');
-  const tokens = new Set<string>();
-  if (!header) return tokens;
-  const lists = parseIf(header);
-  for (const list of lists) for (const c of list.conditions) if (c.token && !c.not) tokens.add(c.token);
-  const holds = (list: IfList) => {
-    let path = res.path;
-    let item = res.item;
-    if (list.tag) {
-      let tagPath: DavPath;
-      try {
-        const tagUrlPath = new URL(list.tag, 'http://x').pathname;
-        tagPath = pathOfUrlPath(doorOf(tagUrlPath, principal), tagUrlPath);
-      } catch {
-        return false;
-      }
-      const t = dav.resolve(principal, tagPath);
-      path = tagPath;
-      item = t?.kind === 'item' ? t.item : null;
-    }
-    return list.conditions.every((c) => {
-      const ok =
-        c.token !== undefined
-          ? dav.locks.covering(principal.accountId, path.key).some((l) => l.token === c.token)
-          : item !== null && item.etag === c.etag;
-      return ok !== c.not;
-    });
-  };
-  if (!lists.some(holds)) throw new AppError(412, 'The If header conditions are not met');
-  return tokens;
+  const caller = requestMeta(request).principal!;
+  return dav.preconditions(caller, principal, res.path, target, conditionsOf(request, caller));
 }
 
 /** GET and HEAD: one visit to the service (walk, 304 / 412 before 403, the bytes); the page or the file's headers written here. */

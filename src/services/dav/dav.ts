@@ -323,6 +323,13 @@ interface PutInput {
   sizeHint?: number;
 }
 
+/** A resource an If header's list is evaluated on: the account whose locks cover it, its path key and its row (null: none there). */
+interface TaggedResource {
+  accountId: string;
+  key: string;
+  row: DavItem | null;
+}
+
 /** What a write proves of the locks on what it touches: the lock tokens the request carried, and the href a 423 names. */
 type LockedBy = LockProof & { href: string };
 
@@ -530,14 +537,17 @@ export class DavService {
     const walk = this.walk(caller, path, { write: 'write' });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (input.refused) throw input.refused;
-    const tokens = this.preconditions(walk.principal, walk.path, walk.target, input.conditions);
+    const tokens = this.preconditions(caller, walk.principal, walk.path, walk.target, input.conditions);
     if (input.malformed) throw input.malformed;
     const { conditions: _, href, refused: __, malformed: ___, ...given } = input;
     return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } }, walk);
   }
 
-  /** Evaluates If-Match (412), If-None-Match (412) and the If header (400 malformed, 412 false) on `path`; returns the lock tokens the If header submitted. */
-  private preconditions(principal: Principal, path: DavPath, target: DavTarget | null, c: DavConditions): Set<string> {
+  /**
+   * Evaluates If-Match (412), If-None-Match (412) and the If header (400 malformed, 412 false) on `path` of the tree
+   * `principal` acts in; a tagged list's path is `caller`'s, placed as a request path is. Returns the lock tokens the If header submitted.
+   */
+  preconditions(caller: Principal, principal: Principal, path: DavPath, target: DavTarget | null, c: DavConditions): Set<string> {
     const item = target?.kind === 'item' ? target.item : null;
     const named = (header: string) => item !== null && header.split(',').some((t) => t.trim() === item.etag);
     if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch)))
@@ -549,18 +559,14 @@ export class DavService {
     if (c.lists.length === 0) return tokens;
     for (const list of c.lists) for (const cond of list.conditions) if (cond.token && !cond.not) tokens.add(cond.token);
     const holds = (list: DavIfList) => {
-      let at = path;
-      let row = item;
-      if (list.tagged) {
-        if (!list.path) return false;
-        const t = this.resolve(principal, list.path);
-        at = list.path;
-        row = t?.kind === 'item' ? t.item : null;
-      }
+      let at: TaggedResource | null = { accountId: principal.accountId, key: path.key, row: item };
+      if (list.tagged) at = list.path && this.tagged(caller, list.path);
+      if (!at) return false;
+      const { accountId, key, row } = at;
       return list.conditions.every((cond) => {
         const ok =
           cond.token !== undefined
-            ? this.d.locks.covering(principal.accountId, at.key).some((l) => l.token === cond.token)
+            ? this.d.locks.covering(accountId, key).some((l) => l.token === cond.token)
             : row !== null && row.etag === cond.etag;
         return ok !== cond.not;
       });
@@ -569,13 +575,27 @@ export class DavService {
     return tokens;
   }
 
+  /** The resource an If header's tag names, placed as a request path is (inside a share or team folder: in its owner's tree); null where it names none. */
+  private tagged(caller: Principal, path: DavPath): TaggedResource | null {
+    let place: DavPlace;
+    try {
+      place = this.place(caller, path);
+    } catch (err) {
+      if (err instanceof AppError) return null;
+      throw err;
+    }
+    if (place.kind === 'list') return { accountId: caller.accountId, key: place.path.key, row: null };
+    const target = this.resolve(place.principal, place.path);
+    return { accountId: place.principal.accountId, key: place.path.key, row: target?.kind === 'item' ? target.item : null };
+  }
+
   /** The walk of a write (a share's role: 403), SHARED_WITH_ME refused, what the door refuses, then the preconditions (412). */
   private enter(caller: Principal, path: DavPath, req: DavWrite, write?: 'write' | 'copy'): Entered {
     const walk = this.walk(caller, path, { write });
     if (walk.kind === 'list') throw sharedListReadOnly();
     const refused = req.refuse?.(walk.target);
     if (refused) throw refused;
-    const tokens = this.preconditions(walk.principal, walk.path, walk.target, req.conditions);
+    const tokens = this.preconditions(caller, walk.principal, walk.path, walk.target, req.conditions);
     return { walk, tokens, href: req.href(walk, walk.target) };
   }
 
@@ -675,7 +695,7 @@ export class DavService {
     const target = walk.target;
     if (!target) throw notFound(Messages.itemNotFound);
     if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
-    const tokens = this.preconditions(walk.principal, walk.path, target, req.conditions);
+    const tokens = this.preconditions(caller, walk.principal, walk.path, target, req.conditions);
     if (op === 'move') this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
     const destHref = req.hrefAt(destPlace, destPlace.path, target.item.type === 'folder');
     this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
