@@ -1092,6 +1092,9 @@ export class DavService {
     const copiedBytes = op === 'copy' ? this.d.properties.usage(source.item.id).bytes - PROPERTY_LIMITS.freeBytesPerItem : 0;
     if (copiedBytes > 0) this.assertPropertyRoom(principal.accountId, copiedBytes);
     if (replaced && !opts.overwrite) throw new AppError(412, 'The destination exists and Overwrite is F');
+    // Trashing the destination would take the source with it: the request could only fail, after a trash and a restore.
+    if (replaced && oneTree && isAncestorPath(dest, source.path))
+      throw forbidden('The destination is a folder holding the source: it cannot be replaced by what is inside it');
     // A file onto a file: the destination stays (id, shares, stars), its content before becomes a version.
     if (replaced?.type === 'file' && source.item.type === 'file') {
       this.allow(principal, 'uploads.replace');

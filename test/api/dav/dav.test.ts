@@ -227,6 +227,27 @@ describe('WebDAV protocol basics', () => {
     expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
   });
 
+  test('COPY or MOVE with Overwrite onto a folder that holds the source is 403 saying so; nothing goes to the trash', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const dest = (p: string) => ({ destination: `${t.url}/dav/${p}`, overwrite: 'T' });
+    await dav.request('MKCOL', 'outer');
+    await dav.request('MKCOL', 'outer/inner');
+    await dav.put('outer/inner/deep.txt', 'deep');
+    for (const [method, from, onto] of [
+      ['MOVE', 'outer/inner/', 'outer/'],
+      ['COPY', 'outer/inner/', 'outer/'],
+      ['MOVE', 'outer/inner/deep.txt', 'outer/'],
+      ['COPY', 'outer/inner/deep.txt', 'outer/inner/'],
+    ] as const) {
+      const res = await dav.request(method, from, { headers: dest(onto) });
+      expect({ method, from, status: res.status }).toEqual({ method, from, status: 403 });
+      expect((await json(res)).message).toBe(`The destination is a folder holding the source: it cannot be replaced by what is inside it`);
+    }
+    expect(await dav.list('outer/inner/')).toEqual(['/dav/outer/inner/', '/dav/outer/inner/deep.txt']);
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
+  });
+
   test('a PUT whose account is disabled, or deleted with its deletion job run, while the bytes arrive is 404 and stores nothing', async () => {
     for (const how of ['disable', 'delete'] as const) {
       const o = await seed.owner(t);
