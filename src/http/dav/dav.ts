@@ -41,6 +41,10 @@ import { type Propfind, propfind, propfindOf, report, reportOf, treeView } from 
 import { DAV, davError, isLive, lockXml, ocIdOf, propXml, statusLine, xmlBody, xmlResponse } from './xml.ts';
 
 const METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK, REPORT';
+
+/** OPTIONS of a WebDAV door, or of the server's root with the methods it serves: Windows and Office want MS-Author-Via. */
+const davOptions = (allow: string) =>
+  new Response(null, { headers: { DAV: '1, 2', 'MS-Author-Via': 'DAV', Allow: allow, 'Content-Length': '0' } });
 /** The paths WebDAV serves, every door. */
 const DAV_PATH = /^\/(dav|remote\.php\/webdav)(\/|$)|^\/remote\.php\/dav\/files\//;
 
@@ -105,6 +109,8 @@ export function davRoutes(ctx: AppContext, limits: Limits) {
     return handle({ request });
   });
   return routes([
+    // Windows' WebClient and Office ask the server's root whatever folder is mapped, and give up without MS-Author-Via.
+    route('OPTIONS /', { handler: () => davOptions('OPTIONS, GET, HEAD') }),
     route('GET /dav', { handler: handle }),
     route('GET /dav/*', { handler: handle }),
     route('ALL /dav', { handler: handle }),
@@ -122,7 +128,7 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   const meta = requestMeta(request);
   const method = request.method.toUpperCase();
   if (method === 'OPTIONS') {
-    return new Response(null, { headers: { DAV: '1, 2', 'MS-Author-Via': 'DAV', Allow: METHODS, 'Content-Length': '0' } });
+    return davOptions(METHODS);
   }
   // A fragment is never part of a request target (RFC 9110 §7.1); acting on the path without it could delete the wrong thing.
   if (request.url.includes('#')) throw badRequest('The request URL must not contain a fragment (#)');

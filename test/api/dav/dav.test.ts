@@ -40,6 +40,20 @@ describe('WebDAV protocol basics', () => {
     expect((await json(anon)).message).toContain('app password');
   });
 
+  test("OPTIONS on the server's root (Windows and Office ask it whatever folder is mapped) answers MS-Author-Via: DAV", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const probes: Record<string, string>[] = [{}, { authorization: dav.authorization }];
+    for (const headers of probes) {
+      const res = await fetch(`${t.url}/`, { method: 'OPTIONS', headers });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ms-author-via')).toBe('DAV');
+      expect(res.headers.get('dav')).toBe('1, 2');
+      expect(res.headers.get('allow')).toBe('OPTIONS, GET, HEAD');
+    }
+    expect((await fetch(`${t.url}/dav/`, { method: 'OPTIONS' })).headers.get('ms-author-via')).toBe('DAV');
+  });
+
   test('PUT, GET with Range and ETag, PROPFIND, MKCOL and a Unicode name round-trip through the same tree the API shows', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
