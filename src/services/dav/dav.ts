@@ -603,6 +603,7 @@ export class DavService {
   mkcolAt(caller: Principal, path: DavPath, req: DavWrite): DavItem {
     const { walk, tokens, href } = this.enter(caller, path, req, 'write');
     this.assertUnlocked(walk.principal, walk.path, { tokens }, href);
+    this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, href);
     return this.mkcol(walk.principal, walk.path);
   }
 
@@ -622,6 +623,7 @@ export class DavService {
       'write',
     );
     this.assertUnlocked(walk.principal, walk.path, { tokens }, href, true);
+    this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, href);
     this.remove(walk.principal, walk.path, (walk.target as { kind: 'item'; item: DavItem }).item);
   }
 
@@ -663,6 +665,7 @@ export class DavService {
   ): Promise<{ lock: DavLock | null; created: boolean }> {
     const { walk, tokens, href } = this.enter(caller, path, req, 'write');
     if ('refresh' in input) return { lock: this.refreshLock(walk.principal, walk.path, tokens, input.refresh), created: false };
+    this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, href, () => !walk.target);
     return this.lock(walk.principal, walk.path, { ...input, href });
   }
 
@@ -696,9 +699,19 @@ export class DavService {
     if (!target) throw notFound(Messages.itemNotFound);
     if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
     const tokens = this.preconditions(caller, walk.principal, walk.path, target, req.conditions);
-    if (op === 'move') this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
+    if (op === 'move') {
+      this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
+      this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target));
+    }
     const destHref = req.hrefAt(destPlace, destPlace.path, target.item.type === 'folder');
     this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
+    this.assertMembersUnlocked(
+      destPlace.principal,
+      destPlace.path,
+      { tokens },
+      destHref,
+      () => !this.find(destPlace.principal, destPlace.path).target,
+    );
     return this.transfer(destPlace.principal, op, { path: walk.path, item: target.item }, destPlace.path, opts, walk.principal);
   }
 
@@ -898,6 +911,17 @@ export class DavService {
   }
 
   /**
+   * 423 when the folder holding `path` has a depth-0 lock the request does not prove and the write adds or removes
+   * `path` (`changes`, asked only then): such a lock guards the folder's members (RFC 4918 §7.5).
+   */
+  private assertMembersUnlocked(principal: Principal, path: DavPath, proof: LockProof, href: string, changes = () => true): void {
+    if (path.segments.length === 0) return;
+    const folderKey = path.key.slice(0, path.key.lastIndexOf('/'));
+    const guards = this.d.locks.covering(principal.accountId, folderKey).filter((l) => l.key === folderKey && l.depth === '0');
+    if (guards.some((l) => !proof.tokens.has(l.token) || l.loginId !== principal.loginId) && changes()) throw locked(href);
+  }
+
+  /**
    * PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through
    * the upload pipeline. `walked`, when given, is what the request's walk found at `path` and above it, in this same turn.
    */
@@ -908,6 +932,7 @@ export class DavService {
     walked?: DavFound,
   ): Promise<{ created: boolean; item: DavItem }> {
     this.assertUnlocked(principal, path, input.lock, input.lock.href);
+    this.assertMembersUnlocked(principal, path, input.lock, input.lock.href, () => !(walked ?? this.find(principal, path)).target);
     return this.putUnlocked(principal, path, input, walked);
   }
 
@@ -990,6 +1015,7 @@ export class DavService {
     input: { declared: number | null; modifiedMs: number | null; sha1?: string; signal?: AbortSignal; lock: LockedBy },
   ): Promise<{ created: boolean; item: DavItem }> {
     this.assertUnlocked(principal, path, input.lock, input.lock.href);
+    this.assertMembersUnlocked(principal, path, input.lock, input.lock.href, () => !this.find(principal, path).target);
     const { declared, lock: _, ...given } = input;
     const upload = await this.d.chunked.assemble(owner, transfer, { principal, declared, sha1: given.sha1 });
     try {

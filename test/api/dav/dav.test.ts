@@ -389,6 +389,40 @@ describe('locks', () => {
     const [file] = (await listAll(o.client, '/api/files')).filter((i: { name: string }) => i.name === 'fresh.txt');
     expect(file.size).toBe(0);
   });
+
+  test("a depth-0 lock on a folder guards its members' names: adding, deleting or moving one out or in needs its token (423), replacing a file's content does not", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const other = await davLogin(t, o, 'second device');
+    await dav.request('MKCOL', 'guarded');
+    await dav.request('MKCOL', 'elsewhere');
+    await dav.put('guarded/in.txt', 'in');
+    await dav.put('elsewhere/out.txt', 'out');
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    const taken = await other.request('LOCK', 'guarded/', { body: lockBody, headers: { depth: '0' } });
+    expect(taken.status).toBe(200);
+    const token = taken.headers.get('lock-token')!.slice(1, -1);
+    const dest = (p: string) => ({ destination: `${t.url}/dav/${p}` });
+    const refused = {
+      'PUT new': await dav.put('guarded/new.txt', 'x'),
+      MKCOL: await dav.request('MKCOL', 'guarded/sub'),
+      DELETE: await dav.request('DELETE', 'guarded/in.txt'),
+      'MOVE out': await dav.request('MOVE', 'guarded/in.txt', { headers: dest('elsewhere/in.txt') }),
+      'MOVE in': await dav.request('MOVE', 'elsewhere/out.txt', { headers: dest('guarded/out.txt') }),
+      'COPY in': await dav.request('COPY', 'elsewhere/out.txt', { headers: dest('guarded/out.txt') }),
+      'LOCK unmapped': await dav.request('LOCK', 'guarded/fresh.txt', { body: lockBody }),
+    };
+    expect(Object.fromEntries(Object.entries(refused).map(([k, r]) => [k, r.status]))).toEqual(
+      Object.fromEntries(Object.keys(refused).map((k) => [k, 423])),
+    );
+    expect((await dav.put('guarded/in.txt', 'new content')).status).toBe(204);
+    const proof = { if: `<${t.url}/dav/guarded/> (<${token}>)` };
+    expect((await other.put('guarded/new.txt', 'x', proof)).status).toBe(201);
+    expect((await other.request('DELETE', 'guarded/new.txt', { headers: proof })).status).toBe(204);
+    expect((await other.request('UNLOCK', 'guarded/', { headers: { 'lock-token': `<${token}>` } })).status).toBe(204);
+    expect(await dav.list('guarded/')).toEqual(['/dav/guarded/', '/dav/guarded/in.txt']);
+    expect(await dav.list('elsewhere/')).toEqual(['/dav/elsewhere/', '/dav/elsewhere/out.txt']);
+  });
 });
 
 describe('app passwords', () => {
