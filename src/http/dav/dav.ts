@@ -255,6 +255,7 @@ async function get(dav: DavService, request: Request, head: boolean): Promise<Re
   const read = await dav.read(meta.principal!, path, {
     head,
     ifMatch: header('if-match'),
+    ifUnmodifiedSince: header('if-unmodified-since'),
     ifNoneMatch: header('if-none-match'),
     range: header('range'),
     ifRange: header('if-range'),
@@ -432,6 +433,7 @@ function hrefFor(prefix: string, urlPath: string): DavHref {
 function conditionsOf(request: Request, principal: Principal): DavConditions {
   const conditions: DavConditions = {
     ifMatch: request.headers.get('if-match'),
+    ifUnmodifiedSince: request.headers.get('if-unmodified-since'),
     ifNoneMatch: request.headers.get('if-none-match'),
     lists: [],
     malformed: null,

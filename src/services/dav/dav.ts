@@ -27,7 +27,7 @@ import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
 import { parseRange } from '../../lib/byte-range.ts';
-import { noneMatchNames, rangeStillApplies } from '../../lib/etags.ts';
+import { modifiedSince, noneMatchNames, rangeStillApplies } from '../../lib/etags.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
@@ -269,6 +269,7 @@ interface DavIfList {
  */
 export interface DavConditions {
   ifMatch: string | null;
+  ifUnmodifiedSince: string | null;
   ifNoneMatch: string | null;
   lists: DavIfList[];
   malformed: AppError | null;
@@ -297,6 +298,9 @@ export type DavRead =
   | { kind: 'folder'; walk: DavWalk; pages: AsyncGenerator<DavEntry[]> | null }
   | { kind: 'not-modified'; walk: DavWalk; item: DavItem }
   | { kind: 'file'; walk: DavWalk; item: DavItem; range: ByteRange | null; body: ReadableStream<Uint8Array> | null };
+
+/** The 412 of an If-Unmodified-Since the resource changed after. */
+const unmodifiedSinceFailed = () => new AppError(412, 'If-Unmodified-Since failed: the resource changed after that date');
 
 /** The answer to a write on SHARED_WITH_ME itself. */
 export const sharedListReadOnly = () =>
@@ -503,7 +507,14 @@ export class DavService {
   async read(
     caller: Principal,
     path: DavPath,
-    req: { head: boolean; ifMatch: string | null; ifNoneMatch: string | null; range: string | null; ifRange: string | null },
+    req: {
+      head: boolean;
+      ifMatch: string | null;
+      ifUnmodifiedSince: string | null;
+      ifNoneMatch: string | null;
+      range: string | null;
+      ifRange: string | null;
+    },
   ): Promise<DavRead> {
     const walk = this.walk(caller, path);
     const { principal, target } = walk;
@@ -516,6 +527,7 @@ export class DavService {
     if (req.ifNoneMatch && (req.ifNoneMatch.trim() === '*' || noneMatchNames(req.ifNoneMatch, item.etag)))
       return { walk, kind: 'not-modified', item };
     if (req.ifMatch && req.ifMatch.trim() !== '*' && !named(req.ifMatch)) throw new AppError(412, 'If-Match failed: the resource changed');
+    if (!req.ifMatch && req.ifUnmodifiedSince && modifiedSince(req.ifUnmodifiedSince, item.modifiedAt)) throw unmodifiedSinceFailed();
     this.allow(principal, 'downloads.file');
     if (req.head) return { walk, kind: 'file', item, range: null, body: null };
     // A range of content the client no longer holds would be spliced onto its old bytes: the whole file instead.
@@ -552,6 +564,7 @@ export class DavService {
     const named = (header: string) => item !== null && header.split(',').some((t) => t.trim() === item.etag);
     if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch)))
       throw new AppError(412, 'If-Match failed: the resource changed');
+    if (!c.ifMatch && c.ifUnmodifiedSince && item && modifiedSince(c.ifUnmodifiedSince, item.modifiedAt)) throw unmodifiedSinceFailed();
     if (c.ifNoneMatch && (c.ifNoneMatch.trim() === '*' ? target : item !== null && noneMatchNames(c.ifNoneMatch, item.etag)))
       throw new AppError(412, 'If-None-Match failed: the resource exists');
     if (c.malformed) throw c.malformed;

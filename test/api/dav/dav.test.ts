@@ -122,6 +122,31 @@ describe('WebDAV protocol basics', () => {
     expect(res.status).toBe(200);
   });
 
+  test('If-Unmodified-Since: a write or GET of a resource modified after the date is 412 and changes nothing; an unreadable date, a new path or an If-Match beside it ignore it', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('dated.txt', 'first', { 'x-oc-mtime': '1700000000' });
+    const lastModified = (await dav.request('HEAD', 'dated.txt')).headers.get('last-modified')!;
+    const before = new Date(Date.parse(lastModified) - 1000).toUTCString();
+    const etag = (await dav.request('HEAD', 'dated.txt')).headers.get('etag')!;
+    for (const [label, res] of [
+      ['PUT', await dav.put('dated.txt', 'lost update', { 'if-unmodified-since': before })],
+      ['DELETE', await dav.request('DELETE', 'dated.txt', { headers: { 'if-unmodified-since': before } })],
+      ['GET', await dav.request('GET', 'dated.txt', { headers: { 'if-unmodified-since': before } })],
+    ] as const) {
+      expect({ label, status: res.status }).toEqual({ label, status: 412 });
+      if (label === 'PUT') expect((await json(res)).message).toContain('If-Unmodified-Since');
+    }
+    expect(await (await dav.request('GET', 'dated.txt')).text()).toBe('first');
+    expect((await dav.put('dated.txt', 'second', { 'if-unmodified-since': 'not a date' })).status).toBe(204);
+    expect((await dav.put('fresh.txt', 'new', { 'if-unmodified-since': before })).status).toBe(201);
+    const now = (await dav.request('HEAD', 'dated.txt')).headers;
+    expect((await dav.put('dated.txt', 'third', { 'if-unmodified-since': now.get('last-modified')! })).status).toBe(204);
+    const current = (await dav.request('HEAD', 'dated.txt')).headers.get('etag')!;
+    expect(current).not.toBe(etag);
+    expect((await dav.put('dated.txt', 'fourth', { 'if-match': current, 'if-unmodified-since': before })).status).toBe(204);
+  });
+
   test('PROPFIND Depth: infinity is 403 with propfind-finite-depth; a malformed body is 400', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
