@@ -330,6 +330,8 @@ export const ROUTES = {
   'POST /api/admin/webhooks/:id/test': admin,
   'POST /api/admin/webhooks/:id/deliveries/:deliveryId/redeliver': admin,
   'DELETE /api/user/dav-locks/:token': owner,
+  // The server's root as Windows and Office probe it before a WebDAV folder: no credentials needed, none read.
+  'OPTIONS /': publicGeneral,
   // WebDAV (every method: OPTIONS, PROPFIND, LOCK, ...).
   'GET /dav': dav,
   'GET /dav/*': dav,

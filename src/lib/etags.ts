@@ -9,3 +9,20 @@ export function noneMatchNames(header: string, etag: string): boolean {
     return (tag.startsWith('W/') ? tag.slice(2) : tag) === bare;
   });
 }
+
+/**
+ * Whether an If-Unmodified-Since date fails for a resource last modified at `modifiedAtMs` (RFC 9110 13.1.4): it
+ * changed after that date, compared in whole seconds as Last-Modified states it; a date that does not parse is ignored.
+ */
+export function modifiedSince(header: string, modifiedAtMs: number): boolean {
+  const since = Date.parse(header);
+  return Number.isFinite(since) && Math.floor(modifiedAtMs / 1000) > Math.floor(since / 1000);
+}
+
+/**
+ * Whether a Range is served under If-Range (RFC 9110 13.1.5): without one, or while it names `etag` by strong
+ * comparison. A date never does: a file's modified time is the client's to set (X-OC-Mtime), no strong validator.
+ */
+export function rangeStillApplies(ifRange: string | null, etag: string): boolean {
+  return ifRange === null || ifRange.trim() === etag;
+}

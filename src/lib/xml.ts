@@ -31,7 +31,9 @@ export class XmlError extends Error {
  */
 export const XML_LIMITS = { elements: 50_000, attributes: 50_000, namespaceDeclarations: 1_000, depth: 400 } as const;
 
-const XML_NS = 'http://www.w3.org/XML/1998/namespace';
+/** The namespace the `xml` prefix is bound to (xml:lang, xml:space), and no other prefix may be. */
+export const XML_NS = 'http://www.w3.org/XML/1998/namespace';
+const XMLNS_NS = 'http://www.w3.org/2000/xmlns/';
 const NAME = /^[A-Za-z_\u00c0-\uffff][\w.\-\u00b7\u00c0-\uffff]*$/;
 // Anything outside the Char production of XML 1.0 (§2.2): controls, lone surrogates, U+FFFE and U+FFFF.
 const NOT_CHAR = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
@@ -189,6 +191,8 @@ export function parseXml(source: string): XmlElement {
         const prefix = k === 'xmlns' ? '' : k.slice(6);
         // Namespaces in XML 1.0: a prefix cannot be bound to the empty name.
         if (prefix && v === '') fail(`empty namespace for prefix ${prefix}`);
+        // §3: xml is bound to its namespace alone, xmlns is never declared (strict parsers such as expat refuse either).
+        if (prefix === 'xmlns' || v === XMLNS_NS || (prefix === 'xml') !== (v === XML_NS)) fail(`reserved namespace or prefix in ${k}`);
         const bound = bindings.get(prefix);
         if (bound) bound.push(v);
         else bindings.set(prefix, [v]);
@@ -249,7 +253,8 @@ export function escapeQuotedXml(text: string): string {
 
 /**
  * Nodes back to text, each element declaring its own namespace as the default (and a prefix per
- * namespaced attribute), so the result stands alone wherever it is placed.
+ * namespaced attribute), so the result stands alone wherever it is placed; the XML namespace keeps its
+ * own `xml` prefix (xml:lang), which nothing may declare.
  */
 export function serializeNodes(nodes: readonly XmlNode[], parentNs = ''): string {
   let out = '';
@@ -258,17 +263,21 @@ export function serializeNodes(nodes: readonly XmlNode[], parentNs = ''): string
       out += escapeXml(node.text);
       continue;
     }
-    let open = node.name;
-    if (node.ns !== parentNs) open += ` xmlns="${escapeXml(node.ns)}"`;
+    const inXml = node.ns === XML_NS;
+    const name = inXml ? `xml:${node.name}` : node.name;
+    let open = name;
+    if (!inXml && node.ns !== parentNs) open += ` xmlns="${escapeXml(node.ns)}"`;
     let n = 0;
     for (const [key, value] of node.attrs) {
       const m = /^\{(.*)\}(.*)$/.exec(key);
-      if (m) {
+      if (m?.[1] === XML_NS) open += ` xml:${m[2]}="${escapeXml(value)}"`;
+      else if (m) {
         open += ` xmlns:a${n}="${escapeXml(m[1]!)}" a${n}:${m[2]}="${escapeXml(value)}"`;
         n++;
       } else open += ` ${key}="${escapeXml(value)}"`;
     }
-    out += node.children.length ? `<${open}>${serializeNodes(node.children, node.ns)}</${node.name}>` : `<${open}/>`;
+    const inner = inXml ? parentNs : node.ns;
+    out += node.children.length ? `<${open}>${serializeNodes(node.children, inner)}</${name}>` : `<${open}/>`;
   }
   return out;
 }

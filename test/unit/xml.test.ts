@@ -22,6 +22,12 @@ describe('lib/xml', () => {
       '<x>&unknown;</x>',
       '<x/><y/>',
       '',
+      // Namespaces in XML §3: reserved prefixes and names, as expat refuses them.
+      '<x xmlns:l="http://www.w3.org/XML/1998/namespace"/>',
+      '<x xmlns="http://www.w3.org/XML/1998/namespace"/>',
+      '<x xmlns:xml="urn:other"/>',
+      '<x xmlns:xmlns="urn:x"/>',
+      '<x xmlns:n="http://www.w3.org/2000/xmlns/"/>',
     ])
       expect(() => parseXml(bad)).toThrow(XmlError);
   });
@@ -35,6 +41,15 @@ describe('lib/xml', () => {
       ['urn:p', 'inner'],
       ['', 'plain'],
     ]);
+  });
+
+  test('xml:lang and other attributes and elements of the XML namespace are written with the xml prefix, which nothing declares', () => {
+    const root = parseXml(
+      '<v xmlns:xml="http://www.w3.org/XML/1998/namespace"><t xml:lang="fr" xml:space="preserve">a<xml:odd>b</xml:odd></t></v>',
+    );
+    const text = serializeNodes(root.children);
+    expect(text).toBe('<t xml:lang="fr" xml:space="preserve">a<xml:odd>b</xml:odd></t>');
+    expect(childElements(parseXml(`<wrap>${text}</wrap>`))[0]!.attrs.get('{http://www.w3.org/XML/1998/namespace}lang')).toBe('fr');
   });
 
   test('a document past a limit (elements, attributes, namespace declarations, depth) is refused as too large', () => {

@@ -42,6 +42,10 @@ import { type Propfind, propfind, propfindOf, report, reportOf, treeView } from 
 import { DAV, davError, isLive, lockXml, ocIdOf, propXml, statusLine, xmlBody, xmlResponse } from './xml.ts';
 
 const METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK, REPORT';
+
+/** OPTIONS of a WebDAV door, or of the server's root with the methods it serves: Windows and Office want MS-Author-Via. */
+const davOptions = (allow: string) =>
+  new Response(null, { headers: { DAV: '1, 2', 'MS-Author-Via': 'DAV', Allow: allow, 'Content-Length': '0' } });
 /** The paths WebDAV serves, every door. */
 const DAV_PATH = /^\/(dav|remote\.php\/webdav)(\/|$)|^\/remote\.php\/dav\/files\//;
 
@@ -106,6 +110,8 @@ export function davRoutes(ctx: AppContext, limits: Limits) {
     return handle({ request });
   });
   return routes([
+    // Windows' WebClient and Office ask the server's root whatever folder is mapped, and give up without MS-Author-Via.
+    route('OPTIONS /', { handler: () => davOptions('OPTIONS, GET, HEAD') }),
     route('GET /dav', { handler: handle }),
     route('GET /dav/*', { handler: handle }),
     route('ALL /dav', { handler: handle }),
@@ -123,7 +129,7 @@ async function serve(dav: DavService, sync: DavSync, request: Request, instanceI
   const meta = requestMeta(request);
   const method = request.method.toUpperCase();
   if (method === 'OPTIONS') {
-    return new Response(null, { headers: { DAV: '1, 2', 'MS-Author-Via': 'DAV', Allow: METHODS, 'Content-Length': '0' } });
+    return davOptions(METHODS);
   }
   // A fragment is never part of a request target (RFC 9110 §7.1); acting on the path without it could delete the wrong thing.
   if (request.url.includes('#')) throw badRequest('The request URL must not contain a fragment (#)');
@@ -231,8 +237,10 @@ async function get(dav: DavService, request: Request, head: boolean): Promise<Re
   const read = await dav.read(meta.principal!, path, {
     head,
     ifMatch: header('if-match'),
+    ifUnmodifiedSince: header('if-unmodified-since'),
     ifNoneMatch: header('if-none-match'),
     range: header('range'),
+    ifRange: header('if-range'),
   });
   if (read.kind === 'list') return sharedPage({ ...read.walk, prefix }, head);
   const place = { ...read.walk, prefix };
@@ -407,6 +415,7 @@ function hrefFor(prefix: string, urlPath: string): DavHref {
 function conditionsOf(request: Request, principal: Principal): DavConditions {
   const conditions: DavConditions = {
     ifMatch: request.headers.get('if-match'),
+    ifUnmodifiedSince: request.headers.get('if-unmodified-since'),
     ifNoneMatch: request.headers.get('if-none-match'),
     lists: [],
     malformed: null,

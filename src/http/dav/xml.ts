@@ -1,5 +1,5 @@
 import { AppError, badRequest } from '../../errors.ts';
-import { childElements, escapeXml, parseXml, type XmlElement, XmlError } from '../../lib/xml.ts';
+import { childElements, escapeXml, parseXml, XML_NS, type XmlElement, XmlError } from '../../lib/xml.ts';
 import { type DavLock } from '../../services/dav/dav-locks.ts';
 import { readText } from '../body.ts';
 
@@ -64,6 +64,8 @@ export const propKey = (ns: string, name: string) => `${ns}\n${name}`;
 /** A property element with its value (or empty), in its own namespace. */
 export function propXml(ns: string, name: string, value = ''): string {
   if (ns === DAV) return value ? `<D:${name}>${value}</D:${name}>` : `<D:${name}/>`;
+  // Only the xml prefix may name the XML namespace: a client parsing with expat refuses a whole answer that binds another.
+  if (ns === XML_NS) return value ? `<xml:${name}>${value}</xml:${name}>` : `<xml:${name}/>`;
   const open = ns ? `x:${name} xmlns:x="${escapeXml(ns)}"` : `${name} xmlns=""`;
   const close = ns ? `x:${name}` : name;
   return value ? `<${open}>${value}</${close}>` : `<${open}/>`;

@@ -27,7 +27,7 @@ import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
 import { parseRange } from '../../lib/byte-range.ts';
-import { noneMatchNames } from '../../lib/etags.ts';
+import { modifiedSince, noneMatchNames, rangeStillApplies } from '../../lib/etags.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
@@ -269,6 +269,7 @@ interface DavIfList {
  */
 export interface DavConditions {
   ifMatch: string | null;
+  ifUnmodifiedSince: string | null;
   ifNoneMatch: string | null;
   lists: DavIfList[];
   malformed: AppError | null;
@@ -297,6 +298,9 @@ export type DavRead =
   | { kind: 'folder'; walk: DavWalk; pages: AsyncGenerator<DavEntry[]> | null }
   | { kind: 'not-modified'; walk: DavWalk; item: DavItem }
   | { kind: 'file'; walk: DavWalk; item: DavItem; range: ByteRange | null; body: ReadableStream<Uint8Array> | null };
+
+/** The 412 of an If-Unmodified-Since the resource changed after. */
+const unmodifiedSinceFailed = () => new AppError(412, 'If-Unmodified-Since failed: the resource changed after that date');
 
 /** The answer to a write on SHARED_WITH_ME itself. */
 export const sharedListReadOnly = () =>
@@ -512,12 +516,19 @@ export class DavService {
 
   /**
    * GET or HEAD in one visit: the walk, then for a file If-None-Match (304) and If-Match (412) before the
-   * download permission (403), then the range (416) and the bytes, read as the API's download is.
+   * download permission (403), then the range (416; none under an If-Range naming older content) and the bytes, read as the API's download is.
    */
   async read(
     caller: Principal,
     path: DavPath,
-    req: { head: boolean; ifMatch: string | null; ifNoneMatch: string | null; range: string | null },
+    req: {
+      head: boolean;
+      ifMatch: string | null;
+      ifUnmodifiedSince: string | null;
+      ifNoneMatch: string | null;
+      range: string | null;
+      ifRange: string | null;
+    },
   ): Promise<DavRead> {
     const walk = this.walk(caller, path);
     const { principal, target } = walk;
@@ -530,9 +541,11 @@ export class DavService {
     if (req.ifNoneMatch && (req.ifNoneMatch.trim() === '*' || noneMatchNames(req.ifNoneMatch, item.etag)))
       return { walk, kind: 'not-modified', item };
     if (req.ifMatch && req.ifMatch.trim() !== '*' && !named(req.ifMatch)) throw new AppError(412, 'If-Match failed: the resource changed');
+    if (!req.ifMatch && req.ifUnmodifiedSince && modifiedSince(req.ifUnmodifiedSince, item.modifiedAt)) throw unmodifiedSinceFailed();
     this.allow(principal, 'downloads.file');
     if (req.head) return { walk, kind: 'file', item, range: null, body: null };
-    const range = parseRange(req.range, item.size);
+    // A range of content the client no longer holds would be spliced onto its old bytes: the whole file instead.
+    const range = rangeStillApplies(req.ifRange, item.etag) ? parseRange(req.range, item.size) : null;
     if (range === 'unsatisfiable')
       throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${item.size}` });
     return { walk, kind: 'file', item, range, body: await this.d.downloads.openFile(item, range ?? undefined, principal) };
@@ -567,6 +580,7 @@ export class DavService {
     const named = (header: string) => item !== null && header.split(',').some((t) => t.trim() === item.etag);
     if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch)))
       throw new AppError(412, 'If-Match failed: the resource changed');
+    if (!c.ifMatch && c.ifUnmodifiedSince && item && modifiedSince(c.ifUnmodifiedSince, item.modifiedAt)) throw unmodifiedSinceFailed();
     if (c.ifNoneMatch && (c.ifNoneMatch.trim() === '*' ? target : item !== null && noneMatchNames(c.ifNoneMatch, item.etag)))
       throw new AppError(412, 'If-None-Match failed: the resource exists');
     if (c.malformed) throw c.malformed;
@@ -612,6 +626,7 @@ export class DavService {
   mkcolAt(caller: Principal, path: DavPath, req: DavWrite): DavItem {
     const { walk, tokens, href } = this.enter(caller, path, req, 'write');
     this.assertUnlocked(walk.principal, walk.path, { tokens }, href);
+    this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, href);
     return this.mkcol(walk.principal, walk.path);
   }
 
@@ -631,6 +646,7 @@ export class DavService {
       'write',
     );
     this.assertUnlocked(walk.principal, walk.path, { tokens }, href, true);
+    this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, href);
     this.remove(walk.principal, walk.path, (walk.target as { kind: 'item'; item: DavItem }).item);
   }
 
@@ -672,6 +688,7 @@ export class DavService {
   ): Promise<{ lock: DavLock | null; created: boolean }> {
     const { walk, tokens, href } = this.enter(caller, path, req, 'write');
     if ('refresh' in input) return { lock: this.refreshLock(walk.principal, walk.path, tokens, input.refresh), created: false };
+    this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, href, () => !walk.target);
     return this.lock(walk.principal, walk.path, { ...input, href });
   }
 
@@ -706,9 +723,19 @@ export class DavService {
     if (!target) throw notFound(Messages.itemNotFound);
     if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
     const tokens = this.preconditions(caller, walk, req.conditions);
-    if (op === 'move') this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
+    if (op === 'move') {
+      this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
+      this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target));
+    }
     const destHref = req.hrefAt(destPlace, destPlace.path, target.item.type === 'folder');
     this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
+    this.assertMembersUnlocked(
+      destPlace.principal,
+      destPlace.path,
+      { tokens },
+      destHref,
+      () => !this.find(destPlace.principal, destPlace.path).target,
+    );
     return this.transfer(destPlace.principal, op, { path: walk.path, item: target.item }, destPlace.path, opts, walk.principal);
   }
 
@@ -913,6 +940,17 @@ export class DavService {
   }
 
   /**
+   * 423 when the folder holding `path` has a depth-0 lock the request does not prove and the write adds or removes
+   * `path` (`changes`, asked only then): such a lock guards the folder's members (RFC 4918 §7.5).
+   */
+  private assertMembersUnlocked(principal: Principal, path: DavPath, proof: LockProof, href: string, changes = () => true): void {
+    if (path.segments.length === 0) return;
+    const folderKey = path.key.slice(0, path.key.lastIndexOf('/'));
+    const guards = this.d.locks.covering(principal.accountId, folderKey).filter((l) => l.key === folderKey && l.depth === '0');
+    if (guards.some((l) => !proof.tokens.has(l.token) || l.loginId !== principal.loginId) && changes()) throw locked(href);
+  }
+
+  /**
    * PUT: new content for a file at `path` (replacing an existing one's content, id kept), streamed through
    * the upload pipeline. `walked`, when given, is what the request's walk found at `path` and above it, in this same turn.
    */
@@ -923,6 +961,7 @@ export class DavService {
     walked?: DavFound,
   ): Promise<{ created: boolean; item: DavItem }> {
     this.assertUnlocked(principal, path, input.lock, input.lock.href);
+    this.assertMembersUnlocked(principal, path, input.lock, input.lock.href, () => !(walked ?? this.find(principal, path)).target);
     return this.putUnlocked(principal, path, input, walked);
   }
 
@@ -1005,6 +1044,7 @@ export class DavService {
     input: { declared: number | null; modifiedMs: number | null; sha1?: string; signal?: AbortSignal; lock: LockedBy },
   ): Promise<{ created: boolean; item: DavItem }> {
     this.assertUnlocked(principal, path, input.lock, input.lock.href);
+    this.assertMembersUnlocked(principal, path, input.lock, input.lock.href, () => !this.find(principal, path).target);
     const { declared, lock: _, ...given } = input;
     const upload = await this.d.chunked.assemble(owner, transfer, { principal, declared, sha1: given.sha1 });
     try {
@@ -1107,6 +1147,9 @@ export class DavService {
     const copiedBytes = op === 'copy' ? this.d.properties.usage(source.item.id).bytes - PROPERTY_LIMITS.freeBytesPerItem : 0;
     if (copiedBytes > 0) this.assertPropertyRoom(principal.accountId, copiedBytes);
     if (replaced && !opts.overwrite) throw new AppError(412, 'The destination exists and Overwrite is F');
+    // Trashing the destination would take the source with it: the request could only fail, after a trash and a restore.
+    if (replaced && oneTree && isAncestorPath(dest, source.path))
+      throw forbidden('The destination is a folder holding the source: it cannot be replaced by what is inside it');
     // A file onto a file: the destination stays (id, shares, stars), its content before becomes a version.
     if (replaced?.type === 'file' && source.item.type === 'file') {
       this.allow(principal, 'uploads.replace');

@@ -226,6 +226,40 @@ describe('WebDAV: Shared with me', () => {
     expect((await downloaded(o.client, file.id)).toString()).toBe('third');
   });
 
+  test('a lock token in a tagged If header (<href> (<token>), as davfs2 and cadaver send it) proves the lock inside a share and a team folder', async () => {
+    const member = await seed.owner(t);
+    const o = await seed.owner(t);
+    const root = await folder(o.client, 'Family');
+    await upload(o.client, 'notes.txt', 'v1', { parentId: root.id });
+    await share(o, root.id, member.email, 'editor');
+    const group = await newGroup(admin, 'Tagged lock crew', member);
+    const team = await admin.client.post('/api/admin/team-folders', {
+      name: 'Crew',
+      quota: null,
+      groups: [{ groupId: group, role: 'editor' }],
+    });
+    expect(team.status).toBe(201);
+    const dav = await davLogin(t, member);
+    expect((await dav.put('Crew/notes.txt', 'v1')).status).toBe(201);
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    for (const at of [`${SHARED}/Family/notes.txt`, 'Crew/notes.txt']) {
+      const taken = await dav.request('LOCK', at, { body: lockBody, headers: { timeout: 'Second-600' } });
+      expect(taken.status).toBe(200);
+      const token = taken.headers.get('lock-token')!.slice(1, -1);
+      const href = `${t.url}/dav/${at}`;
+      expect((await dav.put(at, 'no token')).status).toBe(423);
+      const put = await dav.put(at, 'v2', { if: `<${href}> (<${token}>)` });
+      expect({ at, status: put.status }).toEqual({ at, status: 204 });
+      // A tagged ETag names the resource's current one; a refresh names its lock the same way.
+      const etag = put.headers.get('etag')!;
+      expect((await dav.put(at, 'v3', { if: `<${href}> (<${token}> [${etag}])` })).status).toBe(204);
+      expect((await dav.put(at, 'v4', { if: `<${href}> (<${token}> [${etag}])` })).status).toBe(412);
+      const refreshed = await dav.request('LOCK', at, { headers: { if: `<${href}> (<${token}>)`, timeout: 'Second-300' } });
+      expect(refreshed.status).toBe(200);
+      expect(await dav.request('GET', at).then((r) => r.text())).toBe('v3');
+    }
+  });
+
   // Three runs of the command line, each a process of its own: longer than the default timeout on a loaded machine.
   test('a lock an editor took inside no longer holds the owner out once its access ended elsewhere: sharing turned off, or the member disabled or removed by the command line', async () => {
     const member = await seed.owner(t);

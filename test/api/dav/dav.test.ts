@@ -5,6 +5,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
 import { DavClient, davLogin } from '../../helpers/dav.ts';
 import { heldBody, listAll, SseReader } from '../../helpers/files.ts';
+import { parseXml } from '../../../src/lib/xml.ts';
 import * as seed from '../../helpers/seed.ts';
 
 let t: TestServer;
@@ -37,6 +38,20 @@ describe('WebDAV protocol basics', () => {
     expect(anon.status).toBe(401);
     expect(anon.headers.get('www-authenticate')).toStartWith('Basic realm=');
     expect((await json(anon)).message).toContain('app password');
+  });
+
+  test("OPTIONS on the server's root (Windows and Office ask it whatever folder is mapped) answers MS-Author-Via: DAV", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const probes: Record<string, string>[] = [{}, { authorization: dav.authorization }];
+    for (const headers of probes) {
+      const res = await fetch(`${t.url}/`, { method: 'OPTIONS', headers });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ms-author-via')).toBe('DAV');
+      expect(res.headers.get('dav')).toBe('1, 2');
+      expect(res.headers.get('allow')).toBe('OPTIONS, GET, HEAD');
+    }
+    expect((await fetch(`${t.url}/dav/`, { method: 'OPTIONS' })).headers.get('ms-author-via')).toBe('DAV');
   });
 
   test('PUT, GET with Range and ETag, PROPFIND, MKCOL and a Unicode name round-trip through the same tree the API shows', async () => {
@@ -83,6 +98,55 @@ describe('WebDAV protocol basics', () => {
     expect(again).toMatchObject({ id: file.id, size: 14 });
   });
 
+  test('GET with Range and If-Range: the range while If-Range names the current ETag, else the whole file (a resumed download never splices old and new)', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const first = (await dav.put('resume.txt', 'hello world')).headers.get('etag')!;
+    const ranged = (ifRange: string) => dav.request('GET', 'resume.txt', { headers: { range: 'bytes=6-', 'if-range': ifRange } });
+    let res = await ranged(first);
+    expect(res.status).toBe(206);
+    expect(await res.text()).toBe('world');
+    const second = (await dav.put('resume.txt', 'HELLO THERE, WORLD')).headers.get('etag')!;
+    // The first ETag, a weak tag (If-Range compares strongly) and a date (a modified time clients set) all get the whole file.
+    const lastModified = res.headers.get('last-modified')!;
+    for (const stale of [first, `W/${second}`, lastModified]) {
+      res = await ranged(stale);
+      expect({ stale, status: res.status, range: res.headers.get('content-range') }).toEqual({ stale, status: 200, range: null });
+      expect(await res.text()).toBe('HELLO THERE, WORLD');
+    }
+    res = await ranged(second);
+    expect(res.status).toBe(206);
+    expect(await res.text()).toBe('THERE, WORLD');
+    // A range past the end under a stale If-Range is no 416: the whole file answers it.
+    res = await dav.request('GET', 'resume.txt', { headers: { range: 'bytes=500-', 'if-range': first } });
+    expect(res.status).toBe(200);
+  });
+
+  test('If-Unmodified-Since: a write or GET of a resource modified after the date is 412 and changes nothing; an unreadable date, a new path or an If-Match beside it ignore it', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('dated.txt', 'first', { 'x-oc-mtime': '1700000000' });
+    const lastModified = (await dav.request('HEAD', 'dated.txt')).headers.get('last-modified')!;
+    const before = new Date(Date.parse(lastModified) - 1000).toUTCString();
+    const etag = (await dav.request('HEAD', 'dated.txt')).headers.get('etag')!;
+    for (const [label, res] of [
+      ['PUT', await dav.put('dated.txt', 'lost update', { 'if-unmodified-since': before })],
+      ['DELETE', await dav.request('DELETE', 'dated.txt', { headers: { 'if-unmodified-since': before } })],
+      ['GET', await dav.request('GET', 'dated.txt', { headers: { 'if-unmodified-since': before } })],
+    ] as const) {
+      expect({ label, status: res.status }).toEqual({ label, status: 412 });
+      if (label === 'PUT') expect((await json(res)).message).toContain('If-Unmodified-Since');
+    }
+    expect(await (await dav.request('GET', 'dated.txt')).text()).toBe('first');
+    expect((await dav.put('dated.txt', 'second', { 'if-unmodified-since': 'not a date' })).status).toBe(204);
+    expect((await dav.put('fresh.txt', 'new', { 'if-unmodified-since': before })).status).toBe(201);
+    const now = (await dav.request('HEAD', 'dated.txt')).headers;
+    expect((await dav.put('dated.txt', 'third', { 'if-unmodified-since': now.get('last-modified')! })).status).toBe(204);
+    const current = (await dav.request('HEAD', 'dated.txt')).headers.get('etag')!;
+    expect(current).not.toBe(etag);
+    expect((await dav.put('dated.txt', 'fourth', { 'if-match': current, 'if-unmodified-since': before })).status).toBe(204);
+  });
+
   test('PROPFIND Depth: infinity is 403 with propfind-finite-depth; a malformed body is 400', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
@@ -91,6 +155,36 @@ describe('WebDAV protocol basics', () => {
     expect(await res.text()).toContain('<D:propfind-finite-depth/>');
     expect((await dav.propfind('', '1', '<D:propfind xmlns:D="DAV:"><D:prop>')).status).toBe(400);
     expect((await dav.propfind('', '1', '<!DOCTYPE x [<!ENTITY a "b">]><x/>')).status).toBe(400);
+  });
+
+  test('a dead property or lock owner with xml:lang inside comes back with it, in an answer strict parsers (expat) accept', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('lang.txt', 'x');
+    const value = '<Z:t xml:lang="fr">Bonjour <Z:b xml:space="preserve"> à </Z:b>tous</Z:t>';
+    const patch = await dav.request('PROPPATCH', 'lang.txt', {
+      body: `<D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:z"><D:set><D:prop><Z:title>${value}</Z:title></D:prop></D:set></D:propertyupdate>`,
+    });
+    expect(patch.status).toBe(207);
+    const owner = '<D:owner><D:href xml:lang="en">mailto:me@example.com</D:href></D:owner>';
+    const lockBody = `<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype>${owner}</D:lockinfo>`;
+    expect((await dav.request('LOCK', 'lang.txt', { body: lockBody })).status).toBe(200);
+    for (const body of [
+      undefined,
+      '<D:propfind xmlns:D="DAV:"><D:prop><Z:title xmlns:Z="urn:z"/><D:lockdiscovery/></D:prop></D:propfind>',
+    ]) {
+      const answer = await (await dav.propfind('lang.txt', '0', body)).text();
+      // Binding any prefix but xml to the XML namespace makes the whole answer unreadable to expat (davfs2, cadaver).
+      expect(() => parseXml(answer)).not.toThrow();
+      expect(answer).toContain('<t xmlns="urn:z" xml:lang="fr">Bonjour <b xml:space="preserve"> à </b>tous</t>');
+      expect(answer).toContain('<href xmlns="DAV:" xml:lang="en">mailto:me@example.com</href>');
+    }
+    // A body binding a prefix to the XML namespace is refused as expat refuses it.
+    const bound = await dav.request('PROPPATCH', 'lang.txt', {
+      body: '<D:propertyupdate xmlns:D="DAV:" xmlns:l="http://www.w3.org/XML/1998/namespace"><D:set><D:prop><l:lang/></D:prop></D:set></D:propertyupdate>',
+    });
+    expect(bound.status).toBe(400);
+    expect((await json(bound)).message).toContain('reserved namespace or prefix in xmlns:l');
   });
 
   test('quota properties (RFC 4331) report the account usage and what is left', async () => {
@@ -169,6 +263,27 @@ describe('WebDAV protocol basics', () => {
       service.transfer = transfer;
     }
     expect(await dav.list('kept/')).toEqual(['/dav/kept/', '/dav/kept/mine.txt']);
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
+  });
+
+  test('COPY or MOVE with Overwrite onto a folder that holds the source is 403 saying so; nothing goes to the trash', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const dest = (p: string) => ({ destination: `${t.url}/dav/${p}`, overwrite: 'T' });
+    await dav.request('MKCOL', 'outer');
+    await dav.request('MKCOL', 'outer/inner');
+    await dav.put('outer/inner/deep.txt', 'deep');
+    for (const [method, from, onto] of [
+      ['MOVE', 'outer/inner/', 'outer/'],
+      ['COPY', 'outer/inner/', 'outer/'],
+      ['MOVE', 'outer/inner/deep.txt', 'outer/'],
+      ['COPY', 'outer/inner/deep.txt', 'outer/inner/'],
+    ] as const) {
+      const res = await dav.request(method, from, { headers: dest(onto) });
+      expect({ method, from, status: res.status }).toEqual({ method, from, status: 403 });
+      expect((await json(res)).message).toBe(`The destination is a folder holding the source: it cannot be replaced by what is inside it`);
+    }
+    expect(await dav.list('outer/inner/')).toEqual(['/dav/outer/inner/', '/dav/outer/inner/deep.txt']);
     expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
   });
 
@@ -298,6 +413,40 @@ describe('locks', () => {
     expect(unmapped.status).toBe(201);
     const [file] = (await listAll(o.client, '/api/files')).filter((i: { name: string }) => i.name === 'fresh.txt');
     expect(file.size).toBe(0);
+  });
+
+  test("a depth-0 lock on a folder guards its members' names: adding, deleting or moving one out or in needs its token (423), replacing a file's content does not", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const other = await davLogin(t, o, 'second device');
+    await dav.request('MKCOL', 'guarded');
+    await dav.request('MKCOL', 'elsewhere');
+    await dav.put('guarded/in.txt', 'in');
+    await dav.put('elsewhere/out.txt', 'out');
+    const lockBody = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    const taken = await other.request('LOCK', 'guarded/', { body: lockBody, headers: { depth: '0' } });
+    expect(taken.status).toBe(200);
+    const token = taken.headers.get('lock-token')!.slice(1, -1);
+    const dest = (p: string) => ({ destination: `${t.url}/dav/${p}` });
+    const refused = {
+      'PUT new': await dav.put('guarded/new.txt', 'x'),
+      MKCOL: await dav.request('MKCOL', 'guarded/sub'),
+      DELETE: await dav.request('DELETE', 'guarded/in.txt'),
+      'MOVE out': await dav.request('MOVE', 'guarded/in.txt', { headers: dest('elsewhere/in.txt') }),
+      'MOVE in': await dav.request('MOVE', 'elsewhere/out.txt', { headers: dest('guarded/out.txt') }),
+      'COPY in': await dav.request('COPY', 'elsewhere/out.txt', { headers: dest('guarded/out.txt') }),
+      'LOCK unmapped': await dav.request('LOCK', 'guarded/fresh.txt', { body: lockBody }),
+    };
+    expect(Object.fromEntries(Object.entries(refused).map(([k, r]) => [k, r.status]))).toEqual(
+      Object.fromEntries(Object.keys(refused).map((k) => [k, 423])),
+    );
+    expect((await dav.put('guarded/in.txt', 'new content')).status).toBe(204);
+    const proof = { if: `<${t.url}/dav/guarded/> (<${token}>)` };
+    expect((await other.put('guarded/new.txt', 'x', proof)).status).toBe(201);
+    expect((await other.request('DELETE', 'guarded/new.txt', { headers: proof })).status).toBe(204);
+    expect((await other.request('UNLOCK', 'guarded/', { headers: { 'lock-token': `<${token}>` } })).status).toBe(204);
+    expect(await dav.list('guarded/')).toEqual(['/dav/guarded/', '/dav/guarded/in.txt']);
+    expect(await dav.list('elsewhere/')).toEqual(['/dav/elsewhere/', '/dav/elsewhere/out.txt']);
   });
 });
 
