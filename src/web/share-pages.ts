@@ -30,7 +30,7 @@ td a:hover{text-decoration:underline}
 .kind{width:2rem;color:var(--muted)}.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}.icon{width:20px;height:20px;vertical-align:-4px}
 h1 .icon{width:26px;height:26px;vertical-align:-5px}.num{white-space:nowrap;color:var(--muted)}
 .empty{color:var(--muted);text-align:center;padding:32px}
-.meta{color:var(--muted);margin:8px 0 16px}.preview{display:block;max-width:100%;max-height:80vh;margin:16px auto 0;border-radius:8px;object-fit:contain}video.preview{width:100%;background:#000}
+.meta{color:var(--muted);margin:8px 0 16px;overflow-wrap:anywhere}.preview{display:block;max-width:100%;max-height:80vh;margin:16px auto 0;border-radius:8px;object-fit:contain}video.preview{width:100%;background:#000}
 .pager{margin-top:16px;text-align:right}.pager a{color:var(--accent)}
 form{margin:0}label{display:block;font-weight:600;margin:12px 0 6px}
 input[type=password],input[type=text]{width:100%;max-width:360px;padding:10px;border:1px solid var(--line);border-radius:8px;background:var(--bg);color:var(--fg);font:inherit}

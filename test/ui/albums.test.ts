@@ -194,4 +194,26 @@ describe('albums', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+
+  test('an album named with a long word (no spaces): its name breaks in the page head, Share, Rename and Delete album stay on the screen (desktop, phone)', async () => {
+    const name = `Summer${'0123456789'.repeat(12)}END`;
+    const [photo] = await json(await owner.client.get('/api/files/photos'));
+    const album = (await json(await owner.client.post('/api/albums', { name, ids: [photo.id] }))).album;
+    for (const opts of [{}, { viewport: PHONE, dark: true, touch: true }]) {
+      const { context, page, errors } = await signedInContext(browser, t.url, owner, opts);
+      const width = page.viewportSize()!.width;
+      await page.goto(`/photos/albums/${album.id}`);
+      const title = page.getByRole('heading', { name, level: 1 });
+      await title.waitFor();
+      expect(await title.evaluate((el: any) => el.scrollWidth <= el.clientWidth)).toBe(true);
+      for (const control of [title, button(page, 'Share'), button(page, 'Rename'), button(page, 'Delete album')]) {
+        const box = (await control.boundingBox())!;
+        expect(box.x + box.width).toBeLessThanOrEqual(width);
+      }
+      await screenshot(page, `album-long-name-${opts.dark ? 'dark-phone' : 'light-desktop'}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+    await owner.client.delete(`/api/albums/${album.id}`);
+  });
 });

@@ -80,6 +80,50 @@ describe('Settings → App passwords', () => {
     expect(errors.filter((e) => !e.includes('400'))).toEqual([]);
   });
 
+  test('signed in long ago, by keyboard: the password field takes the focus when asked, Enter there makes the app password, which takes the focus, and Done gives it back to the device name', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    t.server.ctx.db.$client.query('UPDATE sessions SET created_at = created_at - 3600000 WHERE user_id = ?').run(o.id);
+    const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.id ?? null);
+    await page.goto('/settings/app-passwords');
+    await page.getByLabel('Device name').fill('Old session');
+    await page.getByRole('button', { name: 'Create app password' }).focus();
+    await page.keyboard.press('Enter');
+    const password = page.getByLabel('Your password');
+    await password.waitFor();
+    await eventually(async () => expect(await focused()).toBe(await password.getAttribute('id')));
+    await screenshot(page, 'settings-app-passwords-confirm-light-desktop');
+    await page.keyboard.type(o.password);
+    await page.keyboard.press('Enter');
+    const secret = page.getByLabel('New app password');
+    await secret.waitFor();
+    await eventually(async () => expect(await focused()).toBe(await secret.getAttribute('id')));
+    await page.getByRole('button', { name: 'Done' }).focus();
+    await page.keyboard.press('Enter');
+    const name = page.getByLabel('Device name');
+    await name.waitFor();
+    await eventually(async () => expect(await focused()).toBe(await name.getAttribute('id')));
+    expect(errors.filter((e) => !e.includes('400'))).toEqual([]);
+    await context.close();
+  });
+
+  test('signed in long ago, by keyboard: Create app password pressed with a wrong password keeps the focus while the server answers and after it refuses', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    t.server.ctx.db.$client.query('UPDATE sessions SET created_at = created_at - 3600000 WHERE user_id = ?').run(o.id);
+    await page.goto('/settings/app-passwords');
+    await page.getByLabel('Device name').fill('Old session');
+    const create = page.getByRole('button', { name: 'Create app password' });
+    await create.click();
+    await page.getByLabel('Your password').fill('not the password');
+    await create.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').filter({ hasText: 'Current password is incorrect' }).waitFor();
+    expect(await create.evaluate((el: any) => el === el.ownerDocument.activeElement)).toBe(true);
+    expect(errors.filter((e) => !e.includes('400'))).toEqual([]);
+    await context.close();
+  });
+
   test("the owner sees the account's WebDAV locks with who holds them and removes one; a sub-user has no such list", async () => {
     const o = await seed.owner(t);
     const ownerDav = await davLogin(t, o);

@@ -102,6 +102,26 @@ async function openFolder(login: seed.SeededLogin, to = '/files', opts = {}) {
 }
 
 describe('file manager', () => {
+  test('at 390 px, Delete permanently on a long name without spaces asks with the whole name inside the dialog, nothing cut or scrolled sideways', async () => {
+    const o = await seed.owner(t);
+    const name = `${'Holiday_in_Lisbon_with_the_whole_family_'.repeat(3).slice(0, 96)}.txt`;
+    const file = await upload(o.client, name, 'x');
+    await o.client.post('/api/files/delete', { ids: [file.id] });
+    const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE, touch: true });
+    await page.goto('/trash');
+    await row(page, name).getByRole('checkbox').click();
+    await button(page, 'Delete permanently').click();
+    const confirm = page.getByRole('dialog', { name: /permanently\?$/ });
+    await confirm.getByText('This cannot be undone.').waitFor();
+    await screenshot(page, 'trash-delete-long-name-light-390');
+    const body = confirm.locator('.dialog-body');
+    expect(await body.evaluate((el: any) => el.scrollWidth - el.clientWidth)).toBeLessThanOrEqual(0);
+    const box = (await confirm.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('uploads: picker with progress rows, a folder tree with its paths, files dropped from the desktop', async () => {
     const o = await seed.owner(t);
     const { context, page, errors } = await openFolder(o);
@@ -929,6 +949,29 @@ describe('file manager', () => {
     expect(await focused()).toBe(true);
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  test('the command palette shows a long file name without its middle, its end and extension in view, as the list does (desktop, phone)', async () => {
+    const o = await seed.owner(t);
+    const name = `holiday-${'0123456789'.repeat(7)}-final-edit.jpeg`;
+    await upload(o.client, name, 'x');
+    for (const opts of [{}, { viewport: PHONE, dark: true, touch: true }]) {
+      const { context, page, errors } = await openFolder(o, '/files', opts);
+      await row(page, name).waitFor();
+      await page.keyboard.press('Control+k');
+      const palette = page.getByRole('dialog', { name: 'Command palette' });
+      await palette.getByRole('combobox').fill('holiday');
+      const option = palette.getByRole('option', { name });
+      await option.waitFor();
+      const end = option.getByText('edit.jpeg', { exact: false });
+      const [box, endBox] = [(await option.boundingBox())!, (await end.boundingBox())!];
+      expect(endBox.x + endBox.width).toBeLessThanOrEqual(box.x + box.width);
+      expect(await end.evaluate((el: any) => el.scrollWidth <= el.clientWidth)).toBe(true);
+      expect(await option.locator('[title]').getAttribute('title')).toBe(name);
+      await screenshot(page, `palette-long-name-${opts.dark ? 'dark-phone' : 'light-desktop'}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
   });
 
   test('the command palette with nothing matching says so outside its list, which holds options only (axe-core); light and dark', async () => {

@@ -93,6 +93,30 @@ describe('file manager layout at desktop and phone widths', () => {
     }
   });
 
+  test('at 390 px a toast naming a long file without spaces stays on the screen, its words broken, Undo and Dismiss within reach', async () => {
+    const name = `${'Holiday_in_Lisbon_with_the_whole_family_'.repeat(3).slice(0, 96)}.txt`;
+    await upload(o.client, name, 'long');
+    const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE, touch: true });
+    await page.goto('/files');
+    await page
+      .getByRole('row', { name: new RegExp(`^${name.slice(0, 30)}`) })
+      .getByRole('checkbox')
+      .click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const toast = page.getByRole('status').filter({ hasText: 'to the trash' });
+    await toast.waitFor();
+    await screenshot(page, 'layout-toast-long-name-light-390');
+    for (const part of [toast, toast.getByRole('button', { name: 'Undo' }), toast.getByRole('button', { name: 'Dismiss' })]) {
+      const box = (await part.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    }
+    await toast.getByRole('button', { name: 'Undo' }).click();
+    await page.getByRole('row', { name: new RegExp(`^${name.slice(0, 30)}`) }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('at 390 px a shared name keeps room to be read, and its link badge sits beside it, not over it', async () => {
     const owner = await seed.owner(t);
     t.server.ctx.db.$client.query("UPDATE users SET name = 'Maria Fernanda Lopez Hernandez' WHERE id = ?").run(owner.id);

@@ -139,6 +139,51 @@ describe('Nextcloud clients: the browser sign-in', () => {
     await context.close();
   });
 
+  test('signed in long ago: Grant access asks for the password, its field takes the focus, a wrong one is refused and Enter with the right one grants (light, dark at phone width)', async () => {
+    for (const opts of [{}, { viewport: PHONE, dark: true, touch: true }]) {
+      const o = await seed.owner(t);
+      const { context, page, errors } = await signedInContext(browser, t.url, o, opts);
+      t.server.ctx.db.$client.query('UPDATE sessions SET created_at = created_at - 3600000 WHERE user_id = ?').run(o.id);
+      const flow = await startFlow();
+      await page.goto(flow.login);
+      await page.getByRole('button', { name: 'Grant access' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('alert').filter({ hasText: 'Enter your password to make an app password' }).waitFor();
+      const password = page.getByLabel('Your password', { exact: true });
+      await eventually(async () =>
+        expect(await page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe(await password.getAttribute('id')),
+      );
+      await expectAccessible(page, 'the consent page asking for the password');
+      await screenshot(page, `nextcloud-connect-confirm-${opts.dark ? 'dark-phone' : 'light-desktop'}`);
+      await page.keyboard.type('not the password');
+      await page.keyboard.press('Enter');
+      await page.getByRole('alert').filter({ hasText: 'Current password is incorrect' }).waitFor();
+      await password.fill(o.password);
+      await password.press('Enter');
+      await page.getByRole('heading', { name: 'Access granted' }).waitFor();
+      expect((await json(await poll(flow))).loginName).toBe(o.email);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  test('signed in long ago, by keyboard: Grant access pressed with a wrong password keeps the focus while the server answers and after it refuses', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    t.server.ctx.db.$client.query('UPDATE sessions SET created_at = created_at - 3600000 WHERE user_id = ?').run(o.id);
+    const flow = await startFlow();
+    await page.goto(flow.login);
+    const grant = page.getByRole('button', { name: 'Grant access' });
+    await grant.click();
+    await page.getByLabel('Your password', { exact: true }).fill('not the password');
+    await grant.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').filter({ hasText: 'Current password is incorrect' }).waitFor();
+    expect(await grant.evaluate((el: any) => el === el.ownerDocument.activeElement)).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('Admin → Clients shows a Nextcloud client with its platform and version', async () => {
     const o = await seed.owner(t);
     const password = (await json(await o.client.post('/api/user/app-passwords', { name: 'laptop' }))).password as string;

@@ -47,6 +47,22 @@ describe('public pages', () => {
     await context.close();
   });
 
+  test('a folder named with a long word (no spaces): the page stays 390 px wide, the line that names it breaks inside', async () => {
+    const o = await seed.owner(t);
+    const name = `Scans${'0123456789'.repeat(9)}END`;
+    const inbox = await folder(o.client, name);
+    const links = (await json(await o.client.post('/api/files/share', { ids: [inbox.id], shared: true, mode: 'upload' }))).links;
+    const { context, page, errors } = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
+    await page.goto(new URL(links[inbox.id]).pathname);
+    const line = page.getByText(`Files you send go to Owner’s folder ${name}.`);
+    await line.waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBeLessThanOrEqual(0);
+    expect(await line.evaluate((el: any) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    await screenshot(page, 'share-drop-long-name-dark-phone');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('a shared video is a player in the page, muted, with Download beside it (light desktop, dark phone)', async () => {
     const o = await seed.owner(t);
     const clip = await upload(o.client, 'holiday.mp4', new Uint8Array(2048).fill(1), { type: 'video/mp4' });

@@ -161,6 +161,30 @@ describe('sharing with people', () => {
     await owner.context.close();
   });
 
+  test('a notification naming a long file without spaces breaks it inside the dialog, its time in view (desktop light, phone dark)', async () => {
+    const o = await seed.owner(t);
+    const sharer = await seed.owner(t);
+    const name = `${'Z'.repeat(96)}.pdf`;
+    const file = await upload(sharer.client, name, 'x');
+    await sharer.client.post(`/api/files/${file.id}/members`, { email: o.email, role: 'viewer' });
+    for (const opts of [{}, { viewport: PHONE, dark: true, touch: true }]) {
+      const { context, page, errors } = await signedInContext(browser, t.url, o, opts);
+      await page.goto('/files');
+      await page.getByRole('button', { name: /^Notifications/ }).click();
+      const dialog = page.getByRole('dialog', { name: 'Notifications' });
+      const entry = dialog.getByRole('button', { name: /shared/ });
+      await entry.waitFor();
+      await screenshot(page, `notifications-long-name-${opts.dark ? 'dark-phone' : 'light-desktop'}`);
+      const box = (await dialog.boundingBox())!;
+      for (const part of [entry.locator('.notification-text'), entry.getByText('Just now')]) {
+        const b = (await part.boundingBox())!;
+        expect(b.x + b.width).toBeLessThanOrEqual(box.x + box.width);
+      }
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
   test('the People section at phone width in dark', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);

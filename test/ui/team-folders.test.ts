@@ -86,6 +86,23 @@ describe('Admin → Team folders', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+
+  test('a group named with a long word (no spaces): at 390 px the form stays on the screen, Create team folder within reach', async () => {
+    await admin.client.post('/api/admin/groups', { name: `Crew${'0123456789'.repeat(6)}`.slice(0, 64) });
+    const { context, page, errors } = await signedInContext(browser, t.url, admin, { viewport: PHONE, dark: true, touch: true });
+    await page.goto('/admin/team-folders');
+    await page
+      .getByLabel('Group', { exact: true })
+      .getByRole('option', { name: /^Crew0123/ })
+      .waitFor({ state: 'attached' });
+    await screenshot(page, 'admin-team-folders-long-group-dark-phone');
+    for (const control of [page.getByLabel('Group', { exact: true }), page.getByRole('button', { name: 'Create team folder' })]) {
+      const box = (await control.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    }
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });
 
 describe('a team folder\u2019s links and versions in the web app', () => {

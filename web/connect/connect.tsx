@@ -6,7 +6,7 @@ import { navigate } from '../app/router.ts';
 import { profile, signOut } from '../app/session.ts';
 import { Card } from '../signin/signin.tsx';
 import { ConfirmIdentityField, type ConfirmKind, confirmAsked, proofOf } from '../ui/confirm-identity.tsx';
-import { FormError } from '../ui/form.tsx';
+import { FormError, SubmitButton } from '../ui/form.tsx';
 
 type Step =
   | { kind: 'loading' }
@@ -100,16 +100,24 @@ export function ConnectClient({ token }: { token: string }) {
         It can read, change and delete your files as you can. It gets its own app password, listed in Settings → App passwords, where you
         can revoke it at any time. Grant access only if you just started signing in from this app.
       </p>
-      {confirm && <ConfirmIdentityField kind={confirm} value={secret} onValue={setSecret} />}
-      <FormError message={error} />
-      <div class="form-actions">
-        <button type="button" class="button" disabled={busy} onClick={() => void answer(false)}>
-          Cancel
-        </button>
-        <button type="button" class="button primary" disabled={busy} onClick={() => void answer(true)}>
-          Grant access
-        </button>
-      </div>
+      {/* A form, so Enter in the password the server asks for grants access as a sign-in form would. */}
+      <form
+        class="auth-form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void answer(true);
+        }}
+      >
+        {confirm && <ConfirmIdentityField kind={confirm} value={secret} onValue={setSecret} />}
+        <FormError message={error} />
+        <div class="form-actions">
+          <button type="button" class="button" disabled={busy} onClick={() => void answer(false)}>
+            Cancel
+          </button>
+          <SubmitButton busy={busy}>Grant access</SubmitButton>
+        </div>
+      </form>
       <p class="auth-alt">
         Not you?{' '}
         <button type="button" class="button ghost small" disabled={busy} onClick={() => void switchAccount()}>

@@ -12,6 +12,7 @@ import { Dialog } from '../ui/dialog.tsx';
 import { FileIcon, Icon } from '../ui/icons.tsx';
 import { type Command, screenCommands } from './commands.ts';
 import { openShortcuts } from './shortcuts.tsx';
+import { Name } from '../ui/name.tsx';
 
 const isOpen = signal(false);
 export const openPalette = () => {
@@ -122,13 +123,15 @@ function Palette({ close }: { close: () => void }) {
             id={`pal-${e.id}`}
             data-n={n}
             role="option"
+            // A name in two parts would read split in two; the option says it whole.
+            aria-label={e.item ? e.label : undefined}
             aria-selected={n === active}
             class={n === active ? 'active' : ''}
             onMouseMove={() => setActive(n)}
             onClick={() => pick(n)}
           >
             {e.item ? <FileIcon family={familyOf(e.item)} size={20} /> : <Icon name="chevronRight" size={16} />}
-            <span>{e.label}</span>
+            {e.item ? <Name text={e.label} /> : <span>{e.label}</span>}
             {e.keys && <kbd>{e.keys}</kbd>}
           </li>
         ))}

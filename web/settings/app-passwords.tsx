@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api/index.ts';
 import type { AppPassword } from '../../src/contract/accounts.ts';
 import { exactDate, formatDate } from '../app/format.ts';
@@ -6,7 +6,7 @@ import { useLoad } from '../app/load.ts';
 import { isSubUser, profile } from '../app/session.ts';
 import { copyText } from '../ui/copy.ts';
 import { ConfirmIdentityField, type ConfirmKind, confirmAsked, proofOf } from '../ui/confirm-identity.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 import { CredentialList, removeEntry, When } from './credential-list.tsx';
 import { DavLocks } from './dav-locks.tsx';
@@ -16,6 +16,8 @@ const NAME_MAX = 100;
 /** The password just made: shown once, with a way to copy it. */
 function NewPassword({ created, done }: { created: AppPassword & { password: string }; done: () => void }) {
   const field = useRef<HTMLInputElement>(null);
+  // The form that made it is gone: the focus goes to the password (selected, ready to copy), not to the page's start.
+  useEffect(() => field.current?.focus(), []);
   return (
     <div class="new-app-password" role="status">
       <p>
@@ -91,6 +93,14 @@ export function AppPasswords() {
   const [created, setCreated] = useState<(AppPassword & { password: string }) | null>(null);
   const [confirm, setConfirm] = useState<ConfirmKind | null>(null);
   const [secret, setSecret] = useState('');
+  const nameField = useRef<HTMLInputElement>(null);
+  const backToName = useRef(false);
+  // Done removes the new password and its buttons: the focus goes back to the form, on the device name.
+  useEffect(() => {
+    if (created || !backToName.current) return;
+    backToName.current = false;
+    nameField.current?.focus();
+  }, [created]);
 
   const revoke = (p: AppPassword) =>
     removeEntry({
@@ -116,7 +126,13 @@ export function AppPasswords() {
         intro="File managers, rclone and phone apps sign in to WebDAV with an app password, never your own password (which two-step verification would stop anyway). Give each device its own, so you can revoke one without the others."
       >
         {created ? (
-          <NewPassword created={created} done={() => setCreated(null)} />
+          <NewPassword
+            created={created}
+            done={() => {
+              backToName.current = true;
+              setCreated(null);
+            }}
+          />
         ) : (
           <form
             noValidate
@@ -140,14 +156,12 @@ export function AppPasswords() {
             }}
           >
             <Field label="Device name" hint="Where the password goes, so you know which to revoke later.">
-              <input type="text" maxLength={NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+              <input ref={nameField} type="text" maxLength={NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} />
             </Field>
             {confirm && <ConfirmIdentityField kind={confirm} value={secret} onValue={setSecret} />}
             <FormError message={error} />
             <div class="form-actions">
-              <button type="submit" class="button primary" disabled={busy}>
-                Create app password
-              </button>
+              <SubmitButton busy={busy}>Create app password</SubmitButton>
             </div>
           </form>
         )}

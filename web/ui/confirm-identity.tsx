@@ -1,3 +1,4 @@
+import { useEffect, useId } from 'preact/hooks';
 import { ApiError } from '../app/api.ts';
 import { Field, PasswordInput } from './form.tsx';
 
@@ -16,13 +17,16 @@ export const proofOf = (kind: ConfirmKind | null, value: string) =>
 
 /** The field for it, shown once the server has asked (a session signed in more than a few minutes ago). */
 export function ConfirmIdentityField({ kind, value, onValue }: { kind: ConfirmKind; value: string; onValue: (v: string) => void }) {
+  const id = useId();
+  // It appears because the server asked: the focus goes to it, not left on the page's start or a button now busy.
+  useEffect(() => document.getElementById(id)?.focus(), [kind]);
   return kind === 'password' ? (
     <Field label="Your password" hint="An app password signs in to your files for as long as it exists, so Coffer checks it is you first.">
-      <PasswordInput purpose="current" value={value} onValue={onValue} />
+      <PasswordInput purpose="current" id={id} value={value} onValue={onValue} />
     </Field>
   ) : (
     <Field label="Authenticator or backup code" hint="A code from your authenticator app or a backup code: Coffer checks it is you first.">
-      <input autoComplete="one-time-code" required maxLength={9} value={value} onInput={(e) => onValue(e.currentTarget.value)} />
+      <input id={id} autoComplete="one-time-code" required maxLength={9} value={value} onInput={(e) => onValue(e.currentTarget.value)} />
     </Field>
   );
 }

@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals';
 import type { ComponentChildren, VNode } from 'preact';
 import { useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { SubmitButton } from './form.tsx';
 
 interface Open {
   id: number;
@@ -125,18 +126,7 @@ export function FormButtons({
       <button type="button" class="button" onClick={cancel}>
         Cancel
       </button>
-      {/* Only aria-disabled while busy: a disabled button drops the focus of the keyboard that pressed it. A press
-          meanwhile, or Enter in a field (which clicks this button), is stopped here, so nothing is sent twice. */}
-      <button
-        type="submit"
-        class="button primary"
-        aria-disabled={busy || undefined}
-        onClick={(e) => {
-          if (busy) e.preventDefault();
-        }}
-      >
-        {submit}
-      </button>
+      <SubmitButton busy={busy}>{submit}</SubmitButton>
     </div>
   );
 }

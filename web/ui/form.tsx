@@ -91,7 +91,33 @@ export function Field({
   );
 }
 
-/** A refusal next to the form that caused it (the server's message, or the same rule checked first). */
+/**
+ * A form's submit button, only aria-disabled while the server answers: a disabled button drops the focus of the
+ * keyboard that pressed it. A press meanwhile, or Enter in a field (which clicks it), is stopped here, so nothing is sent twice.
+ */
+export function SubmitButton({
+  busy,
+  class: className = 'button primary',
+  children,
+}: {
+  busy: boolean;
+  class?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="submit"
+      class={className}
+      aria-disabled={busy || undefined}
+      onClick={(e) => {
+        if (busy) e.preventDefault();
+      }}
+    >
+      {children}
+    </button>
+  );
+}
+
 /** A select's options from `[value, label]` pairs. */
 export function Options({ choices }: { choices: ReadonlyArray<readonly [string | number, string]> }) {
   return (
@@ -105,6 +131,7 @@ export function Options({ choices }: { choices: ReadonlyArray<readonly [string |
   );
 }
 
+/** A refusal next to the form that caused it (the server's message, or the same rule checked first). */
 export function FormError({ message }: { message: string | null }) {
   const ref = useRef<HTMLParagraphElement>(null);
   // In a long dialog or page the refusal may be below the fold: bring it into view.
