@@ -4,7 +4,7 @@ import type { Transactions } from '../../db/repos/index.ts';
 import type { GroupMemberRow, GroupRow, GroupSource, GroupsRepo } from '../../db/repos/groups.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { badRequest, conflict, forbidden, notFound } from '../../errors.ts';
+import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { iso } from '../files/item-views.ts';
@@ -123,8 +123,10 @@ export class GroupService {
   addMember(actor: GroupActor, id: string, email: string, admin = false): { member: GroupMember } {
     const group = this.manageable(actor, id);
     const account = this.d.users.byEmailKey(email.trim().toLowerCase());
-    const usable = account && account.parentUserId === null && account.deletionRequestedAt === null;
-    if (!usable) throw notFound('No account with this email');
+    // A group administrator learns no more of a disabled account than of an unknown email; the admin may add one.
+    const hidden = account?.disabledAt != null && !isInstanceAdmin(actor);
+    const usable = account && account.parentUserId === null && account.deletionRequestedAt === null && !hidden;
+    if (!usable) throw notFound(Messages.noAccountWithEmail);
     if (admin && !isInstanceAdmin(actor)) throw forbidden('Only the admin makes group administrators.');
     if (!this.d.groups.addMember(id, account.id, admin, this.d.clock.now())) {
       throw conflict(`${account.email} is already a member of ${group.name}.`);

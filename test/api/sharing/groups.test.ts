@@ -115,6 +115,24 @@ describe('groups (admin)', () => {
     });
   });
 
+  test('a group administrator adding a disabled account gets the answer an unknown email gets; the admin still adds it', async () => {
+    const lead = await seed.owner(t);
+    const disabled = await seed.owner(t);
+    const group = await newGroup();
+    expect(await status(admin.client.post(`/api/admin/groups/${group.id}/members`, { email: lead.email, admin: true }))).toBe(201);
+    expect((await admin.client.send('PATCH', `/api/user/${disabled.id}`, { disabled: true })).status).toBe(200);
+
+    const unknown = await lead.client.post(`/api/groups/${group.id}/members`, { email: seed.uniqueEmail('nobody') });
+    const hidden = await lead.client.post(`/api/groups/${group.id}/members`, { email: disabled.email });
+    expect({ status: hidden.status, body: await json(hidden) }).toEqual({ status: unknown.status, body: await json(unknown) });
+    expect(unknown.status).toBe(404);
+    expect((await json(await lead.client.get(`/api/groups/${group.id}`))).members.map((m: any) => m.email)).toEqual([lead.email]);
+
+    const added = await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: disabled.email });
+    expect(added.status).toBe(201);
+    expect((await json(added)).member.accountId).toBe(disabled.id);
+  });
+
   test('a group administrator adding members spends the member-lookup allowance (each answer tells whether an email has an account): 429 past 30', async () => {
     const lead = await seed.owner(t);
     const newcomer = await seed.owner(t);
