@@ -24,6 +24,8 @@ interface GroupDeps {
 
 const GROUP_NOT_FOUND = 'Group not found';
 const NOT_IN_GROUP = 'This account is not a member of this group.';
+const NOT_GROUP_ADMIN =
+  'Only an administrator of this group can see or change its members: ask the admin of this Coffer to make the change, or to make you an administrator of the group.';
 const COMPLETIONS = 10;
 
 const toView = (g: GroupRow): GroupView => ({
@@ -202,7 +204,7 @@ export class GroupService {
     if ('principal' in actor && !actor.principal.isAdmin) {
       const membership = this.d.groups.member(id, actor.principal.accountId);
       if (!membership) throw notFound(GROUP_NOT_FOUND);
-      if (!membership.isAdmin) throw forbidden('Only an administrator of this group can change its members.');
+      if (!membership.isAdmin) throw forbidden(NOT_GROUP_ADMIN);
     }
     return this.require(id);
   }

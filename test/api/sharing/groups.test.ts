@@ -115,6 +115,29 @@ describe('groups (admin)', () => {
     });
   });
 
+  test('GET /api/groups/:id: someone outside the group gets the 404 of a made-up id on every id route; a plain member a 403 saying whom to ask', async () => {
+    const plain = await seed.owner(t);
+    const outsider = await seed.owner(t);
+    const group = await newGroup(plain);
+    const madeUp = 'no-such-group-id-000000';
+    for (const id of [group.id, madeUp]) {
+      for (const res of [
+        await outsider.client.get(`/api/groups/${id}`),
+        await outsider.client.post(`/api/groups/${id}/members`, { email: outsider.email }),
+        await outsider.client.delete(`/api/groups/${id}/members/${plain.id}`),
+        await outsider.client.post(`/api/groups/${id}/team-folders`, { name: 'Ours', quota: 1024 }),
+      ]) {
+        expect({ status: res.status, body: await json(res) }).toEqual({ status: 404, body: { message: 'Group not found' } });
+      }
+    }
+    const refused = await plain.client.get(`/api/groups/${group.id}`);
+    expect(refused.status).toBe(403);
+    expect(await json(refused)).toEqual({
+      message:
+        'Only an administrator of this group can see or change its members: ask the admin of this Coffer to make the change, or to make you an administrator of the group.',
+    });
+  });
+
   test('a group administrator adding a disabled account gets the answer an unknown email gets; the admin still adds it', async () => {
     const lead = await seed.owner(t);
     const disabled = await seed.owner(t);
