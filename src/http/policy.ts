@@ -20,6 +20,8 @@ export interface RoutePolicy {
   desktopOpen?: boolean;
   /** Served on the share base URL's host, which serves nothing else (docs/compatibility.md › Sharing). */
   shareDomain?: boolean;
+  /** Other sites may embed or fetch its answers (a shared picture in a forum post): `Cross-Origin-Resource-Policy: cross-origin`. */
+  embeddable?: boolean;
   /** Message of the admin refusal, where the contract gives one of its own (docs/api.md › Orphaned files). */
   adminMessage?: string;
   /** Opened in a browser tab: its refusals, the guard's included, are an HTML page rather than JSON. */
@@ -44,7 +46,7 @@ const confirmsIdentity = {
   hashesPassword: true,
 } as const satisfies RoutePolicy;
 const signIn = { access: 'public', limit: { limiter: 'auth', key: 'ip+email' }, hashesPassword: true } as const satisfies RoutePolicy;
-const share = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;
+const share = { access: 'public', desktopOpen: true, shareDomain: true, embeddable: true } as const satisfies RoutePolicy;
 // Called by the document server, which has no session: open under desktop-only access (docs/compatibility.md › Operations) and on the
 // share domain, whose origin the document server may be given to reach Coffer.
 const docserverCalls = { access: 'public', desktopOpen: true, shareDomain: true } as const satisfies RoutePolicy;

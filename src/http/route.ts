@@ -4,7 +4,7 @@ import type { Api, ApiBody, ApiKey, PathParams } from '../contract/api.ts';
 import { built } from '../contract/lazy-schema.ts';
 import type { Principal } from '../services/identity/principal.ts';
 import { readJson } from './body.ts';
-import { ROUTES, type RouteKey } from './policy.ts';
+import { ROUTES, type RouteKey, type RoutePolicy } from './policy.ts';
 import { requestMeta } from './request-meta.ts';
 import { validate } from './validate.ts';
 
@@ -113,15 +113,17 @@ export function route<
   B extends z.ZodType<unknown, BodyOf<K>> | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,
 >(key: K, spec: RouteSpec<K, B, Q>): Route {
-  const policy = ROUTES[key];
+  const policy: RoutePolicy = ROUTES[key];
   const [method, path] = key.split(' ') as [string, string];
   const withPrincipal = policy.access !== 'public' && policy.access !== 'dav';
+  const embeddable = policy.embeddable === true;
   // Only what a handler is given: Elysia reads a handler's parameter list (its "sucrose" inference) and,
   // handed the whole context, would build the headers object and parse cookies for every request.
   const run = (c: Pick<Context, 'request' | 'set' | 'server' | 'params' | 'query'>, body: unknown) => {
     const principal = withPrincipal ? requestMeta(c.request).principal : undefined;
     // The guard resolves it for every such policy: missing here is a bug, not a refusal.
     if (withPrincipal && !principal) throw new Error(`${key}: the guard resolved no principal`);
+    if (embeddable) c.set.headers['Cross-Origin-Resource-Policy'] = 'cross-origin';
     let query: unknown;
     const context = {
       request: c.request,

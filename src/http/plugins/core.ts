@@ -18,6 +18,8 @@ function securityHeaders(images: string[] = []): Record<string, string> {
   return {
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
+    // Other sites' pages cannot load the API's answers or a signed-in login's files as images or scripts; share links opt out (RoutePolicy.embeddable).
+    'Cross-Origin-Resource-Policy': 'same-origin',
     'Referrer-Policy': 'no-referrer',
     'Content-Security-Policy': [
       "default-src 'self'",

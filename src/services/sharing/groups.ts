@@ -4,7 +4,7 @@ import type { Transactions } from '../../db/repos/index.ts';
 import type { GroupMemberRow, GroupRow, GroupSource, GroupsRepo } from '../../db/repos/groups.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { badRequest, conflict, forbidden, notFound } from '../../errors.ts';
+import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { iso } from '../files/item-views.ts';
@@ -24,6 +24,8 @@ interface GroupDeps {
 
 const GROUP_NOT_FOUND = 'Group not found';
 const NOT_IN_GROUP = 'This account is not a member of this group.';
+const NOT_GROUP_ADMIN =
+  'Only an administrator of this group can see or change its members: ask the admin of this Coffer to make the change, or to make you an administrator of the group.';
 const COMPLETIONS = 10;
 
 const toView = (g: GroupRow): GroupView => ({
@@ -123,8 +125,10 @@ export class GroupService {
   addMember(actor: GroupActor, id: string, email: string, admin = false): { member: GroupMember } {
     const group = this.manageable(actor, id);
     const account = this.d.users.byEmailKey(email.trim().toLowerCase());
-    const usable = account && account.parentUserId === null && account.deletionRequestedAt === null;
-    if (!usable) throw notFound('No account with this email');
+    // A group administrator learns no more of a disabled account than of an unknown email; the admin may add one.
+    const hidden = account?.disabledAt != null && !isInstanceAdmin(actor);
+    const usable = account && account.parentUserId === null && account.deletionRequestedAt === null && !hidden;
+    if (!usable) throw notFound(Messages.noAccountWithEmail);
     if (admin && !isInstanceAdmin(actor)) throw forbidden('Only the admin makes group administrators.');
     if (!this.d.groups.addMember(id, account.id, admin, this.d.clock.now())) {
       throw conflict(`${account.email} is already a member of ${group.name}.`);
@@ -200,7 +204,7 @@ export class GroupService {
     if ('principal' in actor && !actor.principal.isAdmin) {
       const membership = this.d.groups.member(id, actor.principal.accountId);
       if (!membership) throw notFound(GROUP_NOT_FOUND);
-      if (!membership.isAdmin) throw forbidden('Only an administrator of this group can change its members.');
+      if (!membership.isAdmin) throw forbidden(NOT_GROUP_ADMIN);
     }
     return this.require(id);
   }

@@ -115,6 +115,47 @@ describe('groups (admin)', () => {
     });
   });
 
+  test('GET /api/groups/:id: someone outside the group gets the 404 of a made-up id on every id route; a plain member a 403 saying whom to ask', async () => {
+    const plain = await seed.owner(t);
+    const outsider = await seed.owner(t);
+    const group = await newGroup(plain);
+    const madeUp = 'no-such-group-id-000000';
+    for (const id of [group.id, madeUp]) {
+      for (const res of [
+        await outsider.client.get(`/api/groups/${id}`),
+        await outsider.client.post(`/api/groups/${id}/members`, { email: outsider.email }),
+        await outsider.client.delete(`/api/groups/${id}/members/${plain.id}`),
+        await outsider.client.post(`/api/groups/${id}/team-folders`, { name: 'Ours', quota: 1024 }),
+      ]) {
+        expect({ status: res.status, body: await json(res) }).toEqual({ status: 404, body: { message: 'Group not found' } });
+      }
+    }
+    const refused = await plain.client.get(`/api/groups/${group.id}`);
+    expect(refused.status).toBe(403);
+    expect(await json(refused)).toEqual({
+      message:
+        'Only an administrator of this group can see or change its members: ask the admin of this Coffer to make the change, or to make you an administrator of the group.',
+    });
+  });
+
+  test('a group administrator adding a disabled account gets the answer an unknown email gets; the admin still adds it', async () => {
+    const lead = await seed.owner(t);
+    const disabled = await seed.owner(t);
+    const group = await newGroup();
+    expect(await status(admin.client.post(`/api/admin/groups/${group.id}/members`, { email: lead.email, admin: true }))).toBe(201);
+    expect((await admin.client.send('PATCH', `/api/user/${disabled.id}`, { disabled: true })).status).toBe(200);
+
+    const unknown = await lead.client.post(`/api/groups/${group.id}/members`, { email: seed.uniqueEmail('nobody') });
+    const hidden = await lead.client.post(`/api/groups/${group.id}/members`, { email: disabled.email });
+    expect({ status: hidden.status, body: await json(hidden) }).toEqual({ status: unknown.status, body: await json(unknown) });
+    expect(unknown.status).toBe(404);
+    expect((await json(await lead.client.get(`/api/groups/${group.id}`))).members.map((m: any) => m.email)).toEqual([lead.email]);
+
+    const added = await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: disabled.email });
+    expect(added.status).toBe(201);
+    expect((await json(added)).member.accountId).toBe(disabled.id);
+  });
+
   test('a group administrator adding members spends the member-lookup allowance (each answer tells whether an email has an account): 429 past 30', async () => {
     const lead = await seed.owner(t);
     const newcomer = await seed.owner(t);
