@@ -271,6 +271,8 @@ const ALL_NAMES: PropName[] = ALLPROP.map((name) => ({ ns: DAV, name }));
 class PropfindAnswer {
   /** allprop without include: rows without dead properties (nearly all) take allpropXml. */
   private readonly plainAllprop: boolean;
+  /** The properties allprop's include names: answered 404 where a resource has none, as prop's are (RFC 4918 §9.1). */
+  private readonly included: ReadonlySet<string>;
   /** The files of the rows being written (a batch at a time) that nc:has-preview is true of. */
   private previews: ReadonlySet<string> = new Set();
 
@@ -286,6 +288,7 @@ class PropfindAnswer {
   ) {
     this.principal = view.principal;
     this.plainAllprop = want.kind === 'allprop' && want.include.length === 0;
+    this.included = new Set(want.kind === 'allprop' ? want.include.map((n) => propKey(n.ns, n.name)) : []);
   }
 
   /** Takes what a batch of rows about to be written brought beyond itself (previews, SHA1s); their dead properties by item id. */
@@ -401,7 +404,7 @@ class PropfindAnswer {
               ? this.ncValue(item, ns, name, shared)
               : dead.get(id)?.value;
         if (value === undefined) {
-          if (want.kind === 'prop') missing += propXml(ns, name);
+          if (want.kind === 'prop' || this.included.has(id)) missing += propXml(ns, name);
         } else found += propXml(ns, name, value);
       }
     }

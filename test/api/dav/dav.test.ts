@@ -187,6 +187,22 @@ describe('WebDAV protocol basics', () => {
     expect((await json(bound)).message).toContain('reserved namespace or prefix in xmlns:l');
   });
 
+  test('allprop with include answers an included property the resource lacks in a 404 propstat, as prop does (RFC 4918 §9.1)', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('include.txt', 'x');
+    const body =
+      '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:allprop/><D:include><D:quota-used-bytes/><Z:nothing/></D:include></D:propfind>';
+    const answer = await (await dav.propfind('include.txt', '0', body)).text();
+    const ok = /<D:propstat><D:prop>(.*?)<\/D:prop><D:status>HTTP\/1.1 200 OK/.exec(answer)?.[1] ?? '';
+    expect(ok).toContain('<D:displayname>include.txt</D:displayname>');
+    expect(ok).toContain('<D:quota-used-bytes>');
+    expect(ok).not.toContain('nothing');
+    expect(answer).toContain(
+      '<D:propstat><D:prop><x:nothing xmlns:x="urn:z"/></D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>',
+    );
+  });
+
   test('quota properties (RFC 4331) report the account usage and what is left', async () => {
     const o = await seed.owner(t);
     t.server.ctx.services.users.setStorageLimit(o.id, 1000);
