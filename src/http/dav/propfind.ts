@@ -256,7 +256,7 @@ function permissionsOf(view: TreeView, item: Listed | null, sharedList: boolean)
 }
 
 /** An item's dead properties by propKey. */
-type Dead = Map<string, { ns: string; name: string; value: string }>;
+type Dead = Map<string, { ns: string; name: string; value: string; lang: string | null }>;
 const NO_DEAD: Dead = new Map();
 /** A resource PROPFIND answers for: a listed child, or the target and shared items. */
 type Listed = DavEntry | DavItem;
@@ -397,15 +397,16 @@ class PropfindAnswer {
           if (seen.has(id)) continue;
           seen.add(id);
         }
+        const stored = isLive(ns, name) ? undefined : dead.get(id);
         const value =
           ns === DAV && LIVE.has(name)
             ? this.liveValue(item, key, name, shared)
             : isLive(ns, name)
               ? this.ncValue(item, ns, name, shared)
-              : dead.get(id)?.value;
+              : stored?.value;
         if (value === undefined) {
           if (want.kind === 'prop' || this.included.has(id)) missing += propXml(ns, name);
-        } else found += propXml(ns, name, value);
+        } else found += propXml(ns, name, value, stored?.lang);
       }
     }
     let out = `<D:response><D:href>${escapeXml(href)}</D:href>`;

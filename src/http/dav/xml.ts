@@ -61,12 +61,16 @@ export const ALLPROP_TAIL = `<D:supportedlock>${SUPPORTED_LOCK}</D:supportedlock
 /** A property's identity: names never hold a newline, so the last one separates the two. */
 export const propKey = (ns: string, name: string) => `${ns}\n${name}`;
 
-/** A property element with its value (or empty), in its own namespace. */
-export function propXml(ns: string, name: string, value = ''): string {
-  if (ns === DAV) return value ? `<D:${name}>${value}</D:${name}>` : `<D:${name}/>`;
+/** The xml:lang in scope on an element, given the one in scope on its parent. */
+export const langIn = (el: XmlElement, parentLang: string): string => el.attrs.get(`{${XML_NS}}lang`) ?? parentLang;
+
+/** A property element with its value (or empty) and its xml:lang (a dead property's), in its own namespace. */
+export function propXml(ns: string, name: string, value = '', lang: string | null = null): string {
+  const langAttr = lang ? ` xml:lang="${escapeXml(lang)}"` : '';
+  if (ns === DAV) return value ? `<D:${name}${langAttr}>${value}</D:${name}>` : `<D:${name}${langAttr}/>`;
   // Only the xml prefix may name the XML namespace: a client parsing with expat refuses a whole answer that binds another.
-  if (ns === XML_NS) return value ? `<xml:${name}>${value}</xml:${name}>` : `<xml:${name}/>`;
-  const open = ns ? `x:${name} xmlns:x="${escapeXml(ns)}"` : `${name} xmlns=""`;
+  if (ns === XML_NS) return value ? `<xml:${name}${langAttr}>${value}</xml:${name}>` : `<xml:${name}${langAttr}/>`;
+  const open = (ns ? `x:${name} xmlns:x="${escapeXml(ns)}"` : `${name} xmlns=""`) + langAttr;
   const close = ns ? `x:${name}` : name;
   return value ? `<${open}>${value}</${close}>` : `<${open}/>`;
 }

@@ -128,11 +128,12 @@ function isAncestorPath(ancestor: DavPath, path: DavPath): boolean {
   return path.key.startsWith(`${ancestor.key}/`);
 }
 
-/** A PROPPATCH instruction: set (with the value as XML) or remove one dead property. */
+/** A PROPPATCH instruction: set (with the value as XML and its xml:lang) or remove one dead property. */
 export interface PropPatch {
   ns: string;
   name: string;
   value: string | null;
+  lang: string | null;
 }
 
 export interface DavDeps {
@@ -1214,7 +1215,7 @@ export class DavService {
       const before = this.d.properties.usage(row.id);
       for (const p of patches) {
         if (p.value === null) this.d.properties.remove(row.id, p.ns, p.name);
-        else this.d.properties.set({ itemId: row.id, ns: p.ns, name: p.name, value: p.value });
+        else this.d.properties.set({ itemId: row.id, ns: p.ns, name: p.name, value: p.value, lang: p.lang });
       }
       const after = this.d.properties.usage(row.id);
       // Throwing rolls the transaction back: nothing of the PROPPATCH is kept.

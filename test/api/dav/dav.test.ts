@@ -187,6 +187,35 @@ describe('WebDAV protocol basics', () => {
     expect((await json(bound)).message).toContain('reserved namespace or prefix in xmlns:l');
   });
 
+  test("a dead property's xml:lang, on its element or in scope above it, comes back with it, through COPY too (RFC 4918 §4.3)", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('langs.txt', 'x');
+    const props = '<Z:author xml:lang="en">Ann</Z:author><Z:titel>Hallo</Z:titel><Z:plain xml:lang="">p</Z:plain>';
+    const patch = await dav.request('PROPPATCH', 'langs.txt', {
+      body: `<D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:z"><D:set xml:lang="de"><D:prop>${props}</D:prop></D:set></D:propertyupdate>`,
+    });
+    expect(patch.status).toBe(207);
+    expect((await dav.request('COPY', 'langs.txt', { headers: { destination: `${t.url}/dav/langs-copy.txt` } })).status).toBe(201);
+    const named = '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:prop><Z:author/><Z:titel/><Z:plain/></D:prop></D:propfind>';
+    for (const [path, body] of [
+      ['langs.txt', undefined],
+      ['langs.txt', named],
+      ['langs-copy.txt', named],
+    ] as const) {
+      const answer = await (await dav.propfind(path, '0', body)).text();
+      expect(() => parseXml(answer)).not.toThrow();
+      expect(answer).toContain('<x:author xmlns:x="urn:z" xml:lang="en">Ann</x:author>');
+      expect(answer).toContain('<x:titel xmlns:x="urn:z" xml:lang="de">Hallo</x:titel>');
+      expect(answer).toContain('<x:plain xmlns:x="urn:z">p</x:plain>');
+    }
+    // Set again without one, the property has none.
+    await dav.request('PROPPATCH', 'langs.txt', {
+      body: '<D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:z"><D:set><D:prop><Z:author>Ann</Z:author></D:prop></D:set></D:propertyupdate>',
+    });
+    expect(await (await dav.propfind('langs.txt', '0', named)).text()).toContain('<x:author xmlns:x="urn:z">Ann</x:author>');
+  });
+
   test('allprop with include answers an included property the resource lacks in a 404 propstat, as prop does (RFC 4918 §9.1)', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
