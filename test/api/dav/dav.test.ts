@@ -216,6 +216,31 @@ describe('WebDAV protocol basics', () => {
     expect(await (await dav.propfind('langs.txt', '0', named)).text()).toContain('<x:author xmlns:x="urn:z">Ann</x:author>');
   });
 
+  test('a dead property stored by an earlier version with the XML namespace bound to another prefix comes back as strict parsers accept it', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('former.txt', 'x');
+    const [file] = (await listAll(o.client, '/api/files')).filter((i) => i.name === 'former.txt');
+    const XML = 'http://www.w3.org/XML/1998/namespace';
+    // Exactly as serializeNodes wrote values before the XML namespace kept its own prefix.
+    const former = [
+      ['title', `<t xmlns="urn:z" xmlns:a0="${XML}" a0:lang="fr">Bonjour <b xmlns:a0="${XML}" a0:space="preserve"> à </b>tous</t>`],
+      ['note', `<note xmlns="${XML}"><i xmlns="">n</i></note>`],
+    ];
+    for (const [name, value] of former)
+      t.server.ctx.db.$client
+        .query('INSERT INTO dav_properties (item_id, ns, name, value) VALUES (?, ?, ?, ?)')
+        .run(file!.id, 'urn:z', name!, value!);
+    for (const body of [undefined, '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:prop><Z:title/><Z:note/></D:prop></D:propfind>']) {
+      const answer = await (await dav.propfind('former.txt', '0', body)).text();
+      expect(() => parseXml(answer)).not.toThrow();
+      expect(answer).toContain(
+        '<x:title xmlns:x="urn:z"><t xmlns="urn:z" xml:lang="fr">Bonjour <b xml:space="preserve"> à </b>tous</t></x:title>',
+      );
+      expect(answer).toContain('<x:note xmlns:x="urn:z"><xml:note><i>n</i></xml:note></x:note>');
+    }
+  });
+
   test('allprop with include answers an included property the resource lacks in a 404 propstat, as prop does (RFC 4918 §9.1)', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
