@@ -518,7 +518,8 @@ export async function davErrors(serve: () => Promise<Response>): Promise<Respons
   } catch (err) {
     if (err instanceof StorageLimitError) throw new AppError(507, err.message);
     if (err instanceof AppError && err.extra?.davCondition) {
-      return davError(err.status, String(err.extra.davCondition), err.message);
+      const href = typeof err.extra.href === 'string' ? err.extra.href : undefined;
+      return davError(err.status, String(err.extra.davCondition), err.message, href);
     }
     throw err;
   }

@@ -79,10 +79,12 @@ export function xmlResponse(status: number, body: string, headers: Record<string
   return new Response(XML_HEAD + body, { status, headers: { 'Content-Type': XML_TYPE, ...headers } });
 }
 
-export function davError(status: number, condition: string, message: string): Response {
+/** A DAV:error with its condition element, holding the resource it names (`href`) where RFC 4918 §16 has one. */
+export function davError(status: number, condition: string, message: string, href?: string): Response {
+  const element = href ? `<D:${condition}><D:href>${escapeXml(href)}</D:href></D:${condition}>` : `<D:${condition}/>`;
   return xmlResponse(
     status,
-    `<D:error xmlns:D="DAV:"><D:${condition}/><D:responsedescription>${escapeXml(message)}</D:responsedescription></D:error>`,
+    `<D:error xmlns:D="DAV:">${element}<D:responsedescription>${escapeXml(message)}</D:responsedescription></D:error>`,
   );
 }
 

@@ -50,6 +50,30 @@ describe('lock limits', () => {
   });
 });
 
+describe('what a 423 names (RFC 4918 §16)', () => {
+  test("a LOCK in conflict with another is no-conflicting-lock naming that lock's root; a write without the token names the locked resource", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    expect((await dav.request('MKCOL', 'held')).status).toBe(201);
+    expect((await dav.put('held/a.txt', 'a')).status).toBe(201);
+    await lock(dav, 'held/', 'exclusive');
+    for (const [path, scope] of [
+      ['held/', 'exclusive'],
+      ['held/', 'shared'],
+      ['held/a.txt', 'exclusive'],
+    ] as const) {
+      const res = await dav.request('LOCK', path, { body: lockBody(scope) });
+      expect(res.status).toBe(423);
+      const text = await res.text();
+      expect(text).toContain('<D:no-conflicting-lock><D:href>/dav/held/</D:href></D:no-conflicting-lock>');
+      expect(text).not.toContain('lock token in the If header');
+    }
+    const put = await dav.put('held/a.txt', 'b');
+    expect(put.status).toBe(423);
+    expect(await put.text()).toContain('<D:lock-token-submitted><D:href>/dav/held/a.txt</D:href></D:lock-token-submitted>');
+  });
+});
+
 describe('who may refresh and remove a lock', () => {
   test("only the login that took a lock refreshes it: another login's refresh is 403 and changes nothing", async () => {
     const o = await seed.owner(t);
