@@ -567,6 +567,7 @@ async function lock(dav: DavService, request: Request): Promise<Response> {
       depth: depth === '0' ? ('0' as const) : ('infinity' as const),
       scope: scope as 'exclusive' | 'shared',
       ownerXml: owner ? serializeNodes(owner.children) : '',
+      ownerLang: (owner && langIn(owner, langIn(body, ''))) || null,
       timeoutSeconds: timeout,
     };
   });

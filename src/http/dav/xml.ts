@@ -42,7 +42,7 @@ export const statusLine = (code: number) => `HTTP/1.1 ${code} ${STATUS_TEXT[code
 export function lockXml(lock: DavLock): string {
   return (
     `<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope><D:${lock.scope}/></D:lockscope>` +
-    `<D:depth>${lock.depth === 'infinity' ? 'infinity' : '0'}</D:depth>${lock.ownerXml ? `<D:owner>${lock.ownerXml}</D:owner>` : ''}` +
+    `<D:depth>${lock.depth === 'infinity' ? 'infinity' : '0'}</D:depth>${lock.ownerXml ? `<D:owner${lock.ownerLang ? ` xml:lang="${escapeXml(lock.ownerLang)}"` : ''}>${lock.ownerXml}</D:owner>` : ''}` +
     `<D:timeout>Second-${Math.max(0, Math.round((lock.expiresAt - Date.now()) / 1000))}</D:timeout>` +
     `<D:locktoken><D:href>${escapeXml(lock.token)}</D:href></D:locktoken>` +
     `<D:lockroot><D:href>${escapeXml(lock.href)}</D:href></D:lockroot></D:activelock>`
