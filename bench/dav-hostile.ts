@@ -141,7 +141,7 @@ export async function runDavHostileBench(): Promise<void> {
     const db = openDatabase(dbPath);
     const properties = new DavPropertiesRepo(db.$client);
     db.$client.transaction(() => {
-      for (let i = 0; i < 80_000; i++) properties.set({ itemId: legacy.id, ns: 'urn:x', name: `p${i}`, value: '' });
+      for (let i = 0; i < 80_000; i++) properties.set({ itemId: legacy.id, ns: 'urn:x', name: `p${i}`, value: '', lang: null });
     })();
     db.$client.close();
     for (const [file, figure, label] of [

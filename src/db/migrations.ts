@@ -43,6 +43,7 @@ import m0040 from '../../migrations/0040_auth_generation_app_passwords.sql' with
 import m0041 from '../../migrations/0041_access_generation_libraries.sql' with { type: 'text' };
 import m0042 from '../../migrations/0042_changes_item_row.sql' with { type: 'text' };
 import m0043 from '../../migrations/0043_unusable_mime_types.sql' with { type: 'text' };
+import m0044 from '../../migrations/0044_dav_property_lang.sql' with { type: 'text' };
 
 export interface EmbeddedMigration {
   tag: string;
@@ -121,6 +122,7 @@ export const embeddedMigrations: ReadonlyArray<EmbeddedMigration> = [
   { tag: '0042_changes_item_row', sql: m0042 },
   // Hand-written: file types stored before client-sent types were checked, that no header can carry, become none.
   { tag: '0043_unusable_mime_types', sql: m0043 },
+  { tag: '0044_dav_property_lang', sql: m0044 },
 ];
 
 /** Whether a database whose last migration is `tag` is one this Coffer can open (and upgrade). */

@@ -73,8 +73,10 @@ function decodeEntities(text: string): string {
  * comments and processing instructions. A DOCTYPE is refused (no entity expansion, so no XXE or
  * billion-laughs); malformed input, characters outside XML's, an undeclared prefix or an empty prefixed
  * declaration throw XmlError, and so does a document past XML_LIMITS. Linear in the input's length.
+ * `formerXmlBindings` accepts another prefix (or the default) bound to the XML namespace, as values
+ * stored by earlier versions have (see fromFormerXmlBindings).
  */
-export function parseXml(source: string): XmlElement {
+export function parseXml(source: string, options: { formerXmlBindings?: boolean } = {}): XmlElement {
   let i = 0;
   const s = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
   const stack: Array<{ el: XmlElement; qname: string; declared: string[] }> = [];
@@ -192,7 +194,9 @@ export function parseXml(source: string): XmlElement {
         // Namespaces in XML 1.0: a prefix cannot be bound to the empty name.
         if (prefix && v === '') fail(`empty namespace for prefix ${prefix}`);
         // §3: xml is bound to its namespace alone, xmlns is never declared (strict parsers such as expat refuse either).
-        if (prefix === 'xmlns' || v === XMLNS_NS || (prefix === 'xml') !== (v === XML_NS)) fail(`reserved namespace or prefix in ${k}`);
+        const otherXml = prefix !== 'xml' && v === XML_NS && !options.formerXmlBindings;
+        if (prefix === 'xmlns' || v === XMLNS_NS || (prefix === 'xml' && v !== XML_NS) || otherXml)
+          fail(`reserved namespace or prefix in ${k}`);
         const bound = bindings.get(prefix);
         if (bound) bound.push(v);
         else bindings.set(prefix, [v]);
@@ -280,4 +284,20 @@ export function serializeNodes(nodes: readonly XmlNode[], parentNs = ''): string
     out += node.children.length ? `<${open}>${serializeNodes(node.children, inner)}</${name}>` : `<${open}/>`;
   }
   return out;
+}
+
+/**
+ * Serialized nodes as an earlier Coffer stored them (the XML namespace bound to a made-up prefix, xmlns:a0
+ * and a0:lang, or as an element's default), rewritten as serializeNodes writes them now; others unchanged.
+ */
+export function fromFormerXmlBindings(stored: string): string {
+  // Only a value naming the XML namespace can hold such a binding; the rest (nearly all) are not parsed.
+  if (!stored.includes(XML_NS)) return stored;
+  try {
+    return serializeNodes(parseXml(`<v>${stored}</v>`, { formerXmlBindings: true }).children);
+  } catch (err) {
+    // A value stored before the parser refused some characters is answered as it was, not made a failed listing.
+    if (err instanceof XmlError) return stored;
+    throw err;
+  }
 }

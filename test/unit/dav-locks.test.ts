@@ -12,6 +12,7 @@ const lockOn = (key: string, extra: Partial<Parameters<DavLockService['lock']>[0
   depth: 'infinity' as const,
   scope: 'exclusive' as const,
   ownerXml: '',
+  ownerLang: null,
   timeoutSeconds: 60,
   share: null,
   ...extra,

@@ -3,8 +3,9 @@ import type { davProperties } from '../schema/dav.ts';
 
 export type DavProperty = typeof davProperties.$inferSelect;
 
-/** What a property takes: the UTF-8 bytes of its namespace, name and value. */
-const PROPERTY_BYTES = 'length(CAST(ns AS BLOB)) + length(CAST(name AS BLOB)) + length(CAST(value AS BLOB))';
+/** What a property takes: the UTF-8 bytes of its namespace, name, value and language. */
+const PROPERTY_BYTES =
+  'length(CAST(ns AS BLOB)) + length(CAST(name AS BLOB)) + length(CAST(value AS BLOB)) + coalesce(length(CAST(lang AS BLOB)), 0)';
 
 /** The SQL of WebDAV dead properties (`dav_properties`). */
 export class DavPropertiesRepo {
@@ -15,7 +16,7 @@ export class DavPropertiesRepo {
     if (itemIds.length === 0) return [];
     return this.sqlite
       .query<DavProperty, string[]>(
-        `SELECT item_id AS itemId, ns, name, value FROM dav_properties WHERE item_id IN (${itemIds.map(() => '?').join(',')}) ORDER BY item_id, ns, name`,
+        `SELECT item_id AS itemId, ns, name, value, lang FROM dav_properties WHERE item_id IN (${itemIds.map(() => '?').join(',')}) ORDER BY item_id, ns, name`,
       )
       .all(...itemIds);
   }
@@ -49,8 +50,10 @@ export class DavPropertiesRepo {
 
   set(row: DavProperty): void {
     this.sqlite
-      .query('INSERT INTO dav_properties (item_id, ns, name, value) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value')
-      .run(row.itemId, row.ns, row.name, row.value);
+      .query(
+        'INSERT INTO dav_properties (item_id, ns, name, value, lang) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value, lang = excluded.lang',
+      )
+      .run(row.itemId, row.ns, row.name, row.value, row.lang);
   }
 
   remove(itemId: string, ns: string, name: string): void {
@@ -61,7 +64,7 @@ export class DavPropertiesRepo {
   copy(fromId: string, toId: string): void {
     this.sqlite
       .query(
-        'INSERT OR REPLACE INTO dav_properties (item_id, ns, name, value) SELECT ?, ns, name, value FROM dav_properties WHERE item_id = ?',
+        'INSERT OR REPLACE INTO dav_properties (item_id, ns, name, value, lang) SELECT ?, ns, name, value, lang FROM dav_properties WHERE item_id = ?',
       )
       .run(toId, fromId);
   }

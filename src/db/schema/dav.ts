@@ -25,7 +25,7 @@ export const appPasswords = sqliteTable(
 
 /**
  * WebDAV dead properties (PROPPATCH): one row per item, namespace and name; the value is the XML
- * content as the client sent it, namespaces declared inline. They go with the item when it is purged.
+ * content as the client sent it, namespaces declared inline, and the xml:lang it was sent in. They go with the item when it is purged.
  */
 export const davProperties = sqliteTable(
   'dav_properties',
@@ -36,6 +36,8 @@ export const davProperties = sqliteTable(
     ns: text('ns').notNull(),
     name: text('name').notNull(),
     value: text('value').notNull(),
+    // The xml:lang in scope on the property's element when it was set (RFC 4918 §4.3), null for none.
+    lang: text('lang'),
   },
   (t) => [primaryKey({ columns: [t.itemId, t.ns, t.name] })],
 );

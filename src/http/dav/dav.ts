@@ -39,7 +39,7 @@ import {
   walkTo,
 } from './paths.ts';
 import { type Propfind, propfind, propfindOf, report, reportOf, treeView } from './propfind.ts';
-import { DAV, davError, isLive, lockXml, ocIdOf, propXml, statusLine, xmlBody, xmlResponse } from './xml.ts';
+import { DAV, davError, isLive, langIn, lockXml, ocIdOf, propXml, statusLine, xmlBody, xmlResponse } from './xml.ts';
 
 const METHODS = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK, REPORT';
 
@@ -306,11 +306,21 @@ async function proppatch(dav: DavService, request: Request): Promise<Response> {
     return body;
   });
   const patches: PropPatch[] = [];
+  const rootLang = read.value ? langIn(read.value, '') : '';
   for (const op of read.value ? childElements(read.value, DAV) : []) {
     if (op.name !== 'set' && op.name !== 'remove') continue;
+    const opLang = langIn(op, rootLang);
     for (const prop of childElements(op, DAV, 'prop')) {
+      const propLang = langIn(prop, opLang);
       for (const el of childElements(prop)) {
-        patches.push({ ns: el.ns, name: el.name, value: op.name === 'set' ? serializeNodes(el.children) : null });
+        const set = op.name === 'set';
+        // RFC 4918 §4.3: the xml:lang in scope on a dead property's element is part of it.
+        patches.push({
+          ns: el.ns,
+          name: el.name,
+          value: set ? serializeNodes(el.children) : null,
+          lang: (set && langIn(el, propLang)) || null,
+        });
       }
     }
   }
@@ -508,7 +518,8 @@ export async function davErrors(serve: () => Promise<Response>): Promise<Respons
   } catch (err) {
     if (err instanceof StorageLimitError) throw new AppError(507, err.message);
     if (err instanceof AppError && err.extra?.davCondition) {
-      return davError(err.status, String(err.extra.davCondition), err.message);
+      const href = typeof err.extra.href === 'string' ? err.extra.href : undefined;
+      return davError(err.status, String(err.extra.davCondition), err.message, href);
     }
     throw err;
   }
@@ -556,6 +567,7 @@ async function lock(dav: DavService, request: Request): Promise<Response> {
       depth: depth === '0' ? ('0' as const) : ('infinity' as const),
       scope: scope as 'exclusive' | 'shared',
       ownerXml: owner ? serializeNodes(owner.children) : '',
+      ownerLang: (owner && langIn(owner, langIn(body, ''))) || null,
       timeoutSeconds: timeout,
     };
   });

@@ -256,7 +256,7 @@ function permissionsOf(view: TreeView, item: Listed | null, sharedList: boolean)
 }
 
 /** An item's dead properties by propKey. */
-type Dead = Map<string, { ns: string; name: string; value: string }>;
+type Dead = Map<string, { ns: string; name: string; value: string; lang: string | null }>;
 const NO_DEAD: Dead = new Map();
 /** A resource PROPFIND answers for: a listed child, or the target and shared items. */
 type Listed = DavEntry | DavItem;
@@ -271,6 +271,8 @@ const ALL_NAMES: PropName[] = ALLPROP.map((name) => ({ ns: DAV, name }));
 class PropfindAnswer {
   /** allprop without include: rows without dead properties (nearly all) take allpropXml. */
   private readonly plainAllprop: boolean;
+  /** The properties allprop's include names: answered 404 where a resource has none, as prop's are (RFC 4918 §9.1). */
+  private readonly included: ReadonlySet<string>;
   /** The files of the rows being written (a batch at a time) that nc:has-preview is true of. */
   private previews: ReadonlySet<string> = new Set();
 
@@ -286,6 +288,7 @@ class PropfindAnswer {
   ) {
     this.principal = view.principal;
     this.plainAllprop = want.kind === 'allprop' && want.include.length === 0;
+    this.included = new Set(want.kind === 'allprop' ? want.include.map((n) => propKey(n.ns, n.name)) : []);
   }
 
   /** Takes what a batch of rows about to be written brought beyond itself (previews, SHA1s); their dead properties by item id. */
@@ -394,15 +397,16 @@ class PropfindAnswer {
           if (seen.has(id)) continue;
           seen.add(id);
         }
+        const stored = isLive(ns, name) ? undefined : dead.get(id);
         const value =
           ns === DAV && LIVE.has(name)
             ? this.liveValue(item, key, name, shared)
             : isLive(ns, name)
               ? this.ncValue(item, ns, name, shared)
-              : dead.get(id)?.value;
+              : stored?.value;
         if (value === undefined) {
-          if (want.kind === 'prop') missing += propXml(ns, name);
-        } else found += propXml(ns, name, value);
+          if (want.kind === 'prop' || this.included.has(id)) missing += propXml(ns, name);
+        } else found += propXml(ns, name, value, stored?.lang);
       }
     }
     let out = `<D:response><D:href>${escapeXml(href)}</D:href>`;

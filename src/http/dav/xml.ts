@@ -42,7 +42,7 @@ export const statusLine = (code: number) => `HTTP/1.1 ${code} ${STATUS_TEXT[code
 export function lockXml(lock: DavLock): string {
   return (
     `<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope><D:${lock.scope}/></D:lockscope>` +
-    `<D:depth>${lock.depth === 'infinity' ? 'infinity' : '0'}</D:depth>${lock.ownerXml ? `<D:owner>${lock.ownerXml}</D:owner>` : ''}` +
+    `<D:depth>${lock.depth === 'infinity' ? 'infinity' : '0'}</D:depth>${lock.ownerXml ? `<D:owner${lock.ownerLang ? ` xml:lang="${escapeXml(lock.ownerLang)}"` : ''}>${lock.ownerXml}</D:owner>` : ''}` +
     `<D:timeout>Second-${Math.max(0, Math.round((lock.expiresAt - Date.now()) / 1000))}</D:timeout>` +
     `<D:locktoken><D:href>${escapeXml(lock.token)}</D:href></D:locktoken>` +
     `<D:lockroot><D:href>${escapeXml(lock.href)}</D:href></D:lockroot></D:activelock>`
@@ -61,12 +61,16 @@ export const ALLPROP_TAIL = `<D:supportedlock>${SUPPORTED_LOCK}</D:supportedlock
 /** A property's identity: names never hold a newline, so the last one separates the two. */
 export const propKey = (ns: string, name: string) => `${ns}\n${name}`;
 
-/** A property element with its value (or empty), in its own namespace. */
-export function propXml(ns: string, name: string, value = ''): string {
-  if (ns === DAV) return value ? `<D:${name}>${value}</D:${name}>` : `<D:${name}/>`;
+/** The xml:lang in scope on an element, given the one in scope on its parent. */
+export const langIn = (el: XmlElement, parentLang: string): string => el.attrs.get(`{${XML_NS}}lang`) ?? parentLang;
+
+/** A property element with its value (or empty) and its xml:lang (a dead property's), in its own namespace. */
+export function propXml(ns: string, name: string, value = '', lang: string | null = null): string {
+  const langAttr = lang ? ` xml:lang="${escapeXml(lang)}"` : '';
+  if (ns === DAV) return value ? `<D:${name}${langAttr}>${value}</D:${name}>` : `<D:${name}${langAttr}/>`;
   // Only the xml prefix may name the XML namespace: a client parsing with expat refuses a whole answer that binds another.
-  if (ns === XML_NS) return value ? `<xml:${name}>${value}</xml:${name}>` : `<xml:${name}/>`;
-  const open = ns ? `x:${name} xmlns:x="${escapeXml(ns)}"` : `${name} xmlns=""`;
+  if (ns === XML_NS) return value ? `<xml:${name}${langAttr}>${value}</xml:${name}>` : `<xml:${name}${langAttr}/>`;
+  const open = (ns ? `x:${name} xmlns:x="${escapeXml(ns)}"` : `${name} xmlns=""`) + langAttr;
   const close = ns ? `x:${name}` : name;
   return value ? `<${open}>${value}</${close}>` : `<${open}/>`;
 }
@@ -75,10 +79,12 @@ export function xmlResponse(status: number, body: string, headers: Record<string
   return new Response(XML_HEAD + body, { status, headers: { 'Content-Type': XML_TYPE, ...headers } });
 }
 
-export function davError(status: number, condition: string, message: string): Response {
+/** A DAV:error with its condition element, holding the resource it names (`href`) where RFC 4918 §16 has one. */
+export function davError(status: number, condition: string, message: string, href?: string): Response {
+  const element = href ? `<D:${condition}><D:href>${escapeXml(href)}</D:href></D:${condition}>` : `<D:${condition}/>`;
   return xmlResponse(
     status,
-    `<D:error xmlns:D="DAV:"><D:${condition}/><D:responsedescription>${escapeXml(message)}</D:responsedescription></D:error>`,
+    `<D:error xmlns:D="DAV:">${element}<D:responsedescription>${escapeXml(message)}</D:responsedescription></D:error>`,
   );
 }
 

@@ -20,6 +20,8 @@ export interface DavLock {
   scope: 'exclusive' | 'shared';
   /** The `owner` element the client sent, as XML, returned in lock discovery. */
   ownerXml: string;
+  /** The xml:lang in scope on that element, returned on it (RFC 4918 §4.3); null for none. */
+  ownerLang: string | null;
   timeoutSeconds: number;
   expiresAt: number;
 }
@@ -135,10 +137,16 @@ export class DavLockService {
 
   /** A new lock, unless it conflicts (an exclusive lock shares with nothing, shared locks with each other) or a limit is reached. */
   lock(input: Omit<DavLock, 'token' | 'expiresAt'>): DavLock {
-    if (Buffer.byteLength(input.ownerXml) > MAX_LOCK_OWNER_BYTES)
+    if (Buffer.byteLength(input.ownerXml) + Buffer.byteLength(input.ownerLang ?? '') > MAX_LOCK_OWNER_BYTES)
       throw badRequest(`The lock's owner element is over ${MAX_LOCK_OWNER_BYTES} bytes; send a shorter one (a name or an address)`);
     const overlapping = input.depth === 'infinity' ? this.affecting(input.accountId, input.key) : this.covering(input.accountId, input.key);
-    if (overlapping.some((l) => l.scope === 'exclusive' || input.scope === 'exclusive')) throw locked(input.href);
+    const conflict = overlapping.find((l) => l.scope === 'exclusive' || input.scope === 'exclusive');
+    // RFC 4918 §9.10.6: no token makes a conflicting lock compatible, so the answer names the lock in the way, not a token to send.
+    if (conflict)
+      throw new AppError(423, 'The resource is already locked by a lock this one conflicts with (see its lockdiscovery)', {
+        davCondition: 'no-conflicting-lock',
+        href: conflict.href,
+      });
     if (this.at(input.accountId, input.key).length >= MAX_LOCKS_PER_PATH)
       throw new AppError(423, `This resource has ${MAX_LOCKS_PER_PATH} locks, the most it takes; release one (UNLOCK) first`, {
         davCondition: 'no-conflicting-lock',

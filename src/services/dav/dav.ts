@@ -22,7 +22,7 @@ import type { QuotaService, Usage } from '../files/quota.ts';
 import type { TrashService } from '../files/trash.ts';
 import type { UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
-import { escapeXml } from '../../lib/xml.ts';
+import { escapeXml, fromFormerXmlBindings } from '../../lib/xml.ts';
 import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
@@ -128,11 +128,12 @@ function isAncestorPath(ancestor: DavPath, path: DavPath): boolean {
   return path.key.startsWith(`${ancestor.key}/`);
 }
 
-/** A PROPPATCH instruction: set (with the value as XML) or remove one dead property. */
+/** A PROPPATCH instruction: set (with the value as XML and its xml:lang) or remove one dead property. */
 export interface PropPatch {
   ns: string;
   name: string;
   value: string | null;
+  lang: string | null;
 }
 
 export interface DavDeps {
@@ -819,6 +820,7 @@ export class DavService {
     if (needs.dead) {
       const ids = rows.filter((r) => !('hasProperties' in r) || r.hasProperties).map((r) => r.id);
       for (const p of ids.length ? this.d.properties.ofItems(ids) : []) {
+        p.value = fromFormerXmlBindings(p.value);
         const list = dead.get(p.itemId);
         if (list) list.push(p);
         else dead.set(p.itemId, [p]);
@@ -1214,7 +1216,7 @@ export class DavService {
       const before = this.d.properties.usage(row.id);
       for (const p of patches) {
         if (p.value === null) this.d.properties.remove(row.id, p.ns, p.name);
-        else this.d.properties.set({ itemId: row.id, ns: p.ns, name: p.name, value: p.value });
+        else this.d.properties.set({ itemId: row.id, ns: p.ns, name: p.name, value: p.value, lang: p.lang });
       }
       const after = this.d.properties.usage(row.id);
       // Throwing rolls the transaction back: nothing of the PROPPATCH is kept.

@@ -50,6 +50,53 @@ describe('lock limits', () => {
   });
 });
 
+describe('what a 423 names (RFC 4918 §16)', () => {
+  test("a LOCK in conflict with another is no-conflicting-lock naming that lock's root; a write without the token names the locked resource", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    expect((await dav.request('MKCOL', 'held')).status).toBe(201);
+    expect((await dav.put('held/a.txt', 'a')).status).toBe(201);
+    await lock(dav, 'held/', 'exclusive');
+    for (const [path, scope] of [
+      ['held/', 'exclusive'],
+      ['held/', 'shared'],
+      ['held/a.txt', 'exclusive'],
+    ] as const) {
+      const res = await dav.request('LOCK', path, { body: lockBody(scope) });
+      expect(res.status).toBe(423);
+      const text = await res.text();
+      expect(text).toContain('<D:no-conflicting-lock><D:href>/dav/held/</D:href></D:no-conflicting-lock>');
+      expect(text).not.toContain('lock token in the If header');
+    }
+    const put = await dav.put('held/a.txt', 'b');
+    expect(put.status).toBe(423);
+    expect(await put.text()).toContain('<D:lock-token-submitted><D:href>/dav/held/a.txt</D:href></D:lock-token-submitted>');
+  });
+});
+
+describe("a lock's owner", () => {
+  test('keeps the xml:lang it was sent in, on the owner element or around it, in the LOCK answer and in lockdiscovery', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const bodies = {
+      'around.txt':
+        '<D:lockinfo xmlns:D="DAV:" xml:lang="en"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>me</D:owner></D:lockinfo>',
+      'on.txt':
+        '<D:lockinfo xmlns:D="DAV:" xml:lang="en"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner xml:lang="fr">moi</D:owner></D:lockinfo>',
+    };
+    const owners = { 'around.txt': '<D:owner xml:lang="en">me</D:owner>', 'on.txt': '<D:owner xml:lang="fr">moi</D:owner>' };
+    for (const [path, body] of Object.entries(bodies)) {
+      expect((await dav.put(path, 'x')).status).toBe(201);
+      const res = await dav.request('LOCK', path, { body });
+      expect(res.status).toBe(200);
+      const expected = owners[path as keyof typeof owners];
+      expect(await res.text()).toContain(expected);
+      const found = await dav.propfind(path, '0', '<D:propfind xmlns:D="DAV:"><D:prop><D:lockdiscovery/></D:prop></D:propfind>');
+      expect(await found.text()).toContain(expected);
+    }
+  });
+});
+
 describe('who may refresh and remove a lock', () => {
   test("only the login that took a lock refreshes it: another login's refresh is 403 and changes nothing", async () => {
     const o = await seed.owner(t);

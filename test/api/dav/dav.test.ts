@@ -187,6 +187,76 @@ describe('WebDAV protocol basics', () => {
     expect((await json(bound)).message).toContain('reserved namespace or prefix in xmlns:l');
   });
 
+  test("a dead property's xml:lang, on its element or in scope above it, comes back with it, through COPY too (RFC 4918 §4.3)", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('langs.txt', 'x');
+    const props = '<Z:author xml:lang="en">Ann</Z:author><Z:titel>Hallo</Z:titel><Z:plain xml:lang="">p</Z:plain>';
+    const patch = await dav.request('PROPPATCH', 'langs.txt', {
+      body: `<D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:z"><D:set xml:lang="de"><D:prop>${props}</D:prop></D:set></D:propertyupdate>`,
+    });
+    expect(patch.status).toBe(207);
+    expect((await dav.request('COPY', 'langs.txt', { headers: { destination: `${t.url}/dav/langs-copy.txt` } })).status).toBe(201);
+    const named = '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:prop><Z:author/><Z:titel/><Z:plain/></D:prop></D:propfind>';
+    for (const [path, body] of [
+      ['langs.txt', undefined],
+      ['langs.txt', named],
+      ['langs-copy.txt', named],
+    ] as const) {
+      const answer = await (await dav.propfind(path, '0', body)).text();
+      expect(() => parseXml(answer)).not.toThrow();
+      expect(answer).toContain('<x:author xmlns:x="urn:z" xml:lang="en">Ann</x:author>');
+      expect(answer).toContain('<x:titel xmlns:x="urn:z" xml:lang="de">Hallo</x:titel>');
+      expect(answer).toContain('<x:plain xmlns:x="urn:z">p</x:plain>');
+    }
+    // Set again without one, the property has none.
+    await dav.request('PROPPATCH', 'langs.txt', {
+      body: '<D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:z"><D:set><D:prop><Z:author>Ann</Z:author></D:prop></D:set></D:propertyupdate>',
+    });
+    expect(await (await dav.propfind('langs.txt', '0', named)).text()).toContain('<x:author xmlns:x="urn:z">Ann</x:author>');
+  });
+
+  test('a dead property stored by an earlier version with the XML namespace bound to another prefix comes back as strict parsers accept it', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('former.txt', 'x');
+    const [file] = (await listAll(o.client, '/api/files')).filter((i) => i.name === 'former.txt');
+    const XML = 'http://www.w3.org/XML/1998/namespace';
+    // Exactly as serializeNodes wrote values before the XML namespace kept its own prefix.
+    const former = [
+      ['title', `<t xmlns="urn:z" xmlns:a0="${XML}" a0:lang="fr">Bonjour <b xmlns:a0="${XML}" a0:space="preserve"> à </b>tous</t>`],
+      ['note', `<note xmlns="${XML}"><i xmlns="">n</i></note>`],
+    ];
+    for (const [name, value] of former)
+      t.server.ctx.db.$client
+        .query('INSERT INTO dav_properties (item_id, ns, name, value) VALUES (?, ?, ?, ?)')
+        .run(file!.id, 'urn:z', name!, value!);
+    for (const body of [undefined, '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:prop><Z:title/><Z:note/></D:prop></D:propfind>']) {
+      const answer = await (await dav.propfind('former.txt', '0', body)).text();
+      expect(() => parseXml(answer)).not.toThrow();
+      expect(answer).toContain(
+        '<x:title xmlns:x="urn:z"><t xmlns="urn:z" xml:lang="fr">Bonjour <b xml:space="preserve"> à </b>tous</t></x:title>',
+      );
+      expect(answer).toContain('<x:note xmlns:x="urn:z"><xml:note><i>n</i></xml:note></x:note>');
+    }
+  });
+
+  test('allprop with include answers an included property the resource lacks in a 404 propstat, as prop does (RFC 4918 §9.1)', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('include.txt', 'x');
+    const body =
+      '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:allprop/><D:include><D:quota-used-bytes/><Z:nothing/></D:include></D:propfind>';
+    const answer = await (await dav.propfind('include.txt', '0', body)).text();
+    const ok = /<D:propstat><D:prop>(.*?)<\/D:prop><D:status>HTTP\/1.1 200 OK/.exec(answer)?.[1] ?? '';
+    expect(ok).toContain('<D:displayname>include.txt</D:displayname>');
+    expect(ok).toContain('<D:quota-used-bytes>');
+    expect(ok).not.toContain('nothing');
+    expect(answer).toContain(
+      '<D:propstat><D:prop><x:nothing xmlns:x="urn:z"/></D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>',
+    );
+  });
+
   test('quota properties (RFC 4331) report the account usage and what is left', async () => {
     const o = await seed.owner(t);
     t.server.ctx.services.users.setStorageLimit(o.id, 1000);

@@ -1,0 +1,1 @@
+ALTER TABLE `dav_properties` ADD `lang` text;
