@@ -241,6 +241,38 @@ describe('coffer serve start-up', () => {
     );
   });
 
+  test('a configuration file (COFFER_CONFIG) with a line that is not VAR=value, an unknown name or a quote left open: one line naming the file, the line and the nearest setting, exit 1, nothing created', async () => {
+    const conf = path.join(dir(), 'coffer.env');
+    const cases: Array<[string, string]> = [
+      ['PORT 4000', '"PORT 4000" is not a VAR=value line'],
+      ['COFFER_DATADIR=/srv/coffer', 'unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)'],
+      ['LOG_LEVEL="warn', 'the value of LOG_LEVEL opens a " quote that does not close at the end of the line'],
+    ];
+    for (const [bad, what] of cases) {
+      const data = path.join(dir(), 'data');
+      fs.writeFileSync(conf, `# Coffer settings\n\nHOST=127.0.0.1\n${bad}\nTZ=Europe/Berlin\n`);
+      const r = await coffer(['serve', '--port', '0', '--data-dir', data], { COFFER_CONFIG: conf });
+      expect({ bad, code: r.code, stderr: r.stderr.trim() }).toEqual({
+        bad,
+        code: 1,
+        stderr: `coffer: configuration file ${conf}, line 4: ${what}`,
+      });
+      expect(fs.existsSync(data)).toBe(false);
+    }
+  }, 60_000);
+
+  test('a COFFER_* environment variable Coffer does not read: the server starts and warns, naming the nearest setting', async () => {
+    const warned =
+      '"level":"warn","msg":"environment variable COFFER_PUBLIC_URI is ignored: unknown setting COFFER_PUBLIC_URI (did you mean COFFER_PUBLIC_URL?)"';
+    const r = await coffer(
+      ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()],
+      { COFFER_PUBLIC_URI: 'https://files.example.com' },
+      (out) => out.includes('"msg":"listening"') && out.includes(warned),
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(warned);
+  });
+
   test('a provider that cannot be reached at start-up: a warning, and the server serves', async () => {
     const warned = '"level":"warn","msg":"single sign-on provider discovery failed; retrying later"';
     const r = await coffer(
