@@ -64,11 +64,14 @@ describe('coffer serve start-up', () => {
         'Bun.gc = (sync) => { note(`gc ${sync}`); return gc(sync); };',
       ].join('\n'),
     );
-    const proc = Bun.spawn([process.execPath, '--preload', preload, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d], {
-      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'warn' },
-      stdout: 'ignore',
-      stderr: 'ignore',
-    });
+    const proc = Bun.spawn(
+      [process.execPath, '--preload', preload, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(d, 'data')],
+      {
+        env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'warn' },
+        stdout: 'ignore',
+        stderr: 'ignore',
+      },
+    );
     try {
       for (let i = 0; i < 300 && !(fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').includes('shrink')); i++) await Bun.sleep(50);
       await Bun.sleep(200);
@@ -94,7 +97,10 @@ describe('coffer serve start-up', () => {
         '    Intl[name] = new Proxy(Intl[name], { construct: (target, args, newTarget) => (note(name), Reflect.construct(target, args, newTarget)) });',
       ].join('\n'),
     );
-    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', d], { preload, env: { LOG_LEVEL: 'info' } });
+    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(d, 'data')], {
+      preload,
+      env: { LOG_LEVEL: 'info' },
+    });
     const noted = () => (fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : '');
     try {
       const { url } = server;
@@ -272,6 +278,30 @@ describe('coffer serve start-up', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(warned);
   });
+
+  test("serve and init on a directory of someone's files (a home, a folder of documents): one line naming it, exit 1, nothing written there", async () => {
+    const home = dir();
+    fs.mkdirSync(path.join(home, 'Documents'));
+    fs.writeFileSync(path.join(home, 'notes.txt'), 'mine');
+    fs.writeFileSync(path.join(home, '.bashrc'), '');
+    const before = fs.readdirSync(home).sort();
+    for (const args of [['serve', '--port', '0', '--host', '127.0.0.1'], ['init']]) {
+      const r = await coffer([...args, '--data-dir', home]);
+      expect({ args, code: r.code }).toEqual({ args, code: 1 });
+      expect(r.stderr.trim()).toBe(
+        `coffer: data directory ${home} is not empty and holds no Coffer data (.bashrc, Documents, notes.txt): Coffer keeps its database, secrets and files in a directory of its own; point --data-dir (COFFER_DATA_DIR) at a new or empty one, such as ${path.join(home, 'coffer-data')}`,
+      );
+      expect(fs.readdirSync(home).sort()).toEqual(before);
+    }
+    // A new disk's mount point, with what a first start stopped early left: a new data directory.
+    const mount = dir();
+    fs.mkdirSync(path.join(mount, 'lost+found'));
+    fs.mkdirSync(path.join(mount, 'blobs'));
+    const r = await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', mount]);
+    expect(r.code).toBe(0);
+    // Coffer's own directory, as every version left it, starts again.
+    expect((await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', mount])).code).toBe(0);
+  }, 60_000);
 
   test('a provider that cannot be reached at start-up: a warning, and the server serves', async () => {
     const warned = '"level":"warn","msg":"single sign-on provider discovery failed; retrying later"';
