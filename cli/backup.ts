@@ -82,7 +82,8 @@ Stopped by Ctrl-C or SIGTERM, it removes the unfinished archive and its snapshot
 Without --full, the snapshot holds accounts, settings, the file tree and every file's wrapped data key,
 and a manifest goes to <file>.manifest.json. The file contents (blobs/, or the S3 bucket) and the master
 key (secrets.json) are not in it: copy them alongside, after the snapshot (a bucket is backed up with its
-own tools). Without secrets.json no file can be read.
+own tools). Without secrets.json no file can be read. Stopped by Ctrl-C or SIGTERM, it removes the
+unfinished snapshot, and exits 1.
 
 With BACKUP_PASSPHRASE_FILE set, every backup, full or not, is encrypted with that passphrase (scrypt,
 AES-256-GCM segments): nothing in it is readable without the passphrase.
@@ -136,7 +137,14 @@ backup to a file named verify (or decrypt), write ./verify (./decrypt).`,
           return;
         }
         const passphrase = configuredPassphrase(ctx.config);
-        const { file: written, manifestFile, manifest } = await ctx.services.backup.create(file, { force: opts.force, passphrase });
+        const interrupt = untilInterrupted('the unfinished snapshot was removed');
+        const {
+          file: written,
+          manifestFile,
+          manifest,
+        } = await ctx.services.backup
+          .create(file, { force: opts.force, passphrase, signal: interrupt.signal })
+          .finally(() => interrupt.release());
         if (opts.json) return printJson({ file: written, manifestFile, manifest });
         print(
           `database snapshot: ${written} (${formatSize(manifest.database.bytes)}, sha256 ${manifest.database.sha256.slice(0, 16)}…)${passphrase ? ', encrypted with BACKUP_PASSPHRASE_FILE' : ''}`,

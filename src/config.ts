@@ -307,18 +307,150 @@ type Env = Record<string, string | undefined>;
 /** Where install.sh writes the service's configuration; every command reads it too. */
 const DEFAULT_CONFIG_FILE = '/etc/coffer/coffer.env';
 
-/** A systemd EnvironmentFile: VAR=value lines, `#` comments, values optionally in single or double quotes. */
-export function parseEnvFile(text: string): Record<string, string> {
+/** The S3 settings a bucket takes; a backup or replica bucket's are the same names behind BACKUP_. */
+const BUCKET_SETTINGS = [
+  'ENDPOINT',
+  'REGION',
+  'ACCESS_KEY_ID',
+  'SECRET_ACCESS_KEY',
+  'SECRET_ACCESS_KEY_FILE',
+  'FORCE_PATH_STYLE',
+  'PART_SIZE',
+  'TIMEOUT_SECONDS',
+] as const;
+
+/** Every variable Coffer reads (ENVIRONMENT_HELP explains each); a configuration file may set these. */
+export const SETTING_NAMES: ReadonlySet<string> = new Set([
+  'COFFER_CONFIG',
+  'PORT',
+  'HOST',
+  'COFFER_DATA_DIR',
+  'COFFER_MASTER_KEY',
+  'COFFER_MASTER_KEY_FILE',
+  'JWT_SECRET',
+  'COFFER_DEFAULT_STORAGE_LIMIT',
+  'LOG_LEVEL',
+  'LOG_FORMAT',
+  'TRASH_RETENTION_DAYS',
+  'LIBRARY_RESCAN_MINUTES',
+  'LIBRARY_WATCH',
+  'AUDIT_RETENTION_DAYS',
+  'CHANGES_RETENTION_DAYS',
+  'METRICS_ALLOWED_IPS',
+  'QUEUE_METRICS_INTERVAL_SECONDS',
+  'UPDATE_FEED_URL',
+  'COFFER_WORKER_CONCURRENCY',
+  ...Object.values(RATE_LIMIT_VARS).map(([variable]) => variable),
+  'COFFER_IDLE_TIMEOUT_SECONDS',
+  'COFFER_MAX_CONNECTIONS_PER_IP',
+  'COFFER_MAX_ZIPS',
+  'COFFER_MAX_ZIPS_PER_ACCOUNT',
+  'COFFER_MIN_FREE_BYTES',
+  'COFFER_TLS_CERT',
+  'COFFER_TLS_KEY',
+  'TUS_EXPIRY_HOURS',
+  'WEBHOOK_ALLOWED_HOSTS',
+  'WEBHOOK_TIMEOUT_MS',
+  'THUMBNAIL_CONCURRENCY',
+  'THUMBNAIL_MAX_PIXELS',
+  'FFMPEG_PATH',
+  'SEARCH_MAX_TEXT_BYTES',
+  'SEARCH_MAX_FILE_BYTES',
+  'SEARCH_WORKERS',
+  'DOCSERVER_AUTOSAVE_INTERVAL_MS',
+  'DOCSERVER_BACKEND_URL',
+  'MAP_TILE_URL',
+  'COFFER_PUBLIC_URL',
+  'COFFER_STORAGE',
+  'S3_BUCKET',
+  'S3_PREFIX',
+  'BACKUP_S3_BUCKET',
+  'BACKUP_S3_PREFIX',
+  ...BUCKET_SETTINGS.flatMap((name) => [`S3_${name}`, `BACKUP_S3_${name}`]),
+  'BACKUP_SCHEDULE',
+  'BACKUP_KEEP',
+  'BACKUP_DIR',
+  'BACKUP_PASSPHRASE_FILE',
+  'REPLICATE_TO',
+  'REPLICATE_INTERVAL_MS',
+  'REPLICATE_RETENTION',
+  'REPLICATE_MAX_LAG_BYTES',
+  'OIDC_ISSUER_URL',
+  'OIDC_CLIENT_ID',
+  'OIDC_CLIENT_SECRET',
+  'OIDC_CLIENT_SECRET_FILE',
+  'OIDC_REDIRECT_URL',
+  'OIDC_SCOPES',
+  'OIDC_PROVIDER_NAME',
+  'OIDC_AUTO_CREATE',
+  'OIDC_DISABLE_PASSWORD_LOGIN',
+  'OIDC_ALLOW_HTTP',
+  'OIDC_GROUPS_CLAIM',
+  'OIDC_GROUPS_CREATE',
+]);
+
+/** The runtime's own variables a systemd EnvironmentFile may also set for the service (time zone, locale, proxy, CA certificates). */
+const PROCESS_VARIABLE =
+  /^(TZ|LANG|LANGUAGE|LC_[A-Z]+|TMPDIR|NODE_ENV|NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|BUN_[A-Z0-9_]+)$/i;
+
+/** Levenshtein distance, for the nearest known name to a mistyped one. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/** "unknown setting X" with the nearest known name when it is close enough to be a typo. */
+function unknownSetting(name: string): string {
+  let best = '';
+  let distance = Number.POSITIVE_INFINITY;
+  for (const known of SETTING_NAMES) {
+    const d = editDistance(name.toUpperCase(), known);
+    if (d < distance) [best, distance] = [known, d];
+  }
+  const hint = distance <= Math.max(2, Math.floor(name.length / 3)) ? `did you mean ${best}?` : '`coffer serve --help` lists them';
+  return `unknown setting ${name} (${hint})`;
+}
+
+/** COFFER_* variables of the process's environment that Coffer does not read: likely typos, left at their defaults. */
+function unknownCofferVariables(env: Env): string[] {
+  return Object.keys(env)
+    .filter((name) => name.startsWith('COFFER_') && !SETTING_NAMES.has(name))
+    .map((name) => `environment variable ${name} is ignored: ${unknownSetting(name)}`);
+}
+
+/**
+ * A systemd EnvironmentFile: VAR=value lines, `#` and `;` comments, values optionally in single or double
+ * quotes. Any other line, an unknown name or a quote left open is a ConfigError naming `file` and the line.
+ */
+export function parseEnvFile(text: string, file: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const raw of text.split(/\r?\n/)) {
+  const lines = text.split(/\r?\n/);
+  for (const [index, raw] of lines.entries()) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
-    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!m) continue;
+    const fail = (what: string) => new ConfigError(`configuration file ${file}, line ${index + 1}: ${what}`);
+    const m = /^(?:export\s+)?([^=\s]+)\s*=\s*(.*)$/.exec(line);
+    if (!m) throw fail(`"${line}" is not a VAR=value line`);
+    const name = m[1]!;
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw fail(`"${name}" is not a variable name`);
+    if (!SETTING_NAMES.has(name) && !PROCESS_VARIABLE.test(name)) throw fail(unknownSetting(name));
     let value = m[2]!;
-    const quoted = /^(["'])(.*)\1$/.exec(value);
-    if (quoted) value = quoted[1] === '"' ? quoted[2]!.replace(/\\(["\\])/g, '$1') : quoted[2]!;
-    out[m[1]!] = value;
+    const open = /^["']/.exec(value)?.[0];
+    if (open) {
+      const quoted = open === '"' ? /^"((?:[^"\\]|\\.)*)"$/.exec(value) : /^'([^']*)'$/.exec(value);
+      if (!quoted) throw fail(`the value of ${name} opens a ${open} quote that does not close at the end of the line`);
+      value = open === '"' ? quoted[1]!.replace(/\\(["\\])/g, '$1') : quoted[1]!;
+    } else if (/["']/.test(value)) {
+      throw fail(`the value of ${name} has a stray quote: put the whole value in quotes ("…")`);
+    }
+    out[name] = value;
   }
   return out;
 }
@@ -341,7 +473,7 @@ export function withConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): Env
       `cannot read the configuration file ${file} (${code ?? err})${named ? ' named by COFFER_CONFIG' : ''}: run as the service's user (sudo -u coffer coffer …) or set COFFER_CONFIG`,
     );
   }
-  return { ...parseEnvFile(text), ...env };
+  return { ...parseEnvFile(text, file), ...env };
 }
 
 const DEFAULT_AUTOSAVE_MS = 5 * 60_000;
@@ -523,7 +655,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     throw new ConfigError(`DOCSERVER_BACKEND_URL must be an http:// or https:// URL, got "${backend}"`);
   }
   const publicUrl = originOnly('COFFER_PUBLIC_URL', env.COFFER_PUBLIC_URL?.trim() || null);
-  const warnings: string[] = [];
+  const warnings = unknownCofferVariables(env);
 
   return Object.freeze({
     port,
@@ -695,16 +827,7 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string): Re
  */
 function backupBucket(bucket: string, prefix: string, env: Env, cwd: string, why: string): S3Config {
   const s3Env: Env = { S3_BUCKET: bucket, S3_PREFIX: prefix };
-  for (const name of [
-    'ENDPOINT',
-    'REGION',
-    'ACCESS_KEY_ID',
-    'SECRET_ACCESS_KEY',
-    'SECRET_ACCESS_KEY_FILE',
-    'FORCE_PATH_STYLE',
-    'PART_SIZE',
-    'TIMEOUT_SECONDS',
-  ]) {
+  for (const name of BUCKET_SETTINGS) {
     s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
   }
   let s3: StorageConfig;

@@ -27,8 +27,35 @@ export function dataPaths(dataDir: string): DataPaths {
   };
 }
 
-/** Creates the data dir (0700) and blobs dir, and proves they are writable. */
+/** What a Coffer data directory of any version holds once started: either one makes a directory Coffer's. */
+const COFFER_FILES = ['coffer.db', 'secrets.json'];
+/** What a directory may hold and still be new: a file system's own, and what a first start that stopped early left. */
+const NEW_DIR_NAMES = /^(lost\+found|blobs|coffer\.lock|\.write-test-\d+)$/;
+
+/**
+ * `serve` and `init` start a new instance only in a directory that is missing, empty or Coffer's: pointed at a home
+ * directory or a folder of files, they would write the database, secrets and blobs among someone's own files.
+ */
+function requireOwnDataDir(root: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(root);
+  } catch {
+    // Missing (created next), or not a directory or unreadable (the next step says so).
+    return;
+  }
+  if (COFFER_FILES.some((name) => names.includes(name))) return;
+  const foreign = names.filter((name) => !NEW_DIR_NAMES.test(name)).sort();
+  if (foreign.length === 0) return;
+  const shown = foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? ` and ${foreign.length - 3} more` : '');
+  throw new StartupError(
+    `data directory ${root} is not empty and holds no Coffer data (${shown}): Coffer keeps its database, secrets and files in a directory of its own; point --data-dir (COFFER_DATA_DIR) at a new or empty one, such as ${path.join(root, 'coffer-data')}`,
+  );
+}
+
+/** Refuses a directory that is someone else's (requireOwnDataDir), creates the data dir (0700) and blobs dir, and proves they are writable. */
 export function prepareDataDir(paths: DataPaths): void {
+  requireOwnDataDir(paths.root);
   try {
     fs.mkdirSync(paths.root, { recursive: true, mode: 0o700 });
     fs.mkdirSync(paths.blobs, { recursive: true, mode: 0o700 });

@@ -382,6 +382,7 @@ describe('coffer settings', () => {
       [['settings', 'set', 'maxUploadBytes', '1K'], /at least 1048576/],
       [['settings', 'set', 'signupEnabled', 'maybe'], /true or false/],
       [['settings', 'set', 'shareBaseUrl', 'ftp://x'], /valid http/],
+      [['settings', 'set', 'shareBaseUrl', 'https://example.com/share/'], /only the scheme, host and port.*not under a path/],
       [['settings', 'set', 'knownProxies', 'not a host!'], /IP address, a CIDR range or a hostname/],
       [['settings', 'set', 'colour', 'blue'], /unknown setting/],
       [['settings', 'get', 'colour'], /unknown setting/],

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { Database } from 'bun:sqlite';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
-import { parseJson, runCli } from '../helpers/cli.ts';
+import { MAIN, parseJson, runCli } from '../helpers/cli.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { readBack, storeFile, type StoredFile } from '../helpers/stored-files.ts';
 
 const dirs: string[] = [];
@@ -115,6 +116,46 @@ describe('coffer backup', () => {
       await t.stop();
     }
   });
+
+  test('Ctrl-C or SIGTERM while the snapshot is taken or sealed: one line, exit 1, and no partial file is left', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-backup-');
+    dirs.push(out);
+    try {
+      await seed.admin(t);
+      // A database large enough that the signal comes while its snapshot is being written, hashed or sealed.
+      const db = t.server.ctx.db.$client;
+      db.run('CREATE TABLE test_padding (b BLOB)');
+      for (let i = 0; i < 128; i++) db.run('INSERT INTO test_padding VALUES (randomblob(1048576))');
+      const passphraseFile = path.join(out, 'passphrase');
+      fs.writeFileSync(passphraseFile, 'correct horse battery staple');
+      for (const [signal, env] of [
+        ['SIGINT', {}],
+        ['SIGTERM', { BACKUP_PASSPHRASE_FILE: passphraseFile }],
+      ] as const) {
+        const file = path.join(out, `${signal}.db`);
+        const proc = Bun.spawn([process.execPath, MAIN, 'backup', file, '--data-dir', t.dataDir], {
+          env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', ...env },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        });
+        const partial = `${file}.partial-${proc.pid}`;
+        await eventually(() => fs.existsSync(partial), { intervalMs: 5 });
+        proc.kill(signal);
+        const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+        expect({ signal, code, stderr: stderr.trim() }).toEqual({
+          signal,
+          code: 1,
+          stderr: `coffer: interrupted (${signal}): the unfinished snapshot was removed`,
+        });
+        expect(fs.readdirSync(out)).toEqual(['passphrase']);
+      }
+      const r = await runCli(['backup', path.join(out, 'after.db'), '--data-dir', t.dataDir], { timeoutMs: 60_000 });
+      expect(r.code).toBe(0);
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
 
   test('a directory named as the backup, with or without --force, or as the archive to restore: one line, exit 1, nothing written', async () => {
     const t = await startTestServer();

@@ -64,11 +64,14 @@ describe('coffer serve start-up', () => {
         'Bun.gc = (sync) => { note(`gc ${sync}`); return gc(sync); };',
       ].join('\n'),
     );
-    const proc = Bun.spawn([process.execPath, '--preload', preload, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d], {
-      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'warn' },
-      stdout: 'ignore',
-      stderr: 'ignore',
-    });
+    const proc = Bun.spawn(
+      [process.execPath, '--preload', preload, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(d, 'data')],
+      {
+        env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'warn' },
+        stdout: 'ignore',
+        stderr: 'ignore',
+      },
+    );
     try {
       for (let i = 0; i < 300 && !(fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').includes('shrink')); i++) await Bun.sleep(50);
       await Bun.sleep(200);
@@ -94,7 +97,10 @@ describe('coffer serve start-up', () => {
         '    Intl[name] = new Proxy(Intl[name], { construct: (target, args, newTarget) => (note(name), Reflect.construct(target, args, newTarget)) });',
       ].join('\n'),
     );
-    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', d], { preload, env: { LOG_LEVEL: 'info' } });
+    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(d, 'data')], {
+      preload,
+      env: { LOG_LEVEL: 'info' },
+    });
     const noted = () => (fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : '');
     try {
       const { url } = server;
@@ -240,6 +246,62 @@ describe('coffer serve start-up', () => {
       'coffer: COFFER_PUBLIC_URL takes only the scheme, host and port people open Coffer at (https://files.example.com): Coffer is served at the root of its address, got "https://files.example.com/coffer/"',
     );
   });
+
+  test('a configuration file (COFFER_CONFIG) with a line that is not VAR=value, an unknown name or a quote left open: one line naming the file, the line and the nearest setting, exit 1, nothing created', async () => {
+    const conf = path.join(dir(), 'coffer.env');
+    const cases: Array<[string, string]> = [
+      ['PORT 4000', '"PORT 4000" is not a VAR=value line'],
+      ['COFFER_DATADIR=/srv/coffer', 'unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)'],
+      ['LOG_LEVEL="warn', 'the value of LOG_LEVEL opens a " quote that does not close at the end of the line'],
+    ];
+    for (const [bad, what] of cases) {
+      const data = path.join(dir(), 'data');
+      fs.writeFileSync(conf, `# Coffer settings\n\nHOST=127.0.0.1\n${bad}\nTZ=Europe/Berlin\n`);
+      const r = await coffer(['serve', '--port', '0', '--data-dir', data], { COFFER_CONFIG: conf });
+      expect({ bad, code: r.code, stderr: r.stderr.trim() }).toEqual({
+        bad,
+        code: 1,
+        stderr: `coffer: configuration file ${conf}, line 4: ${what}`,
+      });
+      expect(fs.existsSync(data)).toBe(false);
+    }
+  }, 60_000);
+
+  test('a COFFER_* environment variable Coffer does not read: the server starts and warns, naming the nearest setting', async () => {
+    const warned =
+      '"level":"warn","msg":"environment variable COFFER_PUBLIC_URI is ignored: unknown setting COFFER_PUBLIC_URI (did you mean COFFER_PUBLIC_URL?)"';
+    const r = await coffer(
+      ['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir()],
+      { COFFER_PUBLIC_URI: 'https://files.example.com' },
+      (out) => out.includes('"msg":"listening"') && out.includes(warned),
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(warned);
+  });
+
+  test("serve and init on a directory of someone's files (a home, a folder of documents): one line naming it, exit 1, nothing written there", async () => {
+    const home = dir();
+    fs.mkdirSync(path.join(home, 'Documents'));
+    fs.writeFileSync(path.join(home, 'notes.txt'), 'mine');
+    fs.writeFileSync(path.join(home, '.bashrc'), '');
+    const before = fs.readdirSync(home).sort();
+    for (const args of [['serve', '--port', '0', '--host', '127.0.0.1'], ['init']]) {
+      const r = await coffer([...args, '--data-dir', home]);
+      expect({ args, code: r.code }).toEqual({ args, code: 1 });
+      expect(r.stderr.trim()).toBe(
+        `coffer: data directory ${home} is not empty and holds no Coffer data (.bashrc, Documents, notes.txt): Coffer keeps its database, secrets and files in a directory of its own; point --data-dir (COFFER_DATA_DIR) at a new or empty one, such as ${path.join(home, 'coffer-data')}`,
+      );
+      expect(fs.readdirSync(home).sort()).toEqual(before);
+    }
+    // A new disk's mount point, with what a first start stopped early left: a new data directory.
+    const mount = dir();
+    fs.mkdirSync(path.join(mount, 'lost+found'));
+    fs.mkdirSync(path.join(mount, 'blobs'));
+    const r = await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', mount]);
+    expect(r.code).toBe(0);
+    // Coffer's own directory, as every version left it, starts again.
+    expect((await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', mount])).code).toBe(0);
+  }, 60_000);
 
   test('a provider that cannot be reached at start-up: a warning, and the server serves', async () => {
     const warned = '"level":"warn","msg":"single sign-on provider discovery failed; retrying later"';

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
-import { ConfigError, loadConfig, parseEnvFile, withConfigFile } from '../../src/config.ts';
+import { ConfigError, ENVIRONMENT_HELP, loadConfig, parseEnvFile, SETTING_NAMES, withConfigFile } from '../../src/config.ts';
 
 describe('loadConfig', () => {
   test('REPLICATE_*: off by default; a directory or s3://bucket/prefix with the backup bucket settings; the passphrase required; bad values named', () => {
@@ -173,8 +173,34 @@ describe('loadConfig', () => {
 describe('the configuration file', () => {
   test('is read as systemd reads an EnvironmentFile: comments, blank lines, quotes', () => {
     const text =
-      '# comment\n\nPORT=4000\nHOST = 127.0.0.1\nexport LOG_LEVEL=warn\nA="quoted \\"x\\" value"\nB=\'single\'\n; other comment\nnot a line\n';
-    expect(parseEnvFile(text)).toEqual({ PORT: '4000', HOST: '127.0.0.1', LOG_LEVEL: 'warn', A: 'quoted "x" value', B: 'single' });
+      '# comment\n\nPORT=4000\nHOST = 127.0.0.1\nexport LOG_LEVEL=warn\nOIDC_PROVIDER_NAME="quoted \\"x\\" value"\nS3_PREFIX=\'single\'\n; other comment\nTZ=UTC\n';
+    expect(parseEnvFile(text, 'f')).toEqual({
+      PORT: '4000',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      OIDC_PROVIDER_NAME: 'quoted "x" value',
+      S3_PREFIX: 'single',
+      TZ: 'UTC',
+    });
+  });
+
+  test('a line that is not VAR=value, an unknown name or a stray quote is refused, naming the file and line', () => {
+    const at = (line: string) => () => parseEnvFile(`# ok\n${line}\n`, '/etc/coffer/coffer.env');
+    expect(at('not a line')).toThrow('configuration file /etc/coffer/coffer.env, line 2: "not a line" is not a VAR=value line');
+    expect(at('PROT=4000')).toThrow('line 2: unknown setting PROT (did you mean PORT?)');
+    expect(at('FAVOURITE_COLOUR=blue')).toThrow('line 2: unknown setting FAVOURITE_COLOUR (`coffer serve --help` lists them)');
+    expect(at('COFFER-DATA-DIR=/srv')).toThrow('line 2: "COFFER-DATA-DIR" is not a variable name');
+    expect(at("HOST='127.0.0.1")).toThrow("line 2: the value of HOST opens a ' quote that does not close at the end of the line");
+    expect(at("OIDC_PROVIDER_NAME=Bob's cloud")).toThrow('line 2: the value of OIDC_PROVIDER_NAME has a stray quote');
+  });
+
+  test('every variable the help names is a known setting, and COFFER_* variables that are not give a warning', () => {
+    const named = [...ENVIRONMENT_HELP.matchAll(/^ {2}([A-Z][A-Z0-9_]+) /gm)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(60);
+    expect(named.filter((n) => !SETTING_NAMES.has(n))).toEqual([]);
+    expect(loadConfig({}, { COFFER_DATADIR: '/srv' }).warnings).toEqual([
+      'environment variable COFFER_DATADIR is ignored: unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)',
+    ]);
   });
 
   test('sits under the environment; COFFER_CONFIG names it; a missing default is no error, a missing named file is', () => {

@@ -62,6 +62,14 @@ const httpUrl = z
   .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'Enter a valid http:// or https:// URL')
   .transform((u) => u.replace(/\/+$/, ''));
 
+/** As COFFER_PUBLIC_URL: share links are served at the root of their address, so a path (one a reverse proxy adds) is refused, not dropped. */
+const originUrl = httpUrl
+  .refine((u) => {
+    const url = new URL(u);
+    return url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+  }, 'Enter only the scheme, host and port, such as https://share.example.com: Coffer serves share links at the root of their address, not under a path')
+  .transform((u) => new URL(u).origin);
+
 const proxyEntry = z
   .string()
   .trim()
@@ -80,7 +88,7 @@ const SETTING_SCHEMAS: { [K in SettingKey]: z.ZodType<InstanceSettings[K]> } = {
     .int('maxBytes must be a whole number of bytes')
     .min(MIN_UPLOAD_BYTES, `maxBytes must be at least ${MIN_UPLOAD_BYTES} (1 MiB)`)
     .max(MAX_UPLOAD_BYTES, `maxBytes must be at most ${MAX_UPLOAD_BYTES} (100 GiB)`),
-  shareBaseUrl: httpUrl.nullable(),
+  shareBaseUrl: originUrl.nullable(),
   docserver: z.object({ url: httpUrl, jwtSecret: z.string().min(1).max(1024) }).nullable(),
   knownProxies: z.array(proxyEntry).max(100, 'At most 100 known proxies'),
   davAccountPasswords: z.boolean(),

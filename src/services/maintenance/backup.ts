@@ -88,6 +88,13 @@ async function sha256Of(file: string): Promise<string> {
   return hasher.digest('hex');
 }
 
+/** Throws the abort reason; a signal that came during a synchronous step (VACUUM INTO) is handled on the next turn of the event loop. */
+async function stopIfAborted(signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return;
+  await new Promise((resolve) => setImmediate(resolve));
+  signal.throwIfAborted();
+}
+
 const SINK_BUFFER = 4 * 1024 * 1024;
 /** A full backup's database snapshot in the data directory, named with the pid of the process writing it. */
 const SNAPSHOT_PREFIX = '.backup-snapshot-';
@@ -126,11 +133,14 @@ class ArchiveSink {
 }
 
 /** Writes a stream to a new file (0600) in few large writes, then syncs it. */
-async function writeAll(file: string, body: AsyncIterable<Uint8Array>): Promise<void> {
+async function writeAll(file: string, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<void> {
   const handle = await fsp.open(file, 'wx', 0o600);
   try {
     const sink = new ArchiveSink(handle);
-    for await (const chunk of body) await sink.write(chunk);
+    for await (const chunk of body) {
+      signal?.throwIfAborted();
+      await sink.write(chunk);
+    }
     await sink.flush();
     await handle.sync();
   } finally {
@@ -170,10 +180,13 @@ export class BackupService {
     return file;
   }
 
-  /** With a passphrase the snapshot is sealed as a full backup is: it holds emails, file names and content-search text. */
+  /**
+   * With a passphrase the snapshot is sealed as a full backup is: it holds emails, file names and content-search text.
+   * `signal` (Ctrl-C or SIGTERM) stops it between steps, and the unfinished files are removed as a full backup's are.
+   */
   async create(
     target: string,
-    opts: { force?: boolean; passphrase?: string | null } = {},
+    opts: { force?: boolean; passphrase?: string | null; signal?: AbortSignal } = {},
   ): Promise<{ file: string; manifestFile: string; manifest: BackupManifest }> {
     const file = this.checkTarget(target, opts.force);
     const manifestFile = `${file}.manifest.json`;
@@ -184,9 +197,11 @@ export class BackupService {
     fs.rmSync(sealed, { force: true });
     try {
       this.database.snapshotTo(partial);
+      await stopIfAborted(opts.signal);
       const manifest = await this.describe(partial, path.basename(file));
+      await stopIfAborted(opts.signal);
       if (opts.passphrase) {
-        await writeAll(sealed, sealWithPassphrase(Bun.file(partial).stream(), opts.passphrase));
+        await writeAll(sealed, sealWithPassphrase(Bun.file(partial).stream(), opts.passphrase), opts.signal);
         fs.renameSync(sealed, file);
         manifest.encrypted = true;
       } else fs.renameSync(partial, file);

@@ -107,6 +107,9 @@ describe('instance settings', () => {
     expect(await json(await a.put('/api/user/share-base-url-config', { url: 'https://share.example.com' }))).toEqual({
       url: 'https://share.example.com',
     });
+    expect(await json(await a.put('/api/user/share-base-url-config', { url: 'https://Share.Example.com:8443/' }))).toEqual({
+      url: 'https://share.example.com:8443',
+    });
     expect(await json(await a.put('/api/user/share-base-url-config', { url: null }))).toEqual({ url: null });
 
     expect(await json(await a.put('/api/user/max-upload-size-config', { maxBytes: 1048576 }))).toEqual({ maxBytes: 1048576 });
@@ -139,6 +142,9 @@ describe('instance settings', () => {
     ['/api/user/known-proxies-config', { knownProxies: '10.0.0.1' }, 'knownProxies'],
     ['/api/user/share-base-url-config', { url: 'ftp://files' }, 'url'],
     ['/api/user/share-base-url-config', { url: 'not a url' }, 'url'],
+    // Behind a proxy's sub-path links would still go to the origin: refused, as COFFER_PUBLIC_URL's path is.
+    ['/api/user/share-base-url-config', { url: 'https://example.com/share' }, 'url'],
+    ['/api/user/share-base-url-config', { url: 'https://example.com/?x=1' }, 'url'],
     ['/api/user/docserver-config', { url: 'https://docs.lan' }, 'jwtSecret'],
     ['/api/user/docserver-config', { jwtSecret: 'only-secret' }, 'url'],
     ['/api/user/docserver-config', { url: 'nope', jwtSecret: 'x' }, 'url'],
