@@ -339,6 +339,47 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await resumed.close();
   });
 
+  test('emptying the trash (by the API and by WebDAV) is heard live item by item by the owner and a member, as a resumed stream replays it; later ids are their own seqs', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Emptied');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const byApi = await upload(o.client, 'api.txt', 'a', { parentId: shared.id });
+    const byDav = await upload(o.client, 'dav.txt', 'd', { parentId: shared.id });
+    const owned = await open(o.client);
+    const live = await open(member.client);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    expect((await o.client.post('/api/files/delete', { ids: [byApi.id] })).status).toBe(200);
+    expect((await o.client.post('/api/files/trash/empty')).status).toBe(202);
+    await t.server.worker.drain();
+    expect((await o.client.post('/api/files/delete', { ids: [byDav.id] })).status).toBe(200);
+    const dav = await davLogin(t, o);
+    const emptied = await fetch(`${t.url}/remote.php/dav/trashbin/${o.id}/trash`, {
+      method: 'DELETE',
+      headers: { authorization: dav.authorization },
+    });
+    expect(emptied.status).toBe(204);
+    const after = await folder(o.client, 'after');
+    const heard = await until(live);
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.parentId])).toEqual([
+      ['file.deleted', byApi.id, shared.id],
+      ['file.permanently_deleted', byApi.id, shared.id],
+      ['file.deleted', byDav.id, shared.id],
+      ['file.permanently_deleted', byDav.id, shared.id],
+    ]);
+    const resumed = await open(member.client, from);
+    expect(await until(resumed)).toEqual(heard);
+    await resumed.close();
+    // The owner hears the same (and the job's end); the folder made after it has its own seq as its id, not one held back.
+    const own = await until(owned);
+    await owned.close();
+    expect(own.filter((e) => e.id !== undefined)).toEqual([
+      ...heard,
+      { id: String(t.server.ctx.services.changes.latestSeq()), type: 'folder.created', data: expect.objectContaining({ id: after.id }) },
+    ]);
+  });
+
   test('while the admin has sharing with people off, a member hears nothing live of the share, as a resumed stream replays nothing', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
