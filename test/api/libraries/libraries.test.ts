@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
-import { readZip } from '../../helpers/files.ts';
+import { readZip, SseReader } from '../../helpers/files.ts';
 import { davLogin, propfindRows } from '../../helpers/dav.ts';
 import { png } from '../../helpers/images.ts';
 import { createUpload } from '../../helpers/tus.ts';
@@ -293,6 +293,49 @@ describe('rescan', () => {
     expect((await childNamed(owner, box.id, 'inner.txt')).id).toBe(inner.id);
     const downloaded = await owner.client.get(`/api/files/${a.id}/download`);
     expect(await downloaded.text()).toBe('one, then more');
+  });
+
+  test('a move and a rename by another program are heard live as other moves are (by a member of a folder it left too), as a resumed stream replays them', async () => {
+    const owner = await seed.owner(t);
+    const member = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'box/a.txt', 'leaves');
+    write(root, 'box/c.txt', 'stays');
+    fs.mkdirSync(path.join(root, 'shelf'));
+    const library = await addLibrary(root, owner);
+    const box = await childNamed(owner, library.folderId, 'box');
+    const shelf = await childNamed(owner, library.folderId, 'shelf');
+    const a = await childNamed(owner, box.id, 'a.txt');
+    const c = await childNamed(owner, box.id, 'c.txt');
+    expect((await owner.client.post(`/api/files/${box.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const open = async (login: seed.SeededLogin, lastEventId?: string) => {
+      const reader = new SseReader(await login.client.get('/api/files/events', lastEventId ? { 'Last-Event-ID': lastEventId } : undefined));
+      expect((await reader.nextEvent()).data).toEqual({ type: 'connected' });
+      return reader;
+    };
+    const until = async (reader: SseReader) => {
+      const out = [];
+      for (let next = await reader.nextEvent(500).catch(() => null); next; next = await reader.nextEvent(500).catch(() => null))
+        out.push({ type: next.data.type, data: next.data.data });
+      await reader.close();
+      return out;
+    };
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    const [owned, shared] = [await open(owner), await open(member)];
+
+    fs.renameSync(path.join(root, 'box/a.txt'), path.join(root, 'shelf/b.txt'));
+    fs.renameSync(path.join(root, 'box/c.txt'), path.join(root, 'box/d.txt'));
+    expect((await rescan(admin, library.id)).scanError).toBeNull();
+
+    const heard = await until(owned);
+    expect(heard.map((e) => [e.type, e.data.id, e.data.name, e.data.parentId, e.data.oldName])).toEqual([
+      ['file.moved', a.id, 'b.txt', shelf.id, undefined],
+      ['file.renamed', a.id, 'b.txt', shelf.id, 'a.txt'],
+      ['file.renamed', c.id, 'd.txt', box.id, 'c.txt'],
+    ]);
+    expect(await until(shared)).toEqual(heard);
+    expect(await until(await open(owner, from))).toEqual(heard);
+    expect(await until(await open(member, from))).toEqual(heard);
   });
 
   test('a library folder removed while the server runs: items shown unavailable, not deleted, back when it returns', async () => {
