@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
 import { ChangeKinds } from '../../../src/services/changes/change-log.ts';
-import type { TestClient } from '../../helpers/client.ts';
+import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { folder, SseReader, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -10,10 +10,11 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 const DAY = 24 * 3600_000;
 const clock = new ManualClock(Date.now());
 let t: TestServer;
+let adminEmail: string;
 
 beforeAll(async () => {
   t = await startTestServer({ clock, startWorker: false });
-  await seed.admin(t);
+  adminEmail = (await seed.admin(t)).email;
 });
 afterAll(() => t.stop());
 
@@ -378,6 +379,37 @@ describe('GET /api/files/events with Last-Event-ID', () => {
       ...heard,
       { id: String(t.server.ctx.services.changes.latestSeq()), type: 'folder.created', data: expect.objectContaining({ id: after.id }) },
     ]);
+  });
+
+  test('a team folder made and renamed by the admin is heard live by a member of its group, as a resumed stream replays it', async () => {
+    const member = await seed.owner(t);
+    // Signed in again: the clock other tests moved ended the admin's first session.
+    const admin = { client: await seed.login(t, adminEmail) };
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Crew ${Math.random().toString(36).slice(2)}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    const live = await open(member.client);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    const made = await admin.client.post('/api/admin/team-folders', {
+      name: 'Crew files',
+      groups: [{ groupId: group.id, role: 'editor' }],
+    });
+    expect(made.status).toBe(201);
+    const team = await json(made);
+    expect((await admin.client.send('PATCH', `/api/admin/team-folders/${team.id}`, { name: 'Crew docs' })).status).toBe(200);
+    // The membership's own notice is not a change of the tree: a resumed stream has no such event.
+    const heard = (await until(live)).filter((e) => e.type !== 'notification');
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.name, e.data.oldName])).toEqual([
+      ['folder.created', team.folderId, 'Crew files', undefined],
+      ['file.renamed', team.folderId, 'Crew docs', 'Crew files'],
+    ]);
+    const resumed = await open(member.client, from);
+    const replayed = await until(resumed);
+    await resumed.close();
+    // The same events; live, the folder's creation has no id (the membership's change, recorded after it, holds none).
+    const event = ({ type, data }: { type: unknown; data: unknown }) => ({ type, data });
+    expect(replayed.map(event)).toEqual(heard.map(event));
+    expect(replayed[1]!.id).toBe(heard[1]!.id);
   });
 
   test('while the admin has sharing with people off, a member hears nothing live of the share, as a resumed stream replays nothing', async () => {
