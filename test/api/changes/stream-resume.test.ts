@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
+import { Jobs } from '../../../src/jobs/catalog.ts';
 import { ChangeKinds } from '../../../src/services/changes/change-log.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
@@ -410,6 +411,30 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     const event = ({ type, data }: { type: unknown; data: unknown }) => ({ type, data });
     expect(replayed.map(event)).toEqual(heard.map(event));
     expect(replayed[1]!.id).toBe(heard[1]!.id);
+  });
+
+  test('an expired link removed by the daily clean-up is heard live as an unshare, by a member too, as a resumed stream replays it', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Linked');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const file = await upload(o.client, 'short-lived.txt', 's', { parentId: shared.id });
+    expect((await o.client.post('/api/files/share', { ids: [file.id], shared: true, expiry: '7d' })).status).toBe(200);
+    clock.advance(38 * DAY);
+    const [owner, viewer] = [await seed.login(t, o.email), await seed.login(t, member.email)];
+    const owned = await open(owner);
+    const live = await open(viewer);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    t.server.ctx.queue.enqueue(Jobs.sharesCleanup, null);
+    await t.server.worker.drain();
+    const heard = (await until(live)).filter((e) => e.data?.id === file.id);
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.parentId, e.data.shared])).toEqual([['file.shared', shared.id, false]]);
+    const resumed = await open(viewer, from);
+    expect((await until(resumed)).filter((e) => e.data?.id === file.id)).toEqual(heard);
+    await resumed.close();
+    expect((await until(owned)).filter((e) => e.data?.id === file.id)).toEqual(heard);
+    await owned.close();
   });
 
   test('while the admin has sharing with people off, a member hears nothing live of the share, as a resumed stream replays nothing', async () => {
