@@ -338,6 +338,27 @@ describe('rescan', () => {
     expect(await until(await open(member, from))).toEqual(heard);
   });
 
+  test("a library added and removed is heard live on its owner's stream: its folder made (before the first scan's summary), then deleted for good", async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'a.txt', 'one');
+    const stream = new SseReader(await owner.client.get('/api/files/events'));
+    expect((await stream.nextEvent()).data).toEqual({ type: 'connected' });
+    const library = await addLibrary(root, owner);
+    expect((await stream.nextEvent()).data).toMatchObject({
+      type: 'folder.created',
+      data: { id: library.folderId, name: library.name, type: 'folder', parentId: null, userId: owner.id },
+    });
+    expect((await stream.nextEvent()).data).toMatchObject({ type: 'file.updated', data: { id: library.folderId, action: 'library-scan' } });
+    expect((await admin.client.delete(`/api/admin/libraries/${library.id}`)).status).toBe(200);
+    expect((await stream.nextEvent()).data).toMatchObject({
+      type: 'file.permanently_deleted',
+      data: { id: library.folderId, name: library.name, parentId: null },
+    });
+    expect(await stream.quietFor(300)).toBe(true);
+    await stream.close();
+  });
+
   test('a library folder removed while the server runs: items shown unavailable, not deleted, back when it returns', async () => {
     const owner = await seed.owner(t);
     const parent = hostDir();
