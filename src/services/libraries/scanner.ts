@@ -202,14 +202,16 @@ export class LibraryScanner {
     // One buffer for every file's first bytes: the scan reads them one file at a time.
     const head = Buffer.allocUnsafe(HEAD_BYTES);
     const writes: Array<() => void> = [];
+    // Past EVENTS_PER_SCAN changes (and on a first scan) one summary event stands in for them all.
+    const summarized = () => !rootEntry || changed.count > EVENTS_PER_SCAN;
     const flush = () => {
       if (writes.length === 0) return;
       const batch = writes.splice(0);
-      this.d.asHost(() =>
+      const run = () =>
         this.d.transactions.immediate(() => {
           for (const w of batch) w();
-        }),
-      );
+        });
+      this.d.asHost(() => (summarized() ? this.d.changes.summarizing(run) : run()));
     };
     const rootSeen: Seen = {
       item: rootEntry ?? {
@@ -449,8 +451,12 @@ export class LibraryScanner {
     if (partial) this.d.libraries.setAvailable(library.id, true);
     else this.d.libraries.scanned(library.id, at, progress.entries, null, true);
     onProgress?.({ ...progress });
-    if (rootEntry && changed.count <= EVENTS_PER_SCAN) this.publish(library, changed.kept);
-    else if (changed.count > 0) this.d.events.many(library.accountId, library.folderId, { action: 'library-scan', count: changed.count });
+    if (!summarized()) this.publish(library, changed.kept);
+    else if (changed.count > 0) {
+      // The changes recorded before the count went past the limit are settled too: the summary announces them.
+      for (const c of changed.kept) this.d.changes.claimSeq(c.itemId);
+      this.d.events.many(library.accountId, library.folderId, { action: 'library-scan', count: changed.count });
+    }
     return { ...progress, available: true, error: null };
   }
 

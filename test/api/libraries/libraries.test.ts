@@ -359,6 +359,27 @@ describe('rescan', () => {
     await stream.close();
   });
 
+  test("a scan announced by one summary (the first, one of more than 200 changes) holds back no later event's id", async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'a.txt', 'one');
+    const stream = new SseReader(await owner.client.get('/api/files/events'));
+    expect((await stream.nextEvent()).data).toEqual({ type: 'connected' });
+    const idOfNextFolder = async (name: string) => {
+      expect((await owner.client.post('/api/files/folder', { name })).status).toBe(200);
+      for (;;) {
+        const event = await stream.nextEvent();
+        if (event.data.type === 'folder.created' && event.data.data.name === name) return event.id;
+      }
+    };
+    const library = await addLibrary(root, owner);
+    expect(await idOfNextFolder('after the first scan')).toBe(String(t.server.ctx.services.changes.latestSeq()));
+    for (let i = 0; i < 201; i++) write(root, `many/${i}.txt`, `${i}`);
+    await rescan(admin, library.id);
+    expect(await idOfNextFolder('after a large scan')).toBe(String(t.server.ctx.services.changes.latestSeq()));
+    await stream.close();
+  });
+
   test('a library folder removed while the server runs: items shown unavailable, not deleted, back when it returns', async () => {
     const owner = await seed.owner(t);
     const parent = hostDir();
