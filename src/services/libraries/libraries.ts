@@ -162,6 +162,14 @@ export class LibraryService {
     const row = this.require(id);
     const ids = this.d.items.liveSubtreeIds(row.folderId);
     const folder = { id: row.folderId, type: 'folder' as const, name: row.name, parentId: null };
+    const owner = this.d.users.byId(row.accountId);
+    if (owner) {
+      // Those it is shared with lose it as an unshare takes it: their pages drop it, their desktop clients look again.
+      const acting = this.actingFor(owner);
+      const shared = this.d.members.list(acting, row.folderId);
+      for (const g of shared.groups) this.d.members.removeGroup(acting, row.folderId, g.groupId);
+      for (const m of shared.members) this.d.members.remove(acting, row.folderId, m.accountId);
+    }
     this.d.transactions.immediate(() => {
       this.d.changes.record(systemChange(row.accountId), ChangeKinds.purged, folder, { gone: true, details: { library: id } });
       for (let i = ids.length - 1; i >= 0; i--) this.d.items.delete(ids[i]!);

@@ -359,6 +359,30 @@ describe('rescan', () => {
     await stream.close();
   });
 
+  test('a library removed: the members of its group, and a person it was shared with, lose it at once as an unshare tells them', async () => {
+    const owner = await seed.owner(t);
+    const [inGroup, person] = [await seed.owner(t), await seed.owner(t)];
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Library readers ${++counter}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: inGroup.email })).status).toBe(201);
+    const root = hostDir();
+    write(root, 'a.txt', 'one');
+    const library = await addLibrary(root, owner, { group: group.name });
+    expect((await owner.client.post(`/api/files/${library.folderId}/members`, { email: person.email, role: 'viewer' })).status).toBe(201);
+    const streams = [
+      new SseReader(await inGroup.client.get('/api/files/events')),
+      new SseReader(await person.client.get('/api/files/events')),
+    ];
+    for (const s of streams) expect((await s.nextEvent()).data).toEqual({ type: 'connected' });
+    expect((await admin.client.delete(`/api/admin/libraries/${library.id}`)).status).toBe(200);
+    for (const s of streams) {
+      const heard = [];
+      for (let next = await s.nextEvent(500).catch(() => null); next; next = await s.nextEvent(500).catch(() => null))
+        heard.push(next.data);
+      await s.close();
+      expect(heard).toContainEqual(expect.objectContaining({ type: 'share.removed', data: { id: library.folderId, name: library.name } }));
+    }
+  });
+
   test("a scan announced by one summary (the first, one of more than 200 changes) holds back no later event's id", async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
