@@ -89,6 +89,7 @@ function createServices(infra: Infrastructure) {
     audit,
     settings,
     davLocks: dav.shared.davLocks,
+    events,
     ...files.services,
     ...sharing.services,
   });

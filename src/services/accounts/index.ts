@@ -3,6 +3,7 @@ import type { AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import type { FilesServices } from '../files/index.ts';
+import type { FileEvents } from '../files/file-events.ts';
 import type { SharingServices } from '../sharing/index.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { AccountService } from './accounts.ts';
@@ -35,7 +36,7 @@ export interface AccountsServices {
   teamFolders: TeamFolderService;
 }
 
-type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService } & Pick<
+type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: DavLockService; events: FileEvents } & Pick<
   FilesServices,
   'quota' | 'trash' | 'changes'
 > &
@@ -44,7 +45,7 @@ type AccountsDeps = { audit: AuditService; settings: SettingsService; davLocks: 
 /** Accounts, their logins (sub-users, app passwords and the clients' sign-in flows, desktop clients), sessions and second factors. */
 export function createAccountsServices(
   infra: Infrastructure,
-  { audit, settings, davLocks, quota, trash, members, shares, changes }: AccountsDeps,
+  { audit, settings, davLocks, events, quota, trash, members, shares, changes }: AccountsDeps,
 ) {
   const { clock, config, queue, repos, jwtSecret } = infra;
   const { transactions } = repos;
@@ -136,6 +137,7 @@ export function createAccountsServices(
       trash,
       shares,
       changes,
+      events,
       peopleSharing: () => settings.get('peopleSharing'),
     }),
   };

@@ -15,6 +15,7 @@ import type { JobQueue } from '../../jobs/queue.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { MemberService } from '../sharing/members.ts';
+import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import type { Page } from '../files/items.ts';
 import type { QuotaService } from '../files/quota.ts';
 import type { LinkExpiry, ShareOptions, ShareService } from '../sharing/shares.ts';
@@ -39,6 +40,7 @@ interface TeamFolderDeps {
   trash: TrashService;
   shares: ShareService;
   changes: ChangeLog;
+  events: FileEvents;
   peopleSharing: () => boolean;
 }
 
@@ -70,7 +72,7 @@ export class TeamFolderService {
     const id = newId();
     const folderId = newId();
     const now = this.d.clock.now();
-    this.d.transactions.immediate(() => {
+    const folder = this.d.transactions.immediate(() => {
       // Not an email address: nothing that names an account by email can reach this one.
       this.d.users.insert({
         id,
@@ -87,6 +89,7 @@ export class TeamFolderService {
       const folder = this.d.items.insertFolder({ id: folderId, accountId: id, parentId: null, name }, now);
       this.d.changes.record({ accountId: id, loginId: principal.loginId }, ChangeKinds.created, folder);
       this.d.teamFolders.insert({ accountId: id, folderId, groupId: forGroup, createdBy: principal.loginId, createdAt: now });
+      return folder;
     });
     this.d.audit.record({
       action: AuditActions.teamFolderCreate,
@@ -97,6 +100,8 @@ export class TeamFolderService {
     });
     const team = this.acting(principal, id);
     for (const grant of input.groups) this.d.members.add(team, folderId, grant);
+    // Once the groups reach it, so their members hear it made, as a stream resumed over it replays it.
+    this.d.events.announce({ accountId: id, loginId: principal.loginId }, FileEventType.folderCreated, folder);
     return this.view(this.require(id));
   }
 
@@ -123,13 +128,15 @@ export class TeamFolderService {
     const now = this.d.clock.now();
     if (input.name !== undefined) {
       const name = folderName(input.name);
-      this.d.transactions.immediate(() => {
+      const by = { accountId: id, loginId: principal.loginId };
+      const { before, renamed } = this.d.transactions.immediate(() => {
         const before = this.d.items.get(id, row.folderId);
         const renamed = this.d.items.rename(row.folderId, name);
-        if (before && before.name !== renamed.name)
-          this.d.changes.record({ accountId: id, loginId: principal.loginId }, ChangeKinds.renamed, renamed, { before });
+        if (before && before.name !== renamed.name) this.d.changes.record(by, ChangeKinds.renamed, renamed, { before });
         this.d.users.setName(id, name, now);
+        return { before, renamed };
       });
+      if (before && before.name !== renamed.name) this.d.events.announce(by, FileEventType.renamed, renamed, { oldName: before.name });
     }
     if (input.quota !== undefined) this.d.users.setStorageLimit(id, input.quota, now);
     this.d.audit.record({

@@ -108,6 +108,7 @@ export class ChangeLog {
   private readonly unclaimed = new Map<string, number>();
   /** Seqs of this process's changes whose live event is still to come, with when each was recorded. */
   private readonly unannounced = new Map<number, number>();
+  private summarized = false;
 
   constructor(
     private readonly d: {
@@ -142,7 +143,7 @@ export class ChangeLog {
     const superseded = this.unclaimed.get(item.id);
     if (superseded !== undefined) this.unannounced.delete(superseded);
     this.unclaimed.delete(item.id);
-    if (!NO_LIVE_EVENT.has(kind)) {
+    if (!NO_LIVE_EVENT.has(kind) && !this.summarized) {
       this.unclaimed.set(item.id, seq);
       // A seq handed out again after its transaction rolled back starts afresh.
       this.unannounced.delete(seq);
@@ -151,6 +152,16 @@ export class ChangeLog {
     if (this.unclaimed.size > MAX_UNCLAIMED) this.unclaimed.delete(this.unclaimed.keys().next().value as string);
     if (this.unannounced.size > MAX_UNCLAIMED) this.unannounced.delete(this.unannounced.keys().next().value as number);
     return seq;
+  }
+
+  /** Runs `fn`, whose changes one summary event stands in for (a large library scan's): none waits for a live event of its own. */
+  summarizing<T>(fn: () => T): T {
+    this.summarized = true;
+    try {
+      return fn();
+    } finally {
+      this.summarized = false;
+    }
   }
 
   /**

@@ -340,7 +340,12 @@ export class TrashService {
     for (;;) {
       const roots = this.d.items.trashRootIds(by.accountId, trashedUpTo, 100);
       if (roots.length === 0) return count;
-      for (const id of roots) count += this.purgeRoot(by, id, run);
+      for (const id of roots) {
+        const root = this.d.items.get(by.accountId, id);
+        count += this.purgeRoot(by, id, run);
+        // Announced as a permanent delete is: open trashes drop it, and the change's seq stops holding streams' ids back.
+        if (root) this.d.events.announce(by, FileEventType.permanentlyDeleted, root);
+      }
     }
   }
 

@@ -43,6 +43,7 @@ export function createLibraryServices(
     members: d.members,
     audit: d.audit,
     changes: d.changes,
+    events: d.events,
     scanner,
   });
   const libraryWatch = new LibraryWatcher({

@@ -14,6 +14,7 @@ import { emailKey } from '../accounts/email.ts';
 import type { Principal } from '../identity/principal.ts';
 import { type Actor, actorFields, AuditActions, type AuditService } from '../admin/audit.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
+import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import type { MemberService } from '../sharing/members.ts';
 import type { LibraryScanner, ScanProgress, ScanResult } from './scanner.ts';
 
@@ -36,6 +37,7 @@ interface LibraryDeps {
   members: MemberService;
   audit: AuditService;
   changes: ChangeLog;
+  events: FileEvents;
   scanner: LibraryScanner;
 }
 
@@ -112,12 +114,12 @@ export class LibraryService {
     const id = newId();
     const folderId = newId();
     const now = this.d.clock.now();
-    this.d.transactions.immediate(() => {
+    const folder = this.d.transactions.immediate(() => {
       if (this.d.libraries.all().some((l) => l.path === checked.root)) throw conflict(`${checked.root} is already a library.`);
       if (this.d.items.liveByName(owner.id, null, name)) {
         throw conflict(`${owner.email} already has an item named "${name}" at the top of My files: choose another --name.`);
       }
-      this.d.items.insertFolder({ id: folderId, accountId: owner.id, parentId: null, name }, now);
+      const folder = this.d.items.insertFolder({ id: folderId, accountId: owner.id, parentId: null, name }, now);
       this.d.changes.record(
         systemChange(owner.id),
         ChangeKinds.created,
@@ -137,10 +139,13 @@ export class LibraryService {
         createdBy: by === 'cli' ? null : by.loginId,
         createdAt: now,
       });
+      return folder;
     });
     if (group) {
       this.d.members.add(this.actingFor(owner), folderId, { groupId: group.id, role: input.readOnly ? 'viewer' : 'editor' });
     }
+    // Once its group reaches it, as other new folders are: open lists show it before its first scan ends.
+    this.d.events.announce({ accountId: owner.id, loginId: owner.id }, FileEventType.folderCreated, folder);
     this.d.audit.record({
       action: AuditActions.libraryAdd,
       ...actorFields(by),
@@ -157,11 +162,20 @@ export class LibraryService {
     const row = this.require(id);
     const ids = this.d.items.liveSubtreeIds(row.folderId);
     const folder = { id: row.folderId, type: 'folder' as const, name: row.name, parentId: null };
+    const owner = this.d.users.byId(row.accountId);
+    if (owner) {
+      // Those it is shared with lose it as an unshare takes it: their pages drop it, their desktop clients look again.
+      const acting = this.actingFor(owner);
+      const shared = this.d.members.list(acting, row.folderId);
+      for (const g of shared.groups) this.d.members.removeGroup(acting, row.folderId, g.groupId);
+      for (const m of shared.members) this.d.members.remove(acting, row.folderId, m.accountId);
+    }
     this.d.transactions.immediate(() => {
       this.d.changes.record(systemChange(row.accountId), ChangeKinds.purged, folder, { gone: true, details: { library: id } });
       for (let i = ids.length - 1; i >= 0; i--) this.d.items.delete(ids[i]!);
       this.d.libraries.remove(id);
     });
+    this.d.events.announce({ accountId: row.accountId, loginId: row.accountId }, FileEventType.permanentlyDeleted, folder);
     this.d.audit.record({
       action: AuditActions.libraryRemove,
       ...actorFields(by),

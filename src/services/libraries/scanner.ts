@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Clock } from '../../clock.ts';
 import { MAX_FOLDER_DEPTH, nameProblem } from '../../contract/names.ts';
 import type { Transactions } from '../../db/repos/index.ts';
-import { type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
+import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { newId } from '../../lib/ids.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
@@ -106,7 +106,8 @@ interface LibraryIndex {
   under(entry: IndexedEntry, folders: ReadonlySet<string>): boolean;
 }
 
-type ScanChange = { type: string; itemId: string; extra?: Record<string, unknown> };
+/** One change to report; a move or rename names where the item was (`from`), announced as other moves are. */
+type ScanChange = { type: string; itemId: string; extra?: Record<string, unknown>; from?: { parentId: string | null; name: string } };
 
 /** The changes a scan reports to live streams: each while there are few, only their count past EVENTS_PER_SCAN. */
 class ScanChanges {
@@ -201,14 +202,16 @@ export class LibraryScanner {
     // One buffer for every file's first bytes: the scan reads them one file at a time.
     const head = Buffer.allocUnsafe(HEAD_BYTES);
     const writes: Array<() => void> = [];
+    // Past EVENTS_PER_SCAN changes (and on a first scan) one summary event stands in for them all.
+    const summarized = () => !rootEntry || changed.count > EVENTS_PER_SCAN;
     const flush = () => {
       if (writes.length === 0) return;
       const batch = writes.splice(0);
-      this.d.asHost(() =>
+      const run = () =>
         this.d.transactions.immediate(() => {
           for (const w of batch) w();
-        }),
-      );
+        });
+      this.d.asHost(() => (summarized() ? this.d.changes.summarizing(run) : run()));
     };
     const rootSeen: Seen = {
       item: rootEntry ?? {
@@ -306,11 +309,7 @@ export class LibraryScanner {
                 },
               );
             });
-            changed.push({
-              type: item.name !== host.name && item.parentId === folder.item.itemId ? FileEventType.renamed : FileEventType.moved,
-              itemId: item.itemId,
-              extra: { oldName: item.name },
-            });
+            changed.push({ type: FileEventType.moved, itemId: item.itemId, from: { parentId: item.parentId, name: item.name } });
           }
           const contentChanged =
             type === 'file' && (item.size !== host.size || !sameHostTime(item.hostModifiedAt, host) || item.fileId !== host.fileId);
@@ -452,8 +451,12 @@ export class LibraryScanner {
     if (partial) this.d.libraries.setAvailable(library.id, true);
     else this.d.libraries.scanned(library.id, at, progress.entries, null, true);
     onProgress?.({ ...progress });
-    if (rootEntry && changed.count <= EVENTS_PER_SCAN) this.publish(library, changed.kept);
-    else if (changed.count > 0) this.d.events.many(library.accountId, library.folderId, { action: 'library-scan', count: changed.count });
+    if (!summarized()) this.publish(library, changed.kept);
+    else if (changed.count > 0) {
+      // The changes recorded before the count went past the limit are settled too: the summary announces them.
+      for (const c of changed.kept) this.d.changes.claimSeq(c.itemId);
+      this.d.events.many(library.accountId, library.folderId, { action: 'library-scan', count: changed.count });
+    }
     return { ...progress, available: true, error: null };
   }
 
@@ -651,10 +654,20 @@ export class LibraryScanner {
     for (let i = ids.length - 1; i >= 0; i--) this.d.items.delete(ids[i]!);
   }
 
+  /** A move as ItemService.relocate announces one: to whoever reached it where it was too, a rename with it as its own event. */
+  private announceMove(actor: { loginId: string; accountId: string }, row: Item, from: { parentId: string | null; name: string }): void {
+    if (row.parentId !== from.parentId) this.d.events.moved(actor, FileEventType.moved, row, from.parentId);
+    if (row.name !== from.name) this.d.events.moved(actor, FileEventType.renamed, row, from.parentId, { oldName: from.name });
+  }
+
   private publish(library: LibraryRow, changed: readonly ScanChange[]): void {
     const actor = { loginId: library.accountId, accountId: library.accountId };
     for (const c of changed) {
       const row = this.d.items.getLive(library.accountId, c.itemId);
+      if (c.from) {
+        if (row) this.announceMove(actor, row, c.from);
+        continue;
+      }
       const gone = c.extra as { name: string; parentId: string | null; type: 'file' | 'folder' } | undefined;
       const subject = row ?? (gone ? { id: c.itemId, name: gone.name, parentId: gone.parentId, type: gone.type } : null);
       if (!subject) continue;

@@ -372,17 +372,24 @@ export class ShareService {
   /** Daily: links that expired more than EXPIRED_LINK_KEEP_MS ago go (their memberships with them). */
   purgeExpiredLinks(): number {
     const cutoff = this.d.retentionClock.now() - EXPIRED_LINK_KEEP_MS;
-    return deleteInBatches(EXPIRED_LINK_BATCH, (limit) =>
-      this.d.transactions.immediate(() => {
+    return deleteInBatches(EXPIRED_LINK_BATCH, (limit) => {
+      const unshared: Item[] = [];
+      const removed = this.d.transactions.immediate(() => {
         const links = this.d.shares.expiredBefore(cutoff, limit);
         for (const link of links) {
           const item = this.d.items.get(link.accountId, link.itemId);
           const by: ChangeBy = { accountId: link.accountId, actor: { kind: 'system', id: null } };
-          if (item) this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: link.id, expired: true } });
+          if (!item) continue;
+          this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: link.id, expired: true } });
+          unshared.push(item);
         }
         return this.d.shares.removeLinks(links.map((l) => l.id));
-      }),
-    );
+      });
+      // Announced as an unshare is: open lists drop the mark, and the changes' seqs stop holding streams' ids back.
+      for (const item of unshared)
+        this.d.events.announce({ accountId: item.accountId, loginId: item.accountId }, FileEventType.shared, item, { shared: false });
+      return removed;
+    });
   }
 
   // ---- the public side (no session) ----

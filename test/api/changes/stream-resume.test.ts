@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
+import { Jobs } from '../../../src/jobs/catalog.ts';
 import { ChangeKinds } from '../../../src/services/changes/change-log.ts';
-import type { TestClient } from '../../helpers/client.ts';
+import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { folder, SseReader, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -10,10 +11,11 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 const DAY = 24 * 3600_000;
 const clock = new ManualClock(Date.now());
 let t: TestServer;
+let adminEmail: string;
 
 beforeAll(async () => {
   t = await startTestServer({ clock, startWorker: false });
-  await seed.admin(t);
+  adminEmail = (await seed.admin(t)).email;
 });
 afterAll(() => t.stop());
 
@@ -337,6 +339,102 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     const resumed = await open(member.client, from);
     expect(await until(resumed)).toEqual(heard);
     await resumed.close();
+  });
+
+  test('emptying the trash (by the API and by WebDAV) is heard live item by item by the owner and a member, as a resumed stream replays it; later ids are their own seqs', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Emptied');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const byApi = await upload(o.client, 'api.txt', 'a', { parentId: shared.id });
+    const byDav = await upload(o.client, 'dav.txt', 'd', { parentId: shared.id });
+    const owned = await open(o.client);
+    const live = await open(member.client);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    expect((await o.client.post('/api/files/delete', { ids: [byApi.id] })).status).toBe(200);
+    expect((await o.client.post('/api/files/trash/empty')).status).toBe(202);
+    await t.server.worker.drain();
+    expect((await o.client.post('/api/files/delete', { ids: [byDav.id] })).status).toBe(200);
+    const dav = await davLogin(t, o);
+    const emptied = await fetch(`${t.url}/remote.php/dav/trashbin/${o.id}/trash`, {
+      method: 'DELETE',
+      headers: { authorization: dav.authorization },
+    });
+    expect(emptied.status).toBe(204);
+    const after = await folder(o.client, 'after');
+    const heard = await until(live);
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.parentId])).toEqual([
+      ['file.deleted', byApi.id, shared.id],
+      ['file.permanently_deleted', byApi.id, shared.id],
+      ['file.deleted', byDav.id, shared.id],
+      ['file.permanently_deleted', byDav.id, shared.id],
+    ]);
+    const resumed = await open(member.client, from);
+    expect(await until(resumed)).toEqual(heard);
+    await resumed.close();
+    // The owner hears the same (and the job's end); the folder made after it has its own seq as its id, not one held back.
+    const own = await until(owned);
+    await owned.close();
+    expect(own.filter((e) => e.id !== undefined)).toEqual([
+      ...heard,
+      { id: String(t.server.ctx.services.changes.latestSeq()), type: 'folder.created', data: expect.objectContaining({ id: after.id }) },
+    ]);
+  });
+
+  test('a team folder made and renamed by the admin is heard live by a member of its group, as a resumed stream replays it', async () => {
+    const member = await seed.owner(t);
+    // Signed in again: the clock other tests moved ended the admin's first session.
+    const admin = { client: await seed.login(t, adminEmail) };
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Crew ${Math.random().toString(36).slice(2)}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: member.email })).status).toBe(201);
+    const live = await open(member.client);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    const made = await admin.client.post('/api/admin/team-folders', {
+      name: 'Crew files',
+      groups: [{ groupId: group.id, role: 'editor' }],
+    });
+    expect(made.status).toBe(201);
+    const team = await json(made);
+    expect((await admin.client.send('PATCH', `/api/admin/team-folders/${team.id}`, { name: 'Crew docs' })).status).toBe(200);
+    // The membership's own notice is not a change of the tree: a resumed stream has no such event.
+    const heard = (await until(live)).filter((e) => e.type !== 'notification');
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.name, e.data.oldName])).toEqual([
+      ['folder.created', team.folderId, 'Crew files', undefined],
+      ['file.renamed', team.folderId, 'Crew docs', 'Crew files'],
+    ]);
+    const resumed = await open(member.client, from);
+    const replayed = await until(resumed);
+    await resumed.close();
+    // The same events; live, the folder's creation has no id (the membership's change, recorded after it, holds none).
+    const event = ({ type, data }: { type: unknown; data: unknown }) => ({ type, data });
+    expect(replayed.map(event)).toEqual(heard.map(event));
+    expect(replayed[1]!.id).toBe(heard[1]!.id);
+  });
+
+  test('an expired link removed by the daily clean-up is heard live as an unshare, by a member too, as a resumed stream replays it', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Linked');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const file = await upload(o.client, 'short-lived.txt', 's', { parentId: shared.id });
+    expect((await o.client.post('/api/files/share', { ids: [file.id], shared: true, expiry: '7d' })).status).toBe(200);
+    clock.advance(38 * DAY);
+    const [owner, viewer] = [await seed.login(t, o.email), await seed.login(t, member.email)];
+    const owned = await open(owner);
+    const live = await open(viewer);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    t.server.ctx.queue.enqueue(Jobs.sharesCleanup, null);
+    await t.server.worker.drain();
+    const heard = (await until(live)).filter((e) => e.data?.id === file.id);
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.parentId, e.data.shared])).toEqual([['file.shared', shared.id, false]]);
+    const resumed = await open(viewer, from);
+    expect((await until(resumed)).filter((e) => e.data?.id === file.id)).toEqual(heard);
+    await resumed.close();
+    expect((await until(owned)).filter((e) => e.data?.id === file.id)).toEqual(heard);
+    await owned.close();
   });
 
   test('while the admin has sharing with people off, a member hears nothing live of the share, as a resumed stream replays nothing', async () => {

@@ -123,6 +123,7 @@ describe('library changes in the change log', () => {
     const reader = new SseReader(stream);
     expect(await reader.nextData()).toEqual({ type: 'connected' });
     const library = await addLibrary(admin, root, owner);
+    expect(await reader.nextData()).toMatchObject({ type: 'folder.created', data: { id: library.folderId } });
     const summary = await reader.nextData();
     expect(summary).toMatchObject({
       type: 'file.updated',

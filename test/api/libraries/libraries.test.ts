@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
-import { readZip } from '../../helpers/files.ts';
+import { readZip, SseReader } from '../../helpers/files.ts';
 import { davLogin, propfindRows } from '../../helpers/dav.ts';
 import { png } from '../../helpers/images.ts';
 import { createUpload } from '../../helpers/tus.ts';
@@ -293,6 +293,115 @@ describe('rescan', () => {
     expect((await childNamed(owner, box.id, 'inner.txt')).id).toBe(inner.id);
     const downloaded = await owner.client.get(`/api/files/${a.id}/download`);
     expect(await downloaded.text()).toBe('one, then more');
+  });
+
+  test('a move and a rename by another program are heard live as other moves are (by a member of a folder it left too), as a resumed stream replays them', async () => {
+    const owner = await seed.owner(t);
+    const member = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'box/a.txt', 'leaves');
+    write(root, 'box/c.txt', 'stays');
+    fs.mkdirSync(path.join(root, 'shelf'));
+    const library = await addLibrary(root, owner);
+    const box = await childNamed(owner, library.folderId, 'box');
+    const shelf = await childNamed(owner, library.folderId, 'shelf');
+    const a = await childNamed(owner, box.id, 'a.txt');
+    const c = await childNamed(owner, box.id, 'c.txt');
+    expect((await owner.client.post(`/api/files/${box.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const open = async (login: seed.SeededLogin, lastEventId?: string) => {
+      const reader = new SseReader(await login.client.get('/api/files/events', lastEventId ? { 'Last-Event-ID': lastEventId } : undefined));
+      expect((await reader.nextEvent()).data).toEqual({ type: 'connected' });
+      return reader;
+    };
+    const until = async (reader: SseReader) => {
+      const out = [];
+      for (let next = await reader.nextEvent(500).catch(() => null); next; next = await reader.nextEvent(500).catch(() => null))
+        out.push({ type: next.data.type, data: next.data.data });
+      await reader.close();
+      return out;
+    };
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    const [owned, shared] = [await open(owner), await open(member)];
+
+    fs.renameSync(path.join(root, 'box/a.txt'), path.join(root, 'shelf/b.txt'));
+    fs.renameSync(path.join(root, 'box/c.txt'), path.join(root, 'box/d.txt'));
+    expect((await rescan(admin, library.id)).scanError).toBeNull();
+
+    const heard = await until(owned);
+    expect(heard.map((e) => [e.type, e.data.id, e.data.name, e.data.parentId, e.data.oldName])).toEqual([
+      ['file.moved', a.id, 'b.txt', shelf.id, undefined],
+      ['file.renamed', a.id, 'b.txt', shelf.id, 'a.txt'],
+      ['file.renamed', c.id, 'd.txt', box.id, 'c.txt'],
+    ]);
+    expect(await until(shared)).toEqual(heard);
+    expect(await until(await open(owner, from))).toEqual(heard);
+    expect(await until(await open(member, from))).toEqual(heard);
+  });
+
+  test("a library added and removed is heard live on its owner's stream: its folder made (before the first scan's summary), then deleted for good", async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'a.txt', 'one');
+    const stream = new SseReader(await owner.client.get('/api/files/events'));
+    expect((await stream.nextEvent()).data).toEqual({ type: 'connected' });
+    const library = await addLibrary(root, owner);
+    expect((await stream.nextEvent()).data).toMatchObject({
+      type: 'folder.created',
+      data: { id: library.folderId, name: library.name, type: 'folder', parentId: null, userId: owner.id },
+    });
+    expect((await stream.nextEvent()).data).toMatchObject({ type: 'file.updated', data: { id: library.folderId, action: 'library-scan' } });
+    expect((await admin.client.delete(`/api/admin/libraries/${library.id}`)).status).toBe(200);
+    expect((await stream.nextEvent()).data).toMatchObject({
+      type: 'file.permanently_deleted',
+      data: { id: library.folderId, name: library.name, parentId: null },
+    });
+    expect(await stream.quietFor(300)).toBe(true);
+    await stream.close();
+  });
+
+  test('a library removed: the members of its group, and a person it was shared with, lose it at once as an unshare tells them', async () => {
+    const owner = await seed.owner(t);
+    const [inGroup, person] = [await seed.owner(t), await seed.owner(t)];
+    const group = await json(await admin.client.post('/api/admin/groups', { name: `Library readers ${++counter}` }));
+    expect((await admin.client.post(`/api/admin/groups/${group.id}/members`, { email: inGroup.email })).status).toBe(201);
+    const root = hostDir();
+    write(root, 'a.txt', 'one');
+    const library = await addLibrary(root, owner, { group: group.name });
+    expect((await owner.client.post(`/api/files/${library.folderId}/members`, { email: person.email, role: 'viewer' })).status).toBe(201);
+    const streams = [
+      new SseReader(await inGroup.client.get('/api/files/events')),
+      new SseReader(await person.client.get('/api/files/events')),
+    ];
+    for (const s of streams) expect((await s.nextEvent()).data).toEqual({ type: 'connected' });
+    expect((await admin.client.delete(`/api/admin/libraries/${library.id}`)).status).toBe(200);
+    for (const s of streams) {
+      const heard = [];
+      for (let next = await s.nextEvent(500).catch(() => null); next; next = await s.nextEvent(500).catch(() => null))
+        heard.push(next.data);
+      await s.close();
+      expect(heard).toContainEqual(expect.objectContaining({ type: 'share.removed', data: { id: library.folderId, name: library.name } }));
+    }
+  });
+
+  test("a scan announced by one summary (the first, one of more than 200 changes) holds back no later event's id", async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'a.txt', 'one');
+    const stream = new SseReader(await owner.client.get('/api/files/events'));
+    expect((await stream.nextEvent()).data).toEqual({ type: 'connected' });
+    const idOfNextFolder = async (name: string) => {
+      expect((await owner.client.post('/api/files/folder', { name })).status).toBe(200);
+      for (;;) {
+        const event = await stream.nextEvent();
+        if (event.data.type === 'folder.created' && event.data.data.name === name) return event.id;
+      }
+    };
+    const library = await addLibrary(root, owner);
+    expect(await idOfNextFolder('after the first scan')).toBe(String(t.server.ctx.services.changes.latestSeq()));
+    for (let i = 0; i < 201; i++) write(root, `many/${i}.txt`, `${i}`);
+    await rescan(admin, library.id);
+    expect(await idOfNextFolder('after a large scan')).toBe(String(t.server.ctx.services.changes.latestSeq()));
+    await stream.close();
   });
 
   test('a library folder removed while the server runs: items shown unavailable, not deleted, back when it returns', async () => {
