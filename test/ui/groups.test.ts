@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
-import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { expectAccessible, hasFocus, holdRequests, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
@@ -92,6 +92,28 @@ describe('Admin → Groups', () => {
     await confirm.getByRole('button', { name: 'Delete group' }).click();
     await page.getByText('No groups yet.').waitFor();
     expect((await ben.client.get(`/api/files?parentId=${root.id}`)).status).toBe(404);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('Create group by keyboard while the server answers: the focus stays on the button and a second Enter sends nothing', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/groups');
+    await page.getByLabel('Group name', { exact: true }).fill('Pressed twice');
+    const held = await holdRequests(page, '**/api/admin/groups');
+    const create = page.getByRole('button', { name: 'Create group' });
+    await create.focus();
+    await page.keyboard.press('Enter');
+    await eventually(async () => expect(held.count()).toBe(1));
+    expect(await create.getAttribute('aria-disabled')).toBe('true');
+    expect(await hasFocus(create)).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(300);
+    expect(held.count()).toBe(1);
+    held.release();
+    await page.getByRole('dialog', { name: 'Members of Pressed twice' }).waitFor();
+    const groups = (await json(await admin.client.get('/api/admin/groups'))).groups;
+    expect(groups.filter((g: { name: string }) => g.name === 'Pressed twice').length).toBe(1);
     expect(errors).toEqual([]);
     await context.close();
   });

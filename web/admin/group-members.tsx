@@ -3,7 +3,7 @@ import type { GroupDetail, GroupMember, GroupView } from '../../src/contract/gro
 import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, SubmitButton } from '../ui/form.tsx';
 
 /** Where a members form reads and changes a group: the admin's routes, or a group administrator's. */
 export interface MembersClient {
@@ -103,9 +103,7 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
                 <option key={a} value={a} />
               ))}
           </datalist>
-          <button type="submit" class="button primary" disabled={busy}>
-            Add member
-          </button>
+          <SubmitButton busy={busy}>Add member</SubmitButton>
         </form>
         <FormError message={error} />
         {detail && detail.members.length === 0 && <p class="muted">No one is in {group.name} yet.</p>}

@@ -10,6 +10,7 @@ import { invalidateListings } from '../app/listings.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { copyText } from '../ui/copy.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
+import { SubmitButton } from '../ui/form.tsx';
 import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './link-settings.tsx';
 
 function LinkSettingsForm(props: { link: ShareLinkView; folder: boolean; calls: LinkCalls; close: (updated?: ShareLinkView) => void }) {
@@ -43,9 +44,7 @@ function LinkSettingsForm(props: { link: ShareLinkView; folder: boolean; calls: 
         <button type="button" class="button" onClick={() => props.close()}>
           Cancel
         </button>
-        <button type="submit" class="button primary" disabled={busy}>
-          Save settings
-        </button>
+        <SubmitButton busy={busy}>Save settings</SubmitButton>
       </div>
     </form>
   );
