@@ -233,9 +233,9 @@ export function Users() {
       )}
       {cursor && (
         <div class="form-actions">
-          <button type="button" class="button" disabled={busy} onClick={() => load(cursor)}>
+          <ActionButton busy={busy} onClick={() => load(cursor)}>
             Load more accounts
-          </button>
+          </ActionButton>
         </div>
       )}
       {users && (
