@@ -2,6 +2,7 @@ import { useEffect, useId, useState } from 'preact/hooks';
 import type { GroupDetail, GroupMember, GroupView } from '../../src/contract/groups.ts';
 import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { confirmDialog } from '../ui/dialog.tsx';
 import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 import { Field, FormError, SubmitButton } from '../ui/form.tsx';
 
@@ -70,6 +71,13 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
     }
   };
   const remove = async (m: GroupMember) => {
+    const removed = await confirmDialog({
+      title: `Remove ${m.email} from ${group.name}?`,
+      message: `${m.email} loses what is shared with ${group.name} at once. Adding them again gives it back.`,
+      confirm: 'Remove member',
+      danger: true,
+    });
+    if (!removed) return;
     try {
       await client.remove(group.id, m.accountId);
       toast(`${m.email} removed from ${group.name}`);
