@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import sparticuz from '@sparticuz/chromium';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { eventually } from './eventually.ts';
 
 /** Screenshots are test artefacts, never committed: $COFFER_SCREENSHOTS, else a temp directory. */
@@ -328,4 +328,26 @@ export async function dropTree(page: Page, selector: string, entries: DropEntry[
       proto.webkitGetAsEntry = original;
     }
   })()`);
+}
+
+/**
+ * Holds the page's `method` requests to `pattern` until `release`, counting them as the browser sends them: a test
+ * presses a button again while the server "answers" and sees whether a second request went out.
+ */
+export async function holdRequests(page: Page, pattern: string, method = 'POST'): Promise<{ count(): number; release(): void }> {
+  let count = 0;
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  await page.route(pattern, async (route) => {
+    if (route.request().method() !== method) return route.fallback();
+    count++;
+    await gate;
+    await route.continue();
+  });
+  return { count: () => count, release: () => open() };
+}
+
+/** Whether the keyboard's focus is on this element (not dropped to the page). */
+export function hasFocus(locator: Locator): Promise<boolean> {
+  return locator.evaluate((el: any) => el === el.ownerDocument.activeElement);
 }

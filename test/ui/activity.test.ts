@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { acquireBrowser, expectAccessible, holdRequests, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -62,6 +62,29 @@ describe('Activity', () => {
     // Following an item's link opens its folder.
     await entries(page).first().getByRole('link', { name: 'beach.jpg' }).click();
     await page.waitForURL(`**/files/${year.id}`);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('more changes than one page: the next is read at the end of the list; a filter chosen meanwhile shows only what it matches, not that late page', async () => {
+    const o = await seed.owner(t);
+    for (let i = 0; i < 60; i++) await folder(o.client, `Box ${String(i).padStart(2, '0')}`);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/activity');
+    await page.getByRole('heading', { name: 'Today' }).waitFor();
+    const held = await holdRequests(page, '**/api/activity?*cursor=*', 'GET');
+    await page.locator('.activity-more').scrollIntoViewIfNeeded();
+    await eventually(async () => expect(held.count()).toBe(1));
+    await page.getByLabel('Change', { exact: true }).selectOption('item.renamed');
+    await page.getByText('No changes yet.').waitFor();
+    held.release();
+    await page.waitForTimeout(500);
+    expect(await page.getByText(/^You created Box/).count()).toBe(0);
+    await page.getByLabel('Change', { exact: true }).selectOption('');
+    await page.getByText('You created Box 59').waitFor();
+    await page.locator('.activity-more').scrollIntoViewIfNeeded();
+    await page.getByText('You created Box 00').waitFor();
+    expect(await page.getByText(/^You created Box/).count()).toBe(60);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
-import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { expectAccessible, hasFocus, holdRequests, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
 import { searchable } from '../helpers/search-documents.ts';
@@ -98,4 +98,27 @@ describe('content search in the web app', () => {
     expect([...errors, ...owner.errors, ...phone.errors]).toEqual([]);
     await Promise.all([context.close(), owner.context.close(), phone.context.close()]);
   }, 120_000);
+
+  test('Include my documents switched by keyboard keeps the focus while the server answers; Space meanwhile sends nothing', async () => {
+    expect((await admin.client.put('/api/user/content-search-config', { enabled: true })).status).toBe(200);
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/settings/profile');
+    const include = page.getByRole('switch', { name: 'Include my documents in content search' });
+    expect(await include.isChecked()).toBe(true);
+    const held = await holdRequests(page, '**/api/user/content-search-preference', 'PUT');
+    await include.focus();
+    await page.keyboard.press('Space');
+    await eventually(async () => expect(held.count()).toBe(1));
+    expect(await hasFocus(include)).toBe(true);
+    await page.keyboard.press('Space');
+    await page.waitForTimeout(300);
+    expect(held.count()).toBe(1);
+    expect(await include.isChecked()).toBe(false);
+    held.release();
+    await eventually(async () => expect(await include.getAttribute('aria-disabled')).toBeNull());
+    expect(await include.isChecked()).toBe(false);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
-import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { expectAccessible, hasFocus, holdRequests, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
@@ -45,6 +45,10 @@ describe('Admin → Groups', () => {
     await members.getByText('Group administrator').waitFor();
     await expectAccessible(page, 'admin group members');
     await dialog.getByRole('button', { name: `Remove ${ana.email}` }).click();
+    await page
+      .getByRole('dialog', { name: `Remove ${ana.email} from Family?` })
+      .getByRole('button', { name: 'Remove member' })
+      .click();
     await members.getByText(ana.email).waitFor({ state: 'detached' });
     await dialog.getByRole('button', { name: 'Done' }).click();
 
@@ -96,6 +100,28 @@ describe('Admin → Groups', () => {
     await context.close();
   });
 
+  test('Create group by keyboard while the server answers: the focus stays on the button and a second Enter sends nothing', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/groups');
+    await page.getByLabel('Group name', { exact: true }).fill('Pressed twice');
+    const held = await holdRequests(page, '**/api/admin/groups');
+    const create = page.getByRole('button', { name: 'Create group' });
+    await create.focus();
+    await page.keyboard.press('Enter');
+    await eventually(async () => expect(held.count()).toBe(1));
+    expect(await create.getAttribute('aria-disabled')).toBe('true');
+    expect(await hasFocus(create)).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(300);
+    expect(held.count()).toBe(1);
+    held.release();
+    await page.getByRole('dialog', { name: 'Members of Pressed twice' }).waitFor();
+    const groups = (await json(await admin.client.get('/api/admin/groups'))).groups;
+    expect(groups.filter((g: { name: string }) => g.name === 'Pressed twice').length).toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('the members dialog completes an email from every account, not only the first hundred: on a household of 130, the last one made is offered as its address is typed', async () => {
     // Owners straight through the service (no password: fast), more than one page of the accounts list.
     for (let i = 0; i < 130; i++)
@@ -120,7 +146,7 @@ describe('Admin → Groups', () => {
     await context.close();
   });
 
-  test("members by keyboard: Enter on Remove takes the member out and the focus moves to the next member's first button, not to the page behind", async () => {
+  test("members by keyboard: Enter on Remove asks first (Escape keeps the member); Remove member takes them out and the focus moves to the next member's first button, not to the page behind", async () => {
     const id = await newGroup(admin, 'Neighbours', await seed.owner(t), await seed.owner(t), await seed.owner(t));
     const group = await json(await admin.client.get(`/api/admin/groups/${id}`));
     const name = group.name;
@@ -133,9 +159,24 @@ describe('Admin → Groups', () => {
     const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label') ?? null);
     await dialog.getByRole('button', { name: `Remove ${bo.email}` }).focus();
     await page.keyboard.press('Enter');
+    const ask = page.getByRole('dialog', { name: `Remove ${bo.email} from ${name}?` });
+    await ask.getByText(`${bo.email} loses what is shared with ${name} at once.`).waitFor();
+    await screenshot(page, 'admin-group-remove-member-light-desktop');
+    await page.keyboard.press('Escape');
+    await ask.waitFor({ state: 'detached' });
+    await eventually(async () => expect(await focused()).toBe(`Remove ${bo.email}`));
+    expect((await json(await admin.client.get(`/api/admin/groups/${id}`))).members.length).toBe(3);
+    await page.keyboard.press('Enter');
+    await ask.getByRole('button', { name: 'Remove member' }).waitFor();
+    await page.keyboard.press('Enter');
     await dialog.getByText(bo.email).waitFor({ state: 'detached' });
     await eventually(async () => expect(await focused()).toBe(`Make administrator: ${cy.email}`));
     await dialog.getByRole('button', { name: `Remove ${cy.email}` }).focus();
+    await page.keyboard.press('Enter');
+    await page
+      .getByRole('dialog', { name: `Remove ${cy.email} from ${name}?` })
+      .getByRole('button', { name: 'Remove member' })
+      .waitFor();
     await page.keyboard.press('Enter');
     await dialog.getByText(cy.email).waitFor({ state: 'detached' });
     await eventually(async () => expect(await focused()).toBe(`Make administrator: ${ada.email}`));
@@ -207,6 +248,10 @@ describe('Admin → Groups', () => {
     await page.keyboard.press('Enter');
     await members.getByText(newcomer.email).waitFor();
     await dialog.getByRole('button', { name: `Remove ${plain.email}` }).click();
+    await page
+      .getByRole('dialog', { name: /^Remove .* from / })
+      .getByRole('button', { name: 'Remove member' })
+      .click();
     await members.getByText(plain.email).waitFor({ state: 'detached' });
     await expectAccessible(page, 'group administrator members');
     await screenshot(page, 'settings-group-members-light-desktop');

@@ -92,6 +92,36 @@ describe('on a phone', () => {
     expect(await desktop.page.getByRole('toolbar', { name: 'Folder actions' }).isVisible()).toBe(true);
     await desktop.context.close();
   });
+
+  test('a toast leaves the selection bar and the New button within reach: each is pressed where it shows (light, dark)', async () => {
+    for (const dark of [false, true]) {
+      const { context, page, errors } = await signedInContext(browser, t.url, owner, { viewport: PHONE, dark });
+      await page.goto('/files');
+      await page.getByRole('row', { name: /^notes\.txt,/ }).click();
+      await page.getByText('1 selected').waitFor();
+      await page.keyboard.press('Control+x');
+      await page.getByRole('status').filter({ hasText: 'Open a folder and paste' }).waitFor();
+      await screenshot(page, `phone-toast-selection-${dark ? 'dark' : 'light'}`);
+      const bar = page.getByRole('toolbar', { name: 'Selection actions' });
+      const reachable = async (name: string) =>
+        bar.getByRole('button', { name, exact: true }).evaluate((el: any) => {
+          const r = el.getBoundingClientRect();
+          return el.contains(el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+        });
+      for (const name of ['Clear selection', 'Download', 'Delete']) expect(`${name}: ${await reachable(name)}`).toBe(`${name}: true`);
+      await bar.getByRole('button', { name: 'Clear selection' }).click();
+      await page.getByText('1 selected').waitFor({ state: 'detached' });
+      const fab = page.getByRole('button', { name: 'New', exact: true });
+      expect(
+        await fab.evaluate((el: any) => {
+          const r = el.getBoundingClientRect();
+          return el.contains(el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+        }),
+      ).toBe(true);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
 });
 
 describe('the navigation drawer on a phone', () => {

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser } from 'playwright-core';
 import { acquireBrowser, expectAccessible, openContext, PHONE, releaseBrowser, screenshot } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
+import { png } from '../helpers/images.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -59,6 +61,66 @@ describe('public pages', () => {
     expect(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBeLessThanOrEqual(0);
     expect(await line.evaluate((el: any) => el.scrollWidth <= el.clientWidth)).toBe(true);
     await screenshot(page, 'share-drop-long-name-dark-phone');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a long owner name and long file names without spaces: at 390 px each public page stays on the screen, nothing wider than it', async () => {
+    const o = await seed.owner(t);
+    t.server.ctx.repos.users.setName(o.id, `Ada${'Lovelace'.repeat(7)}`, Date.now());
+    const long = (stem: string) => `${stem}${'0123456789'.repeat(8)}.txt`;
+    const top = await folder(o.client, `Holidays${'0123456789'.repeat(6)}`);
+    const inner = await folder(o.client, `Summer${'0123456789'.repeat(6)}`, top.id);
+    await upload(o.client, long('notes'), 'some notes', { parentId: inner.id });
+    const file = await upload(o.client, long('report'), 'a report', { type: 'text/plain' });
+    await upload(o.client, `beach${'0123456789'.repeat(8)}.png`, await png(600, 400), { parentId: top.id, type: 'image/png' });
+    const links = (
+      await json(await o.client.post('/api/files/share', { ids: [top.id, file.id], shared: true, expiry: '7d', maxDownloads: 5 }))
+    ).links;
+    const { context, page, errors } = await openContext(browser, t.url, { viewport: PHONE, dark: true, touch: true });
+    const wider = () =>
+      page.evaluate(() => {
+        const d = (globalThis as any).document;
+        const width = d.documentElement.clientWidth;
+        return (
+          [...d.body.querySelectorAll('*')]
+            .filter((el: any) => el.getClientRects().length && el.getBoundingClientRect().right > width + 0.5 && !el.closest('.sr-only'))
+            // Cut off inside a box that clips it (an ellipsis), it shows no wider than that box.
+            .filter((el: any) => {
+              for (let up = el.parentElement; up; up = up.parentElement)
+                if ((globalThis as any).getComputedStyle(up).overflowX !== 'visible' && up.getBoundingClientRect().right <= width + 0.5)
+                  return false;
+              return true;
+            })
+            .map((el: any) => `${el.tagName.toLowerCase()}.${el.className}: ${el.textContent.slice(0, 30)}`)
+        );
+      });
+    await page.goto(new URL(links[file.id]).pathname);
+    await page.getByRole('link', { name: 'Download' }).waitFor();
+    await page.getByText(`Shared by Ada${'Lovelace'.repeat(7)}`).waitFor();
+    await screenshot(page, 'share-file-long-names-dark-phone');
+    expect(await wider()).toEqual([]);
+    await page.goto(new URL(links[top.id]).pathname);
+    const picture = page.getByRole('list', { name: 'Pictures' }).getByRole('link');
+    await eventually(async () => {
+      await page.reload();
+      expect(await picture.count()).toBe(1);
+    });
+    await picture.click();
+    await page
+      .getByRole('dialog', { name: /^beach/ })
+      .getByRole('link', { name: 'Close' })
+      .waitFor();
+    await screenshot(page, 'share-picture-long-name-dark-phone');
+    expect(await wider()).toEqual([]);
+    await page
+      .getByRole('dialog', { name: /^beach/ })
+      .getByRole('link', { name: 'Close' })
+      .click();
+    await page.getByRole('link', { name: /^Summer/ }).click();
+    await page.getByRole('link', { name: /^notes/ }).waitFor();
+    await screenshot(page, 'share-folder-long-names-dark-phone');
+    expect(await wider()).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
   });

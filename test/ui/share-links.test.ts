@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { expectAccessible, openContext, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { expectAccessible, holdRequests, openContext, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
@@ -158,6 +158,31 @@ describe('share link options in the web app', () => {
     await page.getByRole('button', { name: 'Copy link to Tax papers' }).click();
     await page.getByRole('status').filter({ hasText: 'Link to “Tax papers” copied' }).waitFor();
     expect(await page.getByRole('dialog').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('more links than one page: every one is reached by More links, and More links pressed twice while the server answers reads the next page once', async () => {
+    const o = await seed.owner(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 105; i++) ids.push((await folder(o.client, `Box ${String(i).padStart(3, '0')}`)).id);
+    expect((await o.client.post('/api/files/share', { ids, shared: true })).status).toBe(200);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/shared');
+    const list = page.getByRole('list', { name: 'Share links' });
+    await page.getByRole('heading', { name: 'Links (100+)' }).waitFor();
+    const held = await holdRequests(page, '**/api/files/share/links?*cursor=*', 'GET');
+    const more = page.getByRole('button', { name: 'More links' });
+    await more.focus();
+    await page.keyboard.press('Enter');
+    await eventually(async () => expect(held.count()).toBe(1));
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(300);
+    expect(held.count()).toBe(1);
+    held.release();
+    await page.getByRole('heading', { name: 'Links (105)' }).waitFor();
+    expect(await list.getByRole('listitem').count()).toBe(105);
+    expect(await more.count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, DESKTOP, expectAccessible, openContext, PHONE, releaseBrowser, screenshot, signIn } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  DESKTOP,
+  expectAccessible,
+  hasFocus,
+  holdRequests,
+  openContext,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signIn,
+} from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
 import * as seed from '../helpers/seed.ts';
@@ -123,6 +134,27 @@ describe('sign-in pages', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/trash');
     await page.getByRole('heading', { name: 'Trash' }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('Sign in by keyboard while the server answers: the focus stays on the button and a second Enter signs in only once', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await openContext(browser, t.url);
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(o.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    const held = await holdRequests(page, '**/api/login');
+    const signInButton = page.getByRole('button', { name: 'Sign in' });
+    await signInButton.focus();
+    await page.keyboard.press('Enter');
+    await eventually(async () => expect(held.count()).toBe(1));
+    expect(await hasFocus(signInButton)).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(300);
+    expect(held.count()).toBe(1);
+    held.release();
+    await page.waitForURL((u) => !u.pathname.startsWith('/login'));
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -1,8 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../../src/clock.ts';
-import { acquireBrowser, DESKTOP, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  DESKTOP,
+  expectAccessible,
+  hasFocus,
+  holdRequests,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { downloaded, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -96,6 +107,27 @@ describe('Versions tab', () => {
     await page.getByRole('dialog', { name: 'Delete this version?' }).getByRole('button', { name: 'Delete version' }).click();
     await page.getByRole('status').filter({ hasText: 'Version deleted' }).waitFor();
     expect(await versionItems(page).count()).toBe(count - 1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('Restore by keyboard while the server answers: the focus stays on the button and a second Enter restores nothing more', async () => {
+    const o = await seed.owner(t);
+    const file = await upload(o.client, 'Minutes.txt', 'the first draft');
+    await autoSaves(o, file.id, 3, MINUTE);
+    const { context, page, errors } = await openVersions(o);
+    await versionItems(page).first().waitFor();
+    const held = await holdRequests(page, '**/versions/*/restore');
+    const restore = versionItems(page).nth(1).getByRole('button', { name: 'Restore' });
+    await restore.focus();
+    await page.keyboard.press('Enter');
+    await eventually(async () => expect(held.count()).toBe(1));
+    expect(await hasFocus(restore)).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(300);
+    expect(held.count()).toBe(1);
+    held.release();
+    await page.getByRole('status').filter({ hasText: 'Restored the version of' }).waitFor();
     expect(errors).toEqual([]);
     await context.close();
   });

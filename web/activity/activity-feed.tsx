@@ -1,7 +1,8 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import type { ActivityLine, ActivityQuery } from '../../src/contract/activity.ts';
 import { api } from '../api/index.ts';
 import { onFileEvent } from '../app/events.ts';
+import { usePages } from '../app/load.ts';
 import { LoadError } from '../ui/page.tsx';
 import { ActivityEntry } from './activity-line.tsx';
 import { byDay, groupLines } from './describe.ts';
@@ -13,33 +14,9 @@ const PAGE = 50;
  * end of the list scrolls into view; a new change reloads the top.
  */
 export function ActivityFeed({ filters, label }: { filters: Omit<ActivityQuery, 'cursor' | 'limit'>; label: string }) {
-  const [lines, setLines] = useState<ActivityLine[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(false);
-  const [reloads, setReloads] = useState(0);
-  const end = useRef<HTMLDivElement>(null);
   const key = JSON.stringify(filters);
-
-  const load = async (from: string | null, signal?: AbortSignal) => {
-    setLoading(true);
-    try {
-      const page = await api.files.activity({ ...filters, limit: PAGE, ...(from ? { cursor: from } : {}) }, { signal });
-      setLines((old) => (from && old ? [...old, ...page.items] : page.items));
-      setCursor(page.nextCursor);
-      setError(null);
-    } catch (err) {
-      if (!signal?.aborted) setError((err as Error).message);
-    } finally {
-      setLoading(false);
-    }
-  };
-
-  useEffect(() => {
-    const abort = new AbortController();
-    void load(null, abort.signal);
-    return () => abort.abort();
-  }, [key, reloads]);
+  const pages = usePages<ActivityLine>((cursor) => api.files.activity({ ...filters, limit: PAGE, ...(cursor ? { cursor } : {}) }), [key]);
+  const end = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | null = null;
@@ -47,26 +24,29 @@ export function ActivityFeed({ filters, label }: { filters: Omit<ActivityQuery, 
       if (e.type === 'resumed') return;
       timer ??= setTimeout(() => {
         timer = null;
-        setReloads((n) => n + 1);
+        void pages.reload();
       }, 500);
     });
     return () => {
       off();
       if (timer) clearTimeout(timer);
     };
-  }, []);
+  }, [key]);
 
+  // After a failed page the end stays in view: the next read waits for Try again, not the observer, which would ask in a loop.
+  const reading = pages.more && !pages.busy && !pages.error;
   useEffect(() => {
     const node = end.current;
-    if (!node || !cursor) return;
+    if (!node || !reading) return;
     const seen = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting) && !loading) void load(cursor);
+      if (entries.some((e) => e.isIntersecting)) void pages.loadMore();
     });
     seen.observe(node);
     return () => seen.disconnect();
-  }, [cursor, loading]);
+  }, [reading, pages.items]);
 
-  if (error && !lines) return <LoadError message={error} retry={() => setReloads((n) => n + 1)} />;
+  const lines = pages.items;
+  if (pages.error && !lines) return <LoadError message={pages.error} retry={() => void pages.reload()} />;
   if (!lines)
     return (
       <p class="muted" aria-busy="true">
@@ -86,10 +66,10 @@ export function ActivityFeed({ filters, label }: { filters: Omit<ActivityQuery, 
           </ul>
         </section>
       ))}
-      {error && <LoadError message={error} retry={() => void load(cursor)} />}
-      {cursor && (
+      {pages.error && <LoadError message={pages.error} retry={() => void pages.loadMore()} />}
+      {pages.more && (
         <div ref={end} class="activity-more muted">
-          {loading ? 'Loading more…' : ''}
+          {pages.busy ? 'Loading more…' : ''}
         </div>
       )}
     </section>

@@ -4,6 +4,7 @@ import { api } from '../api/index.ts';
 import { exactDate, formatDate, formatDuration, formatSize } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { ActionButton } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
@@ -78,9 +79,9 @@ export function Backups() {
           </dl>
         )}
         <div class="form-actions">
-          <button type="button" class="button primary" onClick={backUpNow} disabled={busy || !s}>
+          <ActionButton busy={busy} class="button primary" disabled={!s} onClick={backUpNow}>
             {busy ? 'Backing up…' : 'Back up now'}
-          </button>
+          </ActionButton>
         </div>
       </Section>
       <Section title="Last run">

@@ -2,8 +2,9 @@ import { useEffect, useId, useState } from 'preact/hooks';
 import type { GroupDetail, GroupMember, GroupView } from '../../src/contract/groups.ts';
 import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { confirmDialog } from '../ui/dialog.tsx';
 import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, SubmitButton } from '../ui/form.tsx';
 
 /** Where a members form reads and changes a group: the admin's routes, or a group administrator's. */
 export interface MembersClient {
@@ -70,6 +71,13 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
     }
   };
   const remove = async (m: GroupMember) => {
+    const removed = await confirmDialog({
+      title: `Remove ${m.email} from ${group.name}?`,
+      message: `${m.email} loses what is shared with ${group.name} at once. Adding them again gives it back.`,
+      confirm: 'Remove member',
+      danger: true,
+    });
+    if (!removed) return;
     try {
       await client.remove(group.id, m.accountId);
       toast(`${m.email} removed from ${group.name}`);
@@ -103,9 +111,7 @@ export function MembersForm({ group, client, close }: { group: Pick<GroupView, '
                 <option key={a} value={a} />
               ))}
           </datalist>
-          <button type="submit" class="button primary" disabled={busy}>
-            Add member
-          </button>
+          <SubmitButton busy={busy}>Add member</SubmitButton>
         </form>
         <FormError message={error} />
         {detail && detail.members.length === 0 && <p class="muted">No one is in {group.name} yet.</p>}

@@ -5,7 +5,7 @@ import { parseSize } from '../../src/contract/size.ts';
 import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, openDialog, promptDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 import { type MembersClient, MembersForm } from './group-members.tsx';
 
@@ -139,9 +139,7 @@ export function Groups() {
         <Field label="Group name" hint="1 to 64 characters, such as Family or Design.">
           <input maxLength={GROUP_NAME_MAX} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
-        <button type="submit" class="button primary" disabled={busy}>
-          Create group
-        </button>
+        <SubmitButton busy={busy}>Create group</SubmitButton>
       </form>
       <FormError message={createError} />
       {error && <LoadError message={error} retry={load} />}

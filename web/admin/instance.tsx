@@ -5,7 +5,7 @@ import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { instance } from '../app/session.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { ActionButton, Field, FormError } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 import { Outcome, SettingForm, Toggle, useSave } from './setting-form.tsx';
 
@@ -71,9 +71,9 @@ function ShareBaseUrl() {
       onSubmit={() => void put(text.trim() || null)}
       actions={
         current.data?.url && (
-          <button type="button" class="button" disabled={s.busy} onClick={() => void put(null)}>
+          <ActionButton busy={s.busy} onClick={() => void put(null)}>
             Clear
-          </button>
+          </ActionButton>
         )
       }
     >
@@ -158,9 +158,9 @@ function DocumentServer() {
       onSubmit={() => void put({ url: url.trim(), jwtSecret: secret })}
       actions={
         on && (
-          <button type="button" class="button" disabled={s.busy} onClick={() => void put({ url: null, jwtSecret: null })}>
+          <ActionButton busy={s.busy} onClick={() => void put({ url: null, jwtSecret: null })}>
             Turn off
-          </button>
+          </ActionButton>
         )
       }
     >

@@ -6,7 +6,7 @@ import { useLoad } from '../app/load.ts';
 import { formatSize, plural } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
 // While a scan runs, the list is read again this often to show its progress.
@@ -131,9 +131,7 @@ export function Libraries() {
             <input type="checkbox" checked={readOnly} onChange={(e) => setReadOnly(e.currentTarget.checked)} />
             <span>Read-only</span>
           </label>
-          <button type="submit" class="button primary" disabled={busy}>
-            Add library
-          </button>
+          <SubmitButton busy={busy}>Add library</SubmitButton>
         </div>
       </form>
       <FormError message={addError} />

@@ -3,7 +3,7 @@ import type { OrphanDeletion, OrphanReport } from '../../src/contract/admin.ts';
 import { api } from '../api/index.ts';
 import { exactDate, formatDate, formatDuration, formatSize, plural } from '../app/format.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { ActionButton, Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { Section, TableWrap } from '../ui/page.tsx';
 import type { Selection } from '../ui/selection.ts';
 import { useSelection } from '../ui/use-selection.ts';
@@ -239,9 +239,7 @@ export function Orphans() {
               onInput={(e) => setGrace(e.currentTarget.value)}
             />
           </Field>
-          <button type="submit" class="button primary" disabled={running !== null}>
-            Start scan
-          </button>
+          <SubmitButton busy={running !== null}>Start scan</SubmitButton>
         </form>
         {running && (
           <p class="saved" role="status" aria-busy="true">
@@ -305,9 +303,9 @@ export function Orphans() {
           />
           <div class="sticky-actions">
             <span>{chosen ? `${plural(chosen, 'entry', 'entries')} selected` : 'Select entries to delete them.'}</span>
-            <button type="button" class="button danger" disabled={!chosen || running !== null} onClick={remove}>
+            <ActionButton busy={running !== null} class="button danger" disabled={!chosen} onClick={remove}>
               Delete selected
-            </button>
+            </ActionButton>
           </div>
         </>
       )}

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { refreshSession } from '../app/session.ts';
-import { FormError } from '../ui/form.tsx';
+import { FormError, SubmitButton } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 
 /** What a save said: the server's refusal, or that it was saved. */
@@ -55,10 +55,9 @@ export function SettingForm(props: {
 }) {
   const buttons = (
     <>
-      {/* Only aria-disabled while saving: a disabled button drops the focus of the keyboard that pressed it. */}
-      <button type="submit" class="button primary" disabled={!props.ready} aria-disabled={props.save.busy || undefined}>
+      <SubmitButton busy={props.save.busy} disabled={!props.ready}>
         Save
-      </button>
+      </SubmitButton>
       {props.actions}
     </>
   );

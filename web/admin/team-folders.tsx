@@ -9,7 +9,7 @@ import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { ROLES } from '../sharing/roles.tsx';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
 type Grant = { groupId: string; role: MemberRole };
@@ -264,9 +264,7 @@ export function TeamFolders() {
               ))}
             </select>
           </Field>
-          <button type="submit" class="button primary" disabled={busy}>
-            Create team folder
-          </button>
+          <SubmitButton busy={busy}>Create team folder</SubmitButton>
         </div>
       </form>
       <FormError message={createError} />

@@ -7,7 +7,7 @@ import { formatSize, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
-import { Field, FormError, Options } from '../ui/form.tsx';
+import { ActionButton, Field, FormError, Options } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 import { AccountEntry, Invitations } from './account-entry.tsx';
 import { addUser } from './add-user.tsx';
@@ -62,9 +62,9 @@ function LimitForm({ user, close }: { user: UserEntry; close: (changed?: boolean
       </div>
       <FormButtons submit="Save" busy={busy} cancel={() => close()}>
         {user.storageLimit !== null && (
-          <button type="button" class="button push-left" disabled={busy} onClick={() => void save(null)}>
+          <ActionButton busy={busy} class="button push-left" onClick={() => void save(null)}>
             Reset to default
-          </button>
+          </ActionButton>
         )}
       </FormButtons>
     </form>
@@ -233,9 +233,9 @@ export function Users() {
       )}
       {cursor && (
         <div class="form-actions">
-          <button type="button" class="button" disabled={busy} onClick={() => load(cursor)}>
+          <ActionButton busy={busy} onClick={() => load(cursor)}>
             Load more accounts
-          </button>
+          </ActionButton>
         </div>
       )}
       {users && (

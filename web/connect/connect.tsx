@@ -6,7 +6,7 @@ import { navigate } from '../app/router.ts';
 import { profile, signOut } from '../app/session.ts';
 import { Card } from '../signin/signin.tsx';
 import { ConfirmIdentityField, type ConfirmKind, confirmAsked, proofOf } from '../ui/confirm-identity.tsx';
-import { FormError, SubmitButton } from '../ui/form.tsx';
+import { ActionButton, FormError, SubmitButton } from '../ui/form.tsx';
 
 type Step =
   | { kind: 'loading' }
@@ -112,17 +112,17 @@ export function ConnectClient({ token }: { token: string }) {
         {confirm && <ConfirmIdentityField kind={confirm} value={secret} onValue={setSecret} />}
         <FormError message={error} />
         <div class="form-actions">
-          <button type="button" class="button" disabled={busy} onClick={() => void answer(false)}>
+          <ActionButton busy={busy} onClick={() => void answer(false)}>
             Cancel
-          </button>
+          </ActionButton>
           <SubmitButton busy={busy}>Grant access</SubmitButton>
         </div>
       </form>
       <p class="auth-alt">
         Not you?{' '}
-        <button type="button" class="button ghost small" disabled={busy} onClick={() => void switchAccount()}>
+        <ActionButton busy={busy} class="button ghost small" onClick={() => void switchAccount()}>
           Use another account
-        </button>
+        </ActionButton>
       </p>
     </Card>
   );

@@ -5,6 +5,7 @@ import { exactDate, formatDate, formatSize } from '../app/format.ts';
 import { can, profile } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
+import { ActionButton } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
 const SOURCES: Record<FileVersion['source'], string> = {
@@ -152,16 +153,16 @@ export function VersionsTab({ item, access }: { item: Item; access: VersionAcces
                     </a>
                   )}
                   {access.restore && (
-                    <button type="button" class="button small ghost" disabled={busy} onClick={() => void restore(v)}>
+                    <ActionButton busy={busy} class="button small ghost" onClick={() => void restore(v)}>
                       <Icon name="restore" size={16} />
                       Restore
-                    </button>
+                    </ActionButton>
                   )}
                   {access.remove && (
-                    <button type="button" class="button small danger-ghost" disabled={busy} onClick={() => void remove(v)}>
+                    <ActionButton busy={busy} class="button small danger-ghost" onClick={() => void remove(v)}>
                       <Icon name="trash" size={16} />
                       Delete
-                    </button>
+                    </ActionButton>
                   )}
                 </div>
               </li>

@@ -23,9 +23,15 @@ export function ContentSearchPreference() {
             type="checkbox"
             role="switch"
             checked={!p.optOut}
-            disabled={busy || isSubUser.value}
+            disabled={isSubUser.value}
+            // Not disabled while saving, which would drop the focus of the keyboard that switched it; a switch meanwhile is undone.
+            aria-disabled={busy || undefined}
             aria-describedby="content-search-about"
             onChange={async (e) => {
+              if (busy) {
+                e.currentTarget.checked = !p.optOut;
+                return;
+              }
               const include = e.currentTarget.checked;
               // Shown switched at once (a re-render while saving must not flip it back), reverted if refused.
               current.set({ ...p, optOut: !include });

@@ -6,7 +6,7 @@ import { useLoad } from '../app/load.ts';
 import { createPasskey, passkeyErrorText, passkeysAvailable, passkeysChanged } from '../app/passkeys.ts';
 import { profile, refreshSession } from '../app/session.ts';
 import { toast } from '../app/toasts.ts';
-import { Field, FormError, PasswordInput } from '../ui/form.tsx';
+import { Field, FormError, PasswordInput, SubmitButton } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 import { Section } from '../ui/page.tsx';
 import { CredentialList, removeEntry, When } from './credential-list.tsx';
@@ -108,10 +108,10 @@ export function Passkeys() {
           )}
           <FormError message={error} />
           <div class="form-actions">
-            <button type="submit" class="button primary" disabled={busy}>
+            <SubmitButton busy={busy}>
               <Icon name="key" size={16} />
               Add a passkey
-            </button>
+            </SubmitButton>
           </div>
         </form>
       ) : (

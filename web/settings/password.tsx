@@ -5,7 +5,7 @@ import { formatDate } from '../app/format.ts';
 import { useLoad } from '../app/load.ts';
 import { passkeysChanged } from '../app/passkeys.ts';
 import { instance, passwordSignIn, profile, providerName, toSignIn } from '../app/session.ts';
-import { Field, FormError, PasswordInput } from '../ui/form.tsx';
+import { Field, FormError, PasswordInput, SubmitButton } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 
 /**
@@ -105,9 +105,7 @@ export function ChangePassword() {
         <PasskeysToRemove key={passkeysChanged.value} checked={removePasskeys} onChange={setRemovePasskeys} />
         <FormError message={error} />
         <div class="form-actions">
-          <button type="submit" class="button primary" disabled={busy}>
-            Change password
-          </button>
+          <SubmitButton busy={busy}>Change password</SubmitButton>
         </div>
       </form>
     </Section>

@@ -6,7 +6,7 @@ import { profile, refreshSession } from '../app/session.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { copyText, downloadText } from '../ui/copy.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { ActionButton, Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { Section } from '../ui/page.tsx';
 
 type Stage =
@@ -143,9 +143,9 @@ export function TwoFactor() {
       </Field>
       <FormError message={error} />
       <div class="form-actions">
-        <button type="submit" class={`button ${stage.step === 'disable' ? 'danger' : 'primary'}`} disabled={busy}>
+        <SubmitButton busy={busy} class={`button ${stage.step === 'disable' ? 'danger' : 'primary'}`}>
           {label}
-        </button>
+        </SubmitButton>
         <button type="button" class="button" onClick={reset}>
           Cancel
         </button>
@@ -217,10 +217,9 @@ export function TwoFactor() {
       <>
         <p>Off. With it on, signing in also asks for a code from an app on your phone, so a stolen password alone is not enough.</p>
         <FormError message={error} />
-        <button
-          type="button"
+        <ActionButton
+          busy={busy}
           class="button primary"
-          disabled={busy}
           onClick={() =>
             run(async () => {
               const r = await api.mfa.setup();
@@ -229,7 +228,7 @@ export function TwoFactor() {
           }
         >
           Enable two-factor authentication
-        </button>
+        </ActionButton>
       </>
     );
   } else {
@@ -291,10 +290,8 @@ function TwoFactorOn(p: {
       )}
       <FormError message={p.error} />
       <div class="form-actions">
-        <button
-          type="button"
-          class="button"
-          disabled={p.busy}
+        <ActionButton
+          busy={p.busy}
           onClick={async () => {
             const ok = await confirmDialog({
               title: 'Make new backup codes?',
@@ -306,7 +303,7 @@ function TwoFactorOn(p: {
           }}
         >
           Regenerate backup codes
-        </button>
+        </ActionButton>
         <button type="button" class="button danger-ghost" onClick={p.disable}>
           Disable two-factor authentication
         </button>

@@ -7,7 +7,7 @@ import { toast, toastError } from '../app/toasts.ts';
 import { pickFolder } from '../files/folder-picker.tsx';
 import { copyText } from '../ui/copy.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
-import { Field, FormError } from '../ui/form.tsx';
+import { Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { LoadError, Section, TableWrap } from '../ui/page.tsx';
 
 type Scope = 'account' | 'instance';
@@ -150,9 +150,7 @@ function AddForm({ scope, created }: { scope: Scope; created: (hook: Webhook, se
       )}
       <FormError message={error} />
       <div class="form-actions">
-        <button type="submit" class="button primary" disabled={busy}>
-          Add webhook
-        </button>
+        <SubmitButton busy={busy}>Add webhook</SubmitButton>
       </div>
     </form>
   );

@@ -1,5 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import type { MemberRole } from '../../src/contract/sharing.ts';
+import { SubmitButton } from '../ui/form.tsx';
 import { AccessRow, RoleField } from './roles.tsx';
 
 /**
@@ -55,9 +56,9 @@ export function AddAccessForm(props: {
           ))}
         </datalist>
         <RoleField label={props.roleLabel} value={props.role} onChange={props.onRole} />
-        <button type="submit" class="button" disabled={props.busy || !props.value.trim()}>
+        <SubmitButton busy={!!props.busy} class="button" disabled={!props.value.trim()}>
           {props.button}
-        </button>
+        </SubmitButton>
       </form>
       {props.error && (
         <p class="field-error" role="alert">

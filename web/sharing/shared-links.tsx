@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { TeamFolderChoice } from '../../src/contract/groups.ts';
-import type { ShareLinkPage, ShareLinkView } from '../../src/contract/sharing.ts';
+import type { ShareLinkView } from '../../src/contract/sharing.ts';
 import type { LinkCalls } from '../api/sharing.ts';
 import { api } from '../api/index.ts';
 import { loadSharedFolders, sharedFolders } from '../app/folders.ts';
@@ -8,8 +8,11 @@ import { administeredTeams, linkCalls, loadAdministeredTeams } from '../app/team
 import { formatDate, formatExpiry } from '../app/format.ts';
 import { invalidateListings } from '../app/listings.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { usePages } from '../app/load.ts';
 import { copyText } from '../ui/copy.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
+import { SubmitButton } from '../ui/form.tsx';
+import { MoreButton } from '../ui/page.tsx';
 import { LinkSettings, linkState, optionsFrom, type SettingsState, settingsOf } from './link-settings.tsx';
 
 function LinkSettingsForm(props: { link: ShareLinkView; folder: boolean; calls: LinkCalls; close: (updated?: ShareLinkView) => void }) {
@@ -43,9 +46,7 @@ function LinkSettingsForm(props: { link: ShareLinkView; folder: boolean; calls: 
         <button type="button" class="button" onClick={() => props.close()}>
           Cancel
         </button>
-        <button type="submit" class="button primary" disabled={busy}>
-          Save settings
-        </button>
+        <SubmitButton busy={busy}>Save settings</SubmitButton>
       </div>
     </form>
   );
@@ -84,18 +85,8 @@ export function LinkScope(props: { folderId: string; canAsk: boolean }) {
 export function SharedLinks({ team }: { team?: TeamFolderChoice }) {
   const calls = linkCalls(team?.id);
   const titleId = team ? `shared-links-title-${team.id}` : 'shared-links-title';
-  const [page, setPage] = useState<ShareLinkPage | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const pages = usePages((cursor) => calls.linkPage({ cursor }).then((r) => ({ items: r.links, nextCursor: r.nextCursor })));
   const [open, setOpen] = useState(true);
-
-  const load = (cursor?: string) =>
-    calls.linkPage({ cursor }).then(
-      (next) => setPage((prev) => (cursor && prev ? { links: [...prev.links, ...next.links], nextCursor: next.nextCursor } : next)),
-      (err: Error) => setError(err.message),
-    );
-  useEffect(() => {
-    void load();
-  }, []);
 
   const edit = async (link: ShareLinkView) => {
     let folder = sharedFolders.value.has(link.itemId);
@@ -113,7 +104,7 @@ export function SharedLinks({ team }: { team?: TeamFolderChoice }) {
       </Dialog>
     ));
     if (!updated) return;
-    setPage((p) => p && { ...p, links: p.links.map((l) => (l.token === updated.token ? updated : l)) });
+    pages.update((links) => links.map((l) => (l.token === updated.token ? updated : l)));
     toast('Link settings saved');
   };
   const remove = async (link: ShareLinkView) => {
@@ -122,7 +113,7 @@ export function SharedLinks({ team }: { team?: TeamFolderChoice }) {
     } catch (err) {
       return toastError(err);
     }
-    setPage((p) => p && { ...p, links: p.links.filter((l) => l.token !== link.token) });
+    pages.update((links) => links.filter((l) => l.token !== link.token));
     invalidateListings();
     void loadSharedFolders().catch(() => {});
     // Undo shares it again with its mode and limit; a password is stored only as a hash, so it cannot come back.
@@ -131,30 +122,31 @@ export function SharedLinks({ team }: { team?: TeamFolderChoice }) {
       await calls.share([link.itemId], expiry, { mode: link.mode, maxDownloads: link.maxDownloads });
       invalidateListings();
       void loadSharedFolders().catch(() => {});
-      void load();
+      void pages.reload();
       toast(link.hasPassword ? 'Shared again with a new link and no password' : 'Shared again with a new link');
     };
     toast(`Link to “${link.itemName}” removed`, { action: { label: 'Undo', run: () => again().catch(toastError) } });
   };
 
-  if (error)
+  const links = pages.items;
+  if (pages.error && !links)
     return (
       <p class="field-error shared-links" role="alert">
-        Links could not be loaded: {error}
+        Links could not be loaded: {pages.error}
       </p>
     );
-  if (!page || page.links.length === 0) return null;
+  if (!links || links.length === 0) return null;
   return (
     <section class="shared-links" aria-labelledby={titleId}>
       <button type="button" class="shared-links-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
         <h2 id={titleId}>
-          {team ? `Links of ${team.name}` : 'Links'} ({page.links.length}
-          {page.nextCursor ? '+' : ''})
+          {team ? `Links of ${team.name}` : 'Links'} ({links.length}
+          {pages.more ? '+' : ''})
         </h2>
       </button>
       {open && (
         <ul class="shared-links-list" aria-label={team ? `Share links of ${team.name}` : 'Share links'}>
-          {page.links.map((link) => (
+          {links.map((link) => (
             <li key={link.token} class="shared-link">
               <div class="shared-link-main">
                 <strong class="shared-link-name" title={link.itemName}>
@@ -193,15 +185,14 @@ export function SharedLinks({ team }: { team?: TeamFolderChoice }) {
               </div>
             </li>
           ))}
-          {page.nextCursor && (
-            <li>
-              <button type="button" class="button" onClick={() => void load(page.nextCursor!)}>
-                More links
-              </button>
-            </li>
-          )}
         </ul>
       )}
+      {open && pages.error && (
+        <p class="field-error" role="alert">
+          More links could not be loaded: {pages.error}
+        </p>
+      )}
+      {open && <MoreButton pages={pages} label="More links" />}
     </section>
   );
 }

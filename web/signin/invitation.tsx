@@ -5,7 +5,7 @@ import { api } from '../api/index.ts';
 import { exactDate } from '../app/format.ts';
 import { navigate } from '../app/router.ts';
 import { profile, signedIn } from '../app/session.ts';
-import { Field, FormError, PasswordInput } from '../ui/form.tsx';
+import { Field, FormError, PasswordInput, SubmitButton } from '../ui/form.tsx';
 import { Card } from './signin.tsx';
 
 export const INVITATION_PATH = '/invite';
@@ -89,9 +89,9 @@ export function AcceptInvitation() {
           <PasswordInput purpose="new" name="password" value={password} onValue={setPassword} autofocus />
         </Field>
         <FormError message={error} />
-        <button type="submit" class="button block primary" disabled={busy}>
+        <SubmitButton busy={busy} class="button block primary">
           Create account
-        </button>
+        </SubmitButton>
       </form>
     </Card>
   );

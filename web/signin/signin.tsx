@@ -7,7 +7,7 @@ import type { SignupStatus } from '../../src/contract/accounts.ts';
 import { passkeyAnswer, passkeyErrorText, passkeysAvailable } from '../app/passkeys.ts';
 import { navigate, route } from '../app/router.ts';
 import { signedIn, signInNotice, wantedPage } from '../app/session.ts';
-import { EmailInput, Field, FormError, PasswordInput } from '../ui/form.tsx';
+import { ActionButton, EmailInput, Field, FormError, PasswordInput, SubmitButton } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
 /** The centred card of the sign-in pages, and of the pages a client's browser sign-in ends on. */
@@ -188,10 +188,10 @@ export function SignIn() {
       )}
       {offerProvider && status && <ProviderButton status={status} verb="Sign in" />}
       {offerPasskey && (
-        <button type="button" class="button block" disabled={busy} onClick={withPasskey}>
+        <ActionButton busy={busy} class="button block" onClick={withPasskey}>
           <Icon name="key" size={16} />
           Sign in with a passkey
-        </button>
+        </ActionButton>
       )}
       {(offerProvider || offerPasskey) && offerPassword && <Or />}
       {!offerPassword && <p class="muted auth-hint">This Coffer signs people in through {provider} only.</p>}
@@ -228,14 +228,14 @@ export function SignIn() {
             </>
           )}
           <FormError message={error} />
-          <button type="submit" class={`button block ${offerProvider ? '' : 'primary'}`} disabled={busy}>
+          <SubmitButton busy={busy} class={`button block ${offerProvider ? '' : 'primary'}`}>
             Sign in
-          </button>
+          </SubmitButton>
           {step === 'code' && passkeyOffered && (
-            <button type="button" class="button block" disabled={busy} onClick={passkeyInsteadOfCode}>
+            <ActionButton busy={busy} class="button block" onClick={passkeyInsteadOfCode}>
               <Icon name="key" size={16} />
               Use a passkey instead
-            </button>
+            </ActionButton>
           )}
           {step !== 'password' && (
             <button type="button" class="button ghost block" onClick={toPasswordStep}>
@@ -343,9 +343,9 @@ export function SignUp() {
             <PasswordInput purpose="new" name="password" value={password} onValue={setPassword} />
           </Field>
           <FormError message={error} />
-          <button type="submit" class={`button block ${status?.idp.enabled ? '' : 'primary'}`} disabled={busy}>
+          <SubmitButton busy={busy} class={`button block ${status?.idp.enabled ? '' : 'primary'}`}>
             Create account
-          </button>
+          </SubmitButton>
         </form>
       )}
       {!status?.firstUser && (

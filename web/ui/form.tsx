@@ -91,26 +91,45 @@ export function Field({
   );
 }
 
+type BusyProps = {
+  busy: boolean;
+  class?: string;
+  /** Not available for a reason other than the server answering (nothing chosen yet): truly disabled. */
+  disabled?: boolean;
+  'aria-label'?: string;
+  children: ComponentChildren;
+};
+
 /**
  * A form's submit button, only aria-disabled while the server answers: a disabled button drops the focus of the
  * keyboard that pressed it. A press meanwhile, or Enter in a field (which clicks it), is stopped here, so nothing is sent twice.
  */
-export function SubmitButton({
+export function SubmitButton({ class: className = 'button primary', ...rest }: BusyProps) {
+  return <BusyButton type="submit" class={className} {...rest} />;
+}
+
+/** A button that acts at once (not a form's submit), held the same way as SubmitButton while the server answers. */
+export function ActionButton({ class: className = 'button', ...rest }: BusyProps & { onClick: () => unknown }) {
+  return <BusyButton type="button" class={className} {...rest} />;
+}
+
+function BusyButton({
+  type,
   busy,
-  class: className = 'button primary',
+  disabled,
+  onClick,
   children,
-}: {
-  busy: boolean;
-  class?: string;
-  children: ComponentChildren;
-}) {
+  ...rest
+}: BusyProps & { type: 'submit' | 'button'; class: string; onClick?: () => unknown }) {
   return (
     <button
-      type="submit"
-      class={className}
+      type={type}
+      {...rest}
+      disabled={disabled || undefined}
       aria-disabled={busy || undefined}
       onClick={(e) => {
         if (busy) e.preventDefault();
+        else onClick?.();
       }}
     >
       {children}

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { Pages } from '../app/load.ts';
+import { ActionButton } from './form.tsx';
 import { Icon, type IconName } from './icons.tsx';
 
 export interface Tab {
@@ -118,10 +119,9 @@ export function MoreButton({ pages, label }: { pages: Pages<unknown>; label: str
   if (!pages.more) return null;
   return (
     <div class="form-actions">
-      {/* Only aria-disabled while reading: a disabled button drops the focus of the keyboard that pressed it. */}
-      <button type="button" class="button" aria-disabled={pages.busy || undefined} onClick={() => !pages.busy && void pages.loadMore()}>
+      <ActionButton busy={pages.busy} onClick={pages.loadMore}>
         {label}
-      </button>
+      </ActionButton>
     </div>
   );
 }
