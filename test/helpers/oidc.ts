@@ -127,11 +127,12 @@ export async function startSsoServer(
 ): Promise<SsoServer> {
   const clientId = `coffer-${randomBytes(4).toString('hex')}`;
   const secret = randomBytes(16).toString('hex');
-  // The data directory goes with the server, and the secret file in it.
-  const dataDir = tempDir();
+  // The secret file beside the data directory (Coffer refuses a new data directory holding files not its own); both go with the server.
+  const root = tempDir();
+  const dataDir = path.join(root, 'data');
   const secretEnv: Record<string, string> = {};
   if (opts.secretInFile) {
-    const file = path.join(dataDir, 'oidc-client-secret');
+    const file = path.join(root, 'oidc-client-secret');
     fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
     secretEnv.OIDC_CLIENT_SECRET_FILE = file;
   } else secretEnv.OIDC_CLIENT_SECRET = secret;
@@ -143,6 +144,11 @@ export async function startSsoServer(
     dataDir,
     env: { OIDC_ISSUER_URL: provider.issuer, OIDC_CLIENT_ID: clientId, ...secretEnv, ...opts.env },
   });
+  const stop = t.stop;
+  t.stop = async () => {
+    await stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  };
   await provider.registerClient(clientId, secret, [`${t.url}/api/idp/callback`]);
   return { t, logs: logger.lines };
 }

@@ -88,7 +88,7 @@ async function sha256Of(file: string): Promise<string> {
   return hasher.digest('hex');
 }
 
-/** Throws the abort reason; a signal that came during a synchronous step (VACUUM INTO) is handled on the next turn of the event loop. */
+/** Throws the abort reason; a signal that came during a synchronous step (the database's snapshot) is handled on the next turn of the event loop. */
 async function stopIfAborted(signal: AbortSignal | undefined): Promise<void> {
   if (!signal) return;
   await new Promise((resolve) => setImmediate(resolve));
