@@ -194,10 +194,19 @@ describe('the configuration file', () => {
     expect(at("OIDC_PROVIDER_NAME=Bob's cloud")).toThrow('line 2: the value of OIDC_PROVIDER_NAME has a stray quote');
   });
 
-  test('every variable the help names is a known setting, and COFFER_* variables that are not give a warning', () => {
+  test('every variable the code reads is a known setting (so the help explains it), and COFFER_* variables that are not give a warning', async () => {
     const named = [...ENVIRONMENT_HELP.matchAll(/^ {2}([A-Z][A-Z0-9_]+) /gm)].map((m) => m[1]!);
     expect(named.length).toBeGreaterThan(60);
     expect(named.filter((n) => !SETTING_NAMES.has(n))).toEqual([]);
+    // The process's own variables, which are not Coffer's settings.
+    const processVariables = new Set(['PATH', 'NOTIFY_SOCKET', 'NODE_ENV']);
+    const read = new Set<string>();
+    for (const dir of ['src', 'cli'])
+      for (const file of new Bun.Glob('**/*.ts').scanSync(path.join(import.meta.dir, '../..', dir)))
+        for (const m of (await Bun.file(path.join(import.meta.dir, '../..', dir, file)).text()).matchAll(/\benv\.([A-Z][A-Z0-9_]+)\b/g))
+          read.add(m[1]!);
+    expect(read.size).toBeGreaterThan(60);
+    expect([...read].filter((n) => !SETTING_NAMES.has(n) && !processVariables.has(n))).toEqual([]);
     expect(loadConfig({}, { COFFER_DATADIR: '/srv' }).warnings).toEqual([
       'environment variable COFFER_DATADIR is ignored: unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)',
     ]);
