@@ -146,7 +146,7 @@ describe('the navigation drawer on a phone', () => {
       }
       await page.keyboard.press('Escape');
       await eventually(async () => !(await drawer.isVisible()));
-      expect(await opener.evaluate((el: any) => el === (globalThis as any).document.activeElement)).toBe(true);
+      await eventually(() => opener.evaluate((el: any) => el === (globalThis as any).document.activeElement));
       expect(await opener.getAttribute('aria-expanded')).toBe('false');
       expect(errors).toEqual([]);
       await context.close();

@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import { Admin } from '../admin/admin.tsx';
 import { ConnectClient } from '../connect/connect.tsx';
 import { FileBrowser } from '../files/file-browser.tsx';
@@ -213,8 +213,8 @@ function Shell() {
   const menuOpen = useSignal(false);
   const menuButton = useRef<HTMLButtonElement>(null);
   const focusBack = useRef(false);
-  // Once the page behind is no longer inert, the drawer's button takes the focus back.
-  useEffect(() => {
+  // Once the page behind is no longer inert, the drawer's button takes the focus back, in the same frame (not after a paint that left it on the body).
+  useLayoutEffect(() => {
     if (!menuOpen.value && focusBack.current) {
       focusBack.current = false;
       menuButton.current?.focus();
