@@ -479,23 +479,3 @@ describe('coffer audit list', () => {
     expect((await cli(['audit', 'list', '--since', '2999-01-01', '--json'])).stdout).toContain('"events": []');
   });
 });
-
-describe('commands on a data dir that has no database', () => {
-  test('exit 1 with one line saying so', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
-    for (const args of [
-      ['users', 'list'],
-      ['doctor'],
-      ['orphans', 'scan'],
-      ['keys', 'rotate'],
-      ['backup', path.join(dir, 'b.db')],
-      ['audit', 'list'],
-      ['settings', 'get'],
-    ]) {
-      const r = await runCli([...args, '--data-dir', dir]);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/no Coffer database/);
-    }
-  });
-});
