@@ -15,12 +15,14 @@ import { route, routes } from './route.ts';
 // Paths with a behaviour of their own: never answered with the app, whatever they ask for.
 const RESERVED = /^\/(api|s)(\/|$)|^\/(health|metrics)$/;
 
+/** The build of `web/` from source, one per process: every server the process starts (a test file's) serves the same. */
+let fromSource: { at: number; bundle: Promise<WebBundle> } | null = null;
+
 /**
  * Where the app comes from: the bundle `npm run build` embedded in the executable, else (`npm start`,
  * tests) a build of `web/` made on first use and remade when a source file changes.
  */
 class WebBundleSource {
-  private built: { at: number; bundle: Promise<WebBundle> } | null = null;
   private readonly embeddedFile: Blob | undefined;
   // Read at the first page or asset asked for: a server used only through its API and WebDAV never holds it.
   private embedded: Promise<WebBundle<Blob>> | null = null;
@@ -29,18 +31,19 @@ class WebBundleSource {
     this.embeddedFile = embeddedFile(BUNDLE_FILE_PREFIX)?.file;
   }
 
-  get(): Promise<WebBundle<Uint8Array | Blob>> {
+  /** `recheck`: look for an edited source first. Only the page does: its assets are the ones the page it came with names. */
+  get(recheck: boolean): Promise<WebBundle<Uint8Array | Blob>> {
     if (this.embeddedFile) {
       this.embedded ??= decodeWebBundle(this.embeddedFile);
       return this.embedded;
     }
-    const changed = newestSourceChange();
-    if (!this.built || changed > this.built.at) {
+    const changed = fromSource && !recheck ? fromSource.at : newestSourceChange();
+    if (!fromSource || changed > fromSource.at) {
       const bundle = buildWebBundle({ minify: true });
       bundle.catch((err: Error) => this.log.error('web app build failed', { err: err.message }));
-      this.built = { at: changed, bundle };
+      fromSource = { at: changed, bundle };
     }
-    return this.built.bundle;
+    return fromSource.bundle;
   }
 }
 
@@ -68,7 +71,7 @@ export function webAppRoutes(ctx: AppContext) {
   return routes([
     route('GET /assets/:name', {
       handler: async ({ params, request }) => {
-        const asset = (await source.get()).assets.get(`/assets/${params.name}`);
+        const asset = (await source.get(false)).assets.get(`/assets/${params.name}`);
         if (!asset) throw new NotFoundError();
         return serve(asset, request);
       },
@@ -77,7 +80,7 @@ export function webAppRoutes(ctx: AppContext) {
       handler: async ({ request }) => {
         const pathname = requestMeta(request).path;
         if (RESERVED.test(pathname) || !(request.headers.get('accept') ?? '').includes('text/html')) throw new NotFoundError();
-        return serve((await source.get()).index, request);
+        return serve((await source.get(true)).index, request);
       },
     }),
   ]);

@@ -384,6 +384,7 @@ describe('coffer serve start-up', () => {
       ['users', 'list'],
       ['keys', 'rotate'],
       ['doctor'],
+      ['orphans', 'scan'],
       ['settings', 'get'],
       ['audit', 'list'],
       ['backup', path.join(parent, 'b.db')],
@@ -401,7 +402,7 @@ describe('coffer serve start-up', () => {
     expect(r.code).toBe(1);
     expect(fs.readdirSync(parent).sort()).toEqual(['empty']);
     expect(fs.readdirSync(empty)).toEqual([]);
-    // Fifteen starts of the CLI from source.
+    // Seventeen starts of the CLI from source.
   }, 120_000);
 
   test('--help lists the commands; --version prints the version', async () => {

@@ -6,8 +6,8 @@ import sparticuz from '@sparticuz/chromium';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { eventually } from './eventually.ts';
 
-/** Screenshots are test artefacts, never committed: $COFFER_SCREENSHOTS, else a temp directory. */
-const SCREENSHOT_DIR = process.env.COFFER_SCREENSHOTS ?? path.join(os.tmpdir(), 'coffer-screens');
+/** Screenshots are test artefacts, never committed, taken only when $COFFER_SCREENSHOTS names where to save them. */
+const SCREENSHOT_DIR = process.env.COFFER_SCREENSHOTS;
 
 const UNPACK_LOCK = path.join(os.tmpdir(), 'coffer-chromium-unpack.lock');
 
@@ -157,7 +157,9 @@ export async function signIn(page: Page, email: string, password: string, to = '
   await page.waitForURL((u) => u.pathname !== '/login');
 }
 
+/** Saves what the page shows as `<name>.png` under $COFFER_SCREENSHOTS; without it, nothing (a picture no one opens checks nothing). */
 export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOT_DIR) return;
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   // Let layout and late paints settle so the picture is what a person sees (motion is reduced, see openContext).
   await page.waitForTimeout(50);
