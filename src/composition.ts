@@ -390,6 +390,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     http,
     // Stopped before the listener waits for requests to finish: desktop push sockets would hold it for its whole grace.
     { name: 'live connections', stop: () => ctx.hub.close() },
+    domain.outsideChanges,
     domain.resumableUploads,
     domain.diskSpace,
     domain.contentIndexer,

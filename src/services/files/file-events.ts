@@ -1,4 +1,4 @@
-import type { EventHub } from '../../events/hub.ts';
+import type { EventHub, HubEvent } from '../../events/hub.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
@@ -114,6 +114,17 @@ export class FileEvents {
     this.hub.publish(actor.accountId, type, data, at, claimed?.seq, claimed?.resumeId);
     for (const accountId of this.membersReaching(byRoot, row.id, [row.parentId, fromParentId]))
       this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
+  }
+
+  /**
+   * An event of a change another process committed (the CLI), rebuilt from its log row: to the account and the
+   * members reaching the item where it is or was, as the change's own process would have announced it.
+   */
+  relay(accountId: string, itemId: string, parents: ReadonlyArray<string | null>, event: HubEvent): void {
+    const at = new Date(event.timestamp);
+    this.hub.publish(accountId, event.type, event.data, at, event.seq, event.seq);
+    for (const member of this.membersReaching(this.sharesOf(accountId), itemId, parents))
+      this.hub.publish(member, event.type, event.data, at, event.seq, event.seq);
   }
 
   /** The change's audit record, if its type is audited; inside the change's transaction it commits with it, in the same commit. */
