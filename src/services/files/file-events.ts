@@ -146,6 +146,30 @@ export class FileEvents {
     });
   }
 
+  /**
+   * The audit record of a trash emptied: one row, however large the trash, with how many trashed items (and
+   * items in all) went for good and the first of them by id and name (`listed`, bounded by the caller).
+   */
+  trashEmptied(
+    actor: AuditPrincipal,
+    emptied: { count: number; items: number; listed: ReadonlyArray<Pick<Item, 'id' | 'name' | 'type'>> },
+    system = false,
+  ): void {
+    this.audit.record({
+      action: AuditActions.fileTrashEmpty,
+      principal: actor,
+      ...(system ? { actor: 'system' as const } : {}),
+      targetType: 'trash',
+      targetId: actor.accountId,
+      details: {
+        count: emptied.count,
+        items: emptied.items,
+        purged: emptied.listed.map((r) => ({ id: r.id, name: r.name, type: r.type })),
+        more: emptied.count - emptied.listed.length,
+      },
+    });
+  }
+
   /** `ownerId`'s shared items, each with the member accounts it reaches; none while sharing with people is off. */
   private sharesOf(ownerId: string): ReadonlyMap<string, string[]> {
     if (!this.peopleSharingOn()) return new Map();
