@@ -280,7 +280,7 @@ describe('audit events for file operations', () => {
 });
 
 describe('audit events for emptying the trash', () => {
-  test('an empty by the API, by WebDAV and by an account\'s deletion is one row naming what went for good, bounded however large the trash', async () => {
+  test("an empty by the API, by WebDAV and by an account's deletion is one row naming what went for good, bounded however large the trash", async () => {
     const { upload, folder } = await import('../../helpers/files.ts');
     const { davLogin, NextcloudApp } = await import('../../helpers/dav.ts');
     const o = await seed.owner(t);

@@ -472,7 +472,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await reader.close();
   });
 
-  test('joining a parent\'s share link (link-parent-share) is a recorded change: a resumed stream replays the `file.shared` sent live', async () => {
+  test("joining a parent's share link (link-parent-share) is a recorded change: a resumed stream replays the `file.shared` sent live", async () => {
     const o = await seed.owner(t);
     const album = await folder(o.client, 'Album');
     expect((await o.client.post('/api/files/share', { ids: [album.id], shared: true })).status).toBe(200);
@@ -488,7 +488,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await resumed.close();
   });
 
-  test('a change the CLI makes in its own process reaches the running server\'s streams within seconds, as a resume replays it', async () => {
+  test("a change the CLI makes in its own process reaches the running server's streams within seconds, as a resume replays it", async () => {
     const o = await seed.owner(t);
     const dir = await folder(o.client, 'Handout');
     const shared = await json(await o.client.post('/api/files/share', { ids: [dir.id], shared: true }));

@@ -37,7 +37,7 @@ async function until(reader: SseReader) {
 }
 
 describe('a library scan in the change feed', () => {
-  test('a file renamed by another program onto a folder\'s name (and a folder onto a file\'s) purges the one it replaced once', async () => {
+  test("a file renamed by another program onto a folder's name (and a folder onto a file's) purges the one it replaced once", async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
     write(root, 'spot/inside.txt', 'under the folder');
@@ -116,7 +116,10 @@ describe('a library scan in the change feed', () => {
     const byName = new Map(heard.map((e) => [e.data.name, e]));
     expect(byName.get('picture.png')).toMatchObject({ type: 'file.uploaded', data: { size: expect.any(Number), mimeType: 'image/png' } });
     expect(byName.get('note.txt')).toMatchObject({ type: 'file.uploaded', data: { size: 6, mimeType: 'text/plain' } });
-    expect(byName.get('old.png')).toMatchObject({ type: 'file.updated', data: { id: old.id, size: picture.length, mimeType: 'image/png' } });
+    expect(byName.get('old.png')).toMatchObject({
+      type: 'file.updated',
+      data: { id: old.id, size: picture.length, mimeType: 'image/png' },
+    });
     const made = byName.get('made')!;
     expect(made.type).toBe('folder.created');
     expect(Object.keys(made.data).sort()).toEqual(['id', 'name', 'parentId', 'type', 'userId']);
