@@ -6,7 +6,7 @@ import type { Infrastructure } from '../infrastructure.ts';
 import { ActivityService } from '../changes/activity.ts';
 import { ChangeEvents } from '../changes/change-events.ts';
 import { ChangeLog } from '../changes/change-log.ts';
-import { OutsideChanges } from '../changes/outside-changes.ts';
+import { OutsideChanges } from './outside-changes.ts';
 import { AccessTracker } from './access.ts';
 import { CopyService } from './copy.ts';
 import { DiskSpaceService } from './disk-space.ts';

@@ -1,7 +1,7 @@
 import type { Logger } from '../../log.ts';
-import type { FileEvents } from '../files/file-events.ts';
-import { eventsOf } from './change-events.ts';
-import type { ChangeLog } from './change-log.ts';
+import type { FileEvents } from './file-events.ts';
+import { eventsOf } from '../changes/change-events.ts';
+import type { ChangeLog } from '../changes/change-log.ts';
 
 // Rows read from the log per page while catching up with another process's changes.
 const PAGE = 1000;
