@@ -123,7 +123,13 @@ function createServices(infra: Infrastructure) {
     chunkedUploads: dav.services.chunkedUploads,
   });
   const search = createSearchServices(infra, { settings, views, tree, libraryFiles, items: files.services.items });
-  const libraries = createLibraryServices(infra, { audit, events, members: sharing.services.members, changes: files.services.changes });
+  const libraries = createLibraryServices(infra, {
+    audit,
+    events,
+    members: sharing.services.members,
+    shares: sharing.services.shares,
+    changes: files.services.changes,
+  });
   // What a scan indexes gets its thumbnails and text as uploads do: queued, in the background.
   libraries.services.libraries.onIndexed(() => {
     thumbnails.services.thumbnails.libraryChanged();
@@ -384,6 +390,7 @@ export function composeServer(config: Config, opts: ServerOptions): ComposedServ
     http,
     // Stopped before the listener waits for requests to finish: desktop push sockets would hold it for its whole grace.
     { name: 'live connections', stop: () => ctx.hub.close() },
+    domain.outsideChanges,
     domain.resumableUploads,
     domain.diskSpace,
     domain.contentIndexer,

@@ -168,7 +168,7 @@ export class UsersService {
       this.d.trash.trashTrees(accountId, accountId, roots, run);
     }
     // Everything in its trash goes, whenever it was trashed.
-    this.d.trash.emptyTrash({ accountId, loginId: accountId }, Number.MAX_SAFE_INTEGER, run);
+    this.d.trash.emptyTrash({ accountId, loginId: accountId }, Number.MAX_SAFE_INTEGER, run, true);
     const logins = this.d.users.loginIdsOfAccount(accountId);
     const removed = this.d.users.deleteAccount(accountId);
     for (const loginId of logins) this.d.sessions.forgetLogin(loginId);

@@ -56,6 +56,7 @@ export const AuditActions = {
   fileTrash: 'file.trash',
   fileRestore: 'file.restore',
   fileDeletePermanent: 'file.delete_permanent',
+  fileTrashEmpty: 'file.trash_empty',
   fileCopy: 'file.copy',
   // Sharing (recorded by the sharing area)
   shareCreate: 'share.create',

@@ -66,7 +66,7 @@ export class ChangeEvents {
 }
 
 /** The live events of one change: a move that also renamed was announced as a move and a rename. */
-function eventsOf(row: ChangeRow): HubEvent[] {
+export function eventsOf(row: ChangeRow): HubEvent[] {
   const type = EVENT_OF[row.kind as ChangeKind];
   if (!type) return [];
   const details = row.details ? (JSON.parse(row.details) as Record<string, unknown>) : {};

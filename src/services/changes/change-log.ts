@@ -108,6 +108,8 @@ export class ChangeLog {
   private readonly unclaimed = new Map<string, number>();
   /** Seqs of this process's changes whose live event is still to come, with when each was recorded. */
   private readonly unannounced = new Map<number, number>();
+  /** Runs of seqs this process recorded, oldest first: a row of the log outside them was written by another process. */
+  private readonly ownRuns: Array<{ from: number; to: number }> = [];
   private summarized = false;
 
   constructor(
@@ -140,6 +142,7 @@ export class ChangeLog {
       parentAfter: options.gone ? null : item.parentId,
       details: options.details ? JSON.stringify(options.details) : null,
     });
+    this.noteOwn(seq);
     const superseded = this.unclaimed.get(item.id);
     if (superseded !== undefined) this.unannounced.delete(superseded);
     this.unclaimed.delete(item.id);
@@ -152,6 +155,27 @@ export class ChangeLog {
     if (this.unclaimed.size > MAX_UNCLAIMED) this.unclaimed.delete(this.unclaimed.keys().next().value as string);
     if (this.unannounced.size > MAX_UNCLAIMED) this.unannounced.delete(this.unannounced.keys().next().value as number);
     return seq;
+  }
+
+  private noteOwn(seq: number): void {
+    const last = this.ownRuns.at(-1);
+    // A seq handed out again after a rollback is inside the last run already.
+    if (last && seq <= last.to) return;
+    if (last && seq === last.to + 1) last.to = seq;
+    else this.ownRuns.push({ from: seq, to: seq });
+    if (this.ownRuns.length > MAX_UNCLAIMED) this.ownRuns.shift();
+  }
+
+  /** Whether this process recorded the change (its live event is this process's to publish), as far as not yet forgotten. */
+  recordedHere(seq: number): boolean {
+    return this.ownRuns.some((r) => seq >= r.from && seq <= r.to);
+  }
+
+  /** Forgets which changes up to `seq` this process recorded: a reader of the log past them asks no more. */
+  forgetRecordedThrough(seq: number): void {
+    while (this.ownRuns.length > 0 && this.ownRuns[0]!.to <= seq) this.ownRuns.shift();
+    const first = this.ownRuns[0];
+    if (first && first.from <= seq) first.from = seq + 1;
   }
 
   /** Runs `fn`, whose changes one summary event stands in for (a large library scan's): none waits for a live event of its own. */

@@ -1,4 +1,4 @@
-import type { EventHub } from '../../events/hub.ts';
+import type { EventHub, HubEvent } from '../../events/hub.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import { AuditActions, type AuditAction, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
@@ -116,6 +116,17 @@ export class FileEvents {
       this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
   }
 
+  /**
+   * An event of a change another process committed (the CLI), rebuilt from its log row: to the account and the
+   * members reaching the item where it is or was, as the change's own process would have announced it.
+   */
+  relay(accountId: string, itemId: string, parents: ReadonlyArray<string | null>, event: HubEvent): void {
+    const at = new Date(event.timestamp);
+    this.hub.publish(accountId, event.type, event.data, at, event.seq, event.seq);
+    for (const member of this.membersReaching(this.sharesOf(accountId), itemId, parents))
+      this.hub.publish(member, event.type, event.data, at, event.seq, event.seq);
+  }
+
   /** The change's audit record, if its type is audited; inside the change's transaction it commits with it, in the same commit. */
   recordAudit(
     actor: AuditPrincipal,
@@ -132,6 +143,30 @@ export class FileEvents {
       targetType: row.type,
       targetId: row.id,
       details: { name: row.name, parentId: row.parentId, ...extra, ...audit?.details },
+    });
+  }
+
+  /**
+   * The audit record of a trash emptied: one row, however large the trash, with how many trashed items (and
+   * items in all) went for good and the first of them by id and name (`listed`, bounded by the caller).
+   */
+  trashEmptied(
+    actor: AuditPrincipal,
+    emptied: { count: number; items: number; listed: ReadonlyArray<Pick<Item, 'id' | 'name' | 'type'>> },
+    system = false,
+  ): void {
+    this.audit.record({
+      action: AuditActions.fileTrashEmpty,
+      principal: actor,
+      ...(system ? { actor: 'system' as const } : {}),
+      targetType: 'trash',
+      targetId: actor.accountId,
+      details: {
+        count: emptied.count,
+        items: emptied.items,
+        purged: emptied.listed.map((r) => ({ id: r.id, name: r.name, type: r.type })),
+        more: emptied.count - emptied.listed.length,
+      },
     });
   }
 

@@ -6,6 +6,7 @@ import type { Infrastructure } from '../infrastructure.ts';
 import { ActivityService } from '../changes/activity.ts';
 import { ChangeEvents } from '../changes/change-events.ts';
 import { ChangeLog } from '../changes/change-log.ts';
+import { OutsideChanges } from './outside-changes.ts';
 import { AccessTracker } from './access.ts';
 import { CopyService } from './copy.ts';
 import { DiskSpaceService } from './disk-space.ts';
@@ -177,7 +178,9 @@ export function createFilesServices<V extends ReplacedVersions>(
     copy,
     fileJobs: new FileJobService(queue),
   };
+  const outsideChanges = new OutsideChanges({ changes, events, dataVersion: () => repos.database.dataVersion(), log });
   const lifecycles = {
+    outsideChanges: { name: 'outside changes', start: () => outsideChanges.start(), stop: () => outsideChanges.stop() } satisfies Lifecycle,
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
     uploadIntents: { name: 'upload intents', start: async () => void (await uploadIntents.sweep()) } satisfies Lifecycle,
     accessTimes: { name: 'access times', stop: () => access.stop() } satisfies Lifecycle,

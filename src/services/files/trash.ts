@@ -8,6 +8,7 @@ import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { PermanentJobError } from '../../jobs/registry.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
+import type { AuditPrincipal } from '../admin/audit.ts';
 import { FileEventType, type FileEvents } from './file-events.ts';
 import type { JobStarters } from './file-jobs.ts';
 import type { ItemService, Page } from './items.ts';
@@ -19,6 +20,8 @@ import type { PageQuery, Tree } from './tree.ts';
 /** docs/api.md › Limits: trees up to this many items are handled in the request; larger ones are queued. */
 const WEB_PROCESS_LIMIT = 1000;
 const JOB_BATCH = 500;
+// Trashed items named one by one in the audit record of an emptied trash; the rest are counted.
+const AUDIT_LISTED = 100;
 
 /** Progress of an operation handled in the request: `done` of `total` ids, then the final body. */
 export type InlineRun = AsyncGenerator<{ done: number; total: number }, { message: string }>;
@@ -334,18 +337,31 @@ export class TrashService {
     return this.emptyTrash(p, trashedUpTo, run);
   }
 
-  /** Every trash root of the account trashed up to `trashedUpTo` (when emptying was asked for). */
-  emptyTrash(by: { accountId: string; loginId: string }, trashedUpTo: number, run: BatchRun = {}): number {
+  /**
+   * Every trash root of the account trashed up to `trashedUpTo` (when emptying was asked for), with one audit
+   * record of what went (also when stopped part way); `system` when no one asked (the account's deletion).
+   */
+  emptyTrash(by: AuditPrincipal, trashedUpTo: number, run: BatchRun = {}, system = false): number {
     let count = 0;
-    for (;;) {
-      const roots = this.d.items.trashRootIds(by.accountId, trashedUpTo, 100);
-      if (roots.length === 0) return count;
-      for (const id of roots) {
-        const root = this.d.items.get(by.accountId, id);
-        count += this.purgeRoot(by, id, run);
-        // Announced as a permanent delete is: open trashes drop it, and the change's seq stops holding streams' ids back.
-        if (root) this.d.events.announce(by, FileEventType.permanentlyDeleted, root);
+    const emptied = { count: 0, items: 0, listed: [] as Item[] };
+    try {
+      for (;;) {
+        const roots = this.d.items.trashRootIds(by.accountId, trashedUpTo, 100);
+        if (roots.length === 0) return count;
+        for (const id of roots) {
+          const root = this.d.items.get(by.accountId, id);
+          const purged = this.purgeRoot(by, id, run);
+          count += purged;
+          if (!root || purged === 0) continue;
+          emptied.count++;
+          emptied.items += purged;
+          if (emptied.listed.length < AUDIT_LISTED) emptied.listed.push(root);
+          // Announced as a permanent delete is: open trashes drop it, and the change's seq stops holding streams' ids back.
+          this.d.events.announce(by, FileEventType.permanentlyDeleted, root);
+        }
       }
+    } finally {
+      if (emptied.count > 0) this.d.events.trashEmptied(by, emptied, system);
     }
   }
 

@@ -2,6 +2,7 @@ import type { AuditService } from '../admin/audit.ts';
 import type { ChangeLog } from '../changes/change-log.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { MemberService } from '../sharing/members.ts';
+import type { ShareService } from '../sharing/shares.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { LibraryHostWrites } from './host-writes.ts';
 import { LibraryService } from './libraries.ts';
@@ -16,7 +17,7 @@ export interface LibraryServices {
 /** Libraries: host folders shown as they are in an account's tree, indexed and kept in step with the host. */
 export function createLibraryServices(
   infra: Infrastructure,
-  d: { audit: AuditService; events: FileEvents; members: MemberService; changes: ChangeLog },
+  d: { audit: AuditService; events: FileEvents; members: MemberService; shares: ShareService; changes: ChangeLog },
 ) {
   const { clock, log, repos, config } = infra;
   const guard = new LibraryWriteGuard(repos.libraries, new LibraryHostWrites({ items: repos.items, libraries: repos.libraries }));
@@ -29,6 +30,7 @@ export function createLibraryServices(
     libraries: repos.libraries,
     events: d.events,
     changes: d.changes,
+    shares: d.shares,
     asHost: (fn) => guard.asHost(fn),
   });
   const libraries = new LibraryService({

@@ -11,6 +11,7 @@ import { hostNameProblem, hostPath, isInside, openInside, STAGING_PREFIX } from 
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { FileEventType } from '../../contract/events.ts';
 import type { FileEvents } from '../files/file-events.ts';
+import type { ShareService } from '../sharing/shares.ts';
 
 /** The folder a writable library's deletes go to (restorable from Coffer's trash); never indexed. */
 export const LIBRARY_TRASH = '.coffer-trash';
@@ -173,6 +174,8 @@ export class LibraryScanner {
       libraries: LibrariesRepo;
       events: FileEvents;
       changes: ChangeLog;
+      /** Link membership after a move, the rule the API's moves follow (items joined to a link leave it when moved out of its folder). */
+      shares: Pick<ShareService, 'leaveSharesOutside'>;
       /** Runs the scanner's writes as the host's own (a read-only library refuses every other write). */
       asHost: <T>(fn: () => T) => T;
     },
@@ -298,6 +301,7 @@ export class LibraryScanner {
               if (now && now.parentId === folder.item.itemId && now.name === host.name) return;
               if (occupant && occupant.itemId !== item.itemId && !seen.has(occupant.itemId)) this.removeItem(library, occupant);
               this.d.items.move(item.itemId, folder.item.itemId, host.name);
+              if (item.parentId !== folder.item.itemId) this.d.shares.leaveSharesOutside([item.itemId]);
               const kind = item.parentId === folder.item.itemId ? ChangeKinds.renamed : ChangeKinds.moved;
               this.d.changes.record(
                 by,
@@ -337,7 +341,7 @@ export class LibraryScanner {
                   by,
                   ChangeKinds.replaced,
                   { id: item.itemId, type, name: host.name, parentId: folder.item.itemId },
-                  { details: { ...details, size: host.size } },
+                  { details: { ...details, size: host.size, mimeType: mimeType === undefined ? (row?.mimeType ?? null) : mimeType } },
                 );
               }
               this.d.libraries.putEntry(
@@ -396,7 +400,7 @@ export class LibraryScanner {
             });
             const changed = { id: itemId, type, name: host.name, parentId };
             if (type === 'folder') this.d.changes.record(by, ChangeKinds.created, changed, { details });
-            else this.d.changes.record(by, ChangeKinds.uploaded, changed, { details: { ...details, size: host.size } });
+            else this.d.changes.record(by, ChangeKinds.uploaded, changed, { details: { ...details, size: host.size, mimeType } });
             this.d.libraries.putEntry({
               itemId,
               libraryId: library.id,
@@ -648,6 +652,8 @@ export class LibraryScanner {
 
   /** Removes an item and everything below it from the index (the host is not touched: it is already gone there). */
   private removeItem(library: LibraryRow, entry: IndexedEntry): void {
+    // Removed already in this scan (the item another program's rename landed on, then found gone): one purge only.
+    if (this.d.items.nameAndParent(entry.itemId) === null) return;
     const ids = this.d.items.liveSubtreeIds(entry.itemId);
     const item = { id: entry.itemId, type: entry.type, name: entry.name, parentId: entry.parentId };
     this.d.changes.record(libraryChange(library), ChangeKinds.purged, item, { gone: true, details: { library: library.id } });
@@ -675,7 +681,7 @@ export class LibraryScanner {
         actor,
         c.type as Parameters<FileEvents['item']>[1],
         subject,
-        row ? { size: row.size, mimeType: row.mimeType, ...c.extra } : {},
+        row && row.type === 'file' ? { size: row.size, mimeType: row.mimeType, ...c.extra } : {},
       );
     }
   }

@@ -346,6 +346,8 @@ export class ShareService {
         const parentLink = item.parentId ? this.d.shares.linkOfItem(item.parentId) : null;
         if (!parentLink) continue;
         this.d.shares.addMember(parentLink.id, item.id, now);
+        // Recorded as every link change is, so a stream resumed over it replays the `file.shared` sent live.
+        this.d.changes.record(principal, ChangeKinds.linkCreated, item, { details: { linkId: parentLink.id, joined: true } });
         links[item.id] = `${this.linkBase(requestOrigin, parentLink.token)}/${item.type === 'folder' ? 'folder' : 'file'}/${item.id}`;
         joined.push(item);
       }

@@ -279,6 +279,52 @@ describe('audit events for file operations', () => {
   });
 });
 
+describe('audit events for emptying the trash', () => {
+  test("an empty by the API, by WebDAV and by an account's deletion is one row naming what went for good, bounded however large the trash", async () => {
+    const { upload, folder } = await import('../../helpers/files.ts');
+    const { davLogin, NextcloudApp } = await import('../../helpers/dav.ts');
+    const o = await seed.owner(t);
+    const of = (accountId: string) => events('file.trash_empty').filter((e) => e.accountId === accountId);
+    const dir = await folder(o.client, 'Old');
+    await upload(o.client, 'inner.txt', 'in', { parentId: dir.id });
+    const loose = await upload(o.client, 'loose.txt', 'out');
+    await o.client.post('/api/files/delete', { ids: [dir.id, loose.id] });
+    expect((await o.client.post('/api/files/trash/empty')).status).toBe(202);
+    await t.server.worker.drain();
+    expect(of(o.id)).toMatchObject([
+      { actor: 'login', loginId: o.id, status: 'success', targetType: 'trash', targetId: o.id, details: { count: 2, items: 3, more: 0 } },
+    ]);
+    const purged = of(o.id)[0]!.details!.purged as Array<{ id: string; name: string; type: string }>;
+    expect(purged.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { id: loose.id, name: 'loose.txt', type: 'file' },
+      { id: dir.id, name: 'Old', type: 'folder' },
+    ]);
+
+    // 120 trashed items: the count says all of them, the row names the first 100.
+    const many = await seed.owner(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) ids.push((await folder(many.client, `f${i}`)).id);
+    expect((await many.client.post('/api/files/delete', { ids })).status).toBeLessThan(300);
+    await t.server.worker.drain();
+    const dav = await davLogin(t, many);
+    const app = new NextcloudApp(dav, many.id);
+    expect((await app.send('DELETE', `/remote.php/dav/trashbin/${many.id}/trash`)).status).toBe(204);
+    const [row] = of(many.id);
+    expect(row).toMatchObject({ actor: 'login', loginId: many.id, details: { count: 120, items: 120, more: 20 } });
+    expect((row!.details!.purged as unknown[]).length).toBe(100);
+    expect(of(many.id)).toHaveLength(1);
+
+    const leaving = await seed.owner(t);
+    const gone = await upload(leaving.client, 'gone.txt', 'bye');
+    await leaving.client.post('/api/files/delete', { ids: [gone.id] });
+    expect((await admin.client.delete(`/api/user/${leaving.id}`)).status).toBe(202);
+    await t.server.worker.drain();
+    const [deleted] = of(leaving.id);
+    expect(deleted).toMatchObject({ actor: 'system', details: { count: 1, items: 1 } });
+    expect(deleted!.details!.purged).toEqual([{ id: gone.id, name: 'gone.txt', type: 'file' }]);
+  });
+});
+
 describe('GET /api/admin/audit: the log for Admin → Audit log', () => {
   type Page = { events: AuditEvent[]; nextCursor: string | null };
   const read = async (query: string): Promise<Page> => {

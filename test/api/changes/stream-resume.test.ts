@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
 import { Jobs } from '../../../src/jobs/catalog.ts';
 import { ChangeKinds } from '../../../src/services/changes/change-log.ts';
+import { runCli } from '../../helpers/cli.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { folder, SseReader, upload } from '../../helpers/files.ts';
@@ -469,5 +470,45 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     expect((await reader.nextEvent()).data).toMatchObject({ type: 'file.uploaded', data: { id: inside.id, parentId: shared.id } });
     expect(await reader.quietFor(300)).toBe(true);
     await reader.close();
+  });
+
+  test("joining a parent's share link (link-parent-share) is a recorded change: a resumed stream replays the `file.shared` sent live", async () => {
+    const o = await seed.owner(t);
+    const album = await folder(o.client, 'Album');
+    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: true })).status).toBe(200);
+    const photo = await upload(o.client, 'photo.jpg', 'jpeg-ish', { parentId: album.id });
+    const live = await open(o.client);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    expect((await o.client.post('/api/files/link-parent-share', { ids: [photo.id] })).status).toBe(200);
+    const heard = await until(live);
+    await live.close();
+    expect(heard).toEqual([{ id: expect.any(String), type: 'file.shared', data: expect.objectContaining({ id: photo.id, shared: true }) }]);
+    const resumed = await open(o.client, from);
+    expect(await until(resumed)).toEqual(heard);
+    await resumed.close();
+  });
+
+  test("a change the CLI makes in its own process reaches the running server's streams within seconds, as a resume replays it", async () => {
+    const o = await seed.owner(t);
+    const dir = await folder(o.client, 'Handout');
+    const shared = await json(await o.client.post('/api/files/share', { ids: [dir.id], shared: true }));
+    const token = /\/s\/([\w-]+)/.exec(shared.links[dir.id])![1]!;
+    const live = await open(o.client);
+    const from = String(t.server.ctx.services.changes.latestSeq());
+    const revoked = await runCli(['shares', 'revoke', token, '--data-dir', t.dataDir]);
+    expect(revoked.code).toBe(0);
+    // Nothing else happens in this server meanwhile: only another process's commit can bring the event.
+    const heard = await live.nextEvent(15_000);
+    expect(heard.data).toMatchObject({ type: 'file.shared', data: { id: dir.id, shared: false, userId: o.id } });
+    expect(Number(heard.id)).toBeGreaterThan(Number(from));
+    // A change of the server's own after it is announced once, not again as another process's.
+    const after = await folder(o.client, 'after');
+    expect((await live.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: after.id } });
+    expect(await live.quietFor(2500)).toBe(true);
+    await live.close();
+    const resumed = await open(o.client, from);
+    const replayed = await resumed.nextEvent();
+    expect({ id: replayed.id, data: replayed.data }).toEqual({ id: heard.id, data: heard.data });
+    await resumed.close();
   });
 });
