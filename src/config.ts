@@ -359,7 +359,7 @@ function unknownSetting(name: string): string {
 }
 
 /** COFFER_* variables of the process's environment that Coffer does not read: likely typos, left at their defaults. */
-function unknownCofferVariables(env: Env): string[] {
+export function unknownCofferVariables(env: Env): string[] {
   return Object.keys(env)
     .filter((name) => name.startsWith('COFFER_') && !SETTING_NAMES.has(name))
     .map((name) => `environment variable ${name} is ignored: ${unknownSetting(name)}`);
