@@ -299,7 +299,9 @@ describe('a COFFER_* environment variable Coffer does not read', () => {
       if (args.includes('--json')) expect(() => parseJson(r)).not.toThrow();
     }
     // The backup names it too, before its own answer (a destination it cannot write here).
-    const backup = await runCli(['backup', '/proc/no-such-dir/coffer.tar', '--data-dir', t.dataDir], { env: { COFFER_DATADIR: '/srv/typo' } });
+    const backup = await runCli(['backup', '/proc/no-such-dir/coffer.tar', '--data-dir', t.dataDir], {
+      env: { COFFER_DATADIR: '/srv/typo' },
+    });
     expect(backup.code).toBe(1);
     expect(backup.stderr.split('\n')[0]).toBe(warning);
     const clean = await runCli(['users', 'list', '--json', '--data-dir', t.dataDir]);
