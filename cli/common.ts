@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ConfigError, loadConfig, withConfigFile, type Config, type ConfigFlags } from '../src/config.ts';
+import { ConfigError, loadConfig, withConfigFile, type Config, type ConfigFlags, type Env } from '../src/config.ts';
 import type { AppContext } from '../src/context.ts';
 import { openContext } from '../src/composition.ts';
 import { AppError, DATABASE_BUSY_TIMEOUT_MS, isDatabaseBusy, StartupError } from '../src/errors.ts';
@@ -30,8 +30,8 @@ export function adminCommand(cmd: Command): Command {
 }
 
 /** Flags, then the environment, then the configuration file (COFFER_CONFIG or /etc/coffer/coffer.env), then defaults. */
-export function configFrom(flags: ConfigFlags): Config {
-  return loadConfig(flags, withConfigFile(process.env));
+export function configFrom(flags: ConfigFlags, env: Env = withConfigFile(process.env)): Config {
+  return loadConfig(flags, env);
 }
 
 /** Where people open the server, for links a command prints: COFFER_PUBLIC_URL, else the address and scheme it listens on. */
@@ -43,9 +43,9 @@ export function serverOrigin(config: Config): string {
 export async function withContext<T>(
   flags: ConfigFlags,
   fn: (ctx: AppContext) => Promise<T> | T,
-  opts: { skipLocationCheck?: boolean } = {},
+  opts: { skipLocationCheck?: boolean; env?: Env } = {},
 ): Promise<T> {
-  const config = configFrom(flags);
+  const config = configFrom(flags, opts.env);
   const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent'), skipLocationCheck: opts.skipLocationCheck });
   try {
     return await fn(ctx);

@@ -23,6 +23,7 @@ import { registerSearch } from './search.ts';
 import { registerThumbnails } from './thumbnails.ts';
 import { EXIT_CODES_HELP } from './common.ts';
 import { jitAtFullSpeed } from '../src/lib/jit-policy.ts';
+import { unknownCofferVariables } from '../src/config.ts';
 
 // Each top-level command by name, with what defines it (and the commands defined beside it).
 const COMMANDS: Record<string, (program: Command) => void> = {
@@ -75,8 +76,11 @@ ${EXIT_CODES_HELP}`,
     process.exit(0);
   });
   // Every command but serve works from its start; serve once it listens (cli/serve.ts).
+  // A COFFER_* typo is named by every command: serve logs it with its start-up (src/server.ts), the others on stderr.
   program.hook('preAction', (_program, command) => {
-    if (command.name() !== 'serve') jitAtFullSpeed();
+    if (command.name() === 'serve') return;
+    jitAtFullSpeed();
+    for (const warning of unknownCofferVariables(process.env)) process.stderr.write(`coffer: warning: ${warning}\n`);
   });
   const name = argv[2];
   const only = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;

@@ -117,6 +117,7 @@ function createServices(infra: Infrastructure) {
   });
   const maintenance = createMaintenanceServices(infra, {
     audit,
+    settings,
     metrics: admin.services.metrics,
     ...files.services,
     ...resumable.services,

@@ -302,7 +302,7 @@ Single sign-on (OpenID Connect; issuer, client id and secret turn it on together
                                   membership in the provider's groups from it (default: not synced)
   OIDC_GROUPS_CREATE              true: create a group named in the claim on first sight (default false)`;
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
 /** Where install.sh writes the service's configuration; every command reads it too. */
 const DEFAULT_CONFIG_FILE = '/etc/coffer/coffer.env';
@@ -359,7 +359,7 @@ function unknownSetting(name: string): string {
 }
 
 /** COFFER_* variables of the process's environment that Coffer does not read: likely typos, left at their defaults. */
-function unknownCofferVariables(env: Env): string[] {
+export function unknownCofferVariables(env: Env): string[] {
   return Object.keys(env)
     .filter((name) => name.startsWith('COFFER_') && !SETTING_NAMES.has(name))
     .map((name) => `environment variable ${name} is ignored: ${unknownSetting(name)}`);
@@ -370,29 +370,41 @@ function unknownCofferVariables(env: Env): string[] {
  * quotes. Any other line, an unknown name or a quote left open is a ConfigError naming `file` and the line.
  */
 export function parseEnvFile(text: string, file: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const lines = text.split(/\r?\n/);
-  for (const [index, raw] of lines.entries()) {
+  const { values, problems } = readEnvFile(text, file);
+  if (problems.length) throw new ConfigError(problems[0]!);
+  return values;
+}
+
+/** The file's readable lines, and each line `parseEnvFile` refuses (naming the file, the line and what is wrong). */
+function readEnvFile(text: string, file: string): { values: Record<string, string>; problems: string[] } {
+  const values: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const [index, raw] of text.split(/\r?\n/).entries()) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
-    const fail = (what: string) => new ConfigError(`configuration file ${file}, line ${index + 1}: ${what}`);
-    const m = /^(?:export\s+)?([^=\s]+)\s*=\s*(.*)$/.exec(line);
-    if (!m) throw fail(`"${line}" is not a VAR=value line`);
-    const name = m[1]!;
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw fail(`"${name}" is not a variable name`);
-    if (!SETTING_NAMES.has(name) && !PROCESS_VARIABLE.test(name)) throw fail(unknownSetting(name));
-    let value = m[2]!;
-    const open = /^["']/.exec(value)?.[0];
-    if (open) {
-      const quoted = open === '"' ? /^"((?:[^"\\]|\\.)*)"$/.exec(value) : /^'([^']*)'$/.exec(value);
-      if (!quoted) throw fail(`the value of ${name} opens a ${open} quote that does not close at the end of the line`);
-      value = open === '"' ? quoted[1]!.replace(/\\(["\\])/g, '$1') : quoted[1]!;
-    } else if (/["']/.test(value)) {
-      throw fail(`the value of ${name} has a stray quote: put the whole value in quotes ("…")`);
-    }
-    out[name] = value;
+    const read = readEnvLine(line);
+    if (typeof read === 'string') problems.push(`configuration file ${file}, line ${index + 1}: ${read}`);
+    else values[read.name] = read.value;
   }
-  return out;
+  return { values, problems };
+}
+
+/** One VAR=value line's name and value, or what is wrong with it. */
+function readEnvLine(line: string): { name: string; value: string } | string {
+  const m = /^(?:export\s+)?([^=\s]+)\s*=\s*(.*)$/.exec(line);
+  if (!m) return `"${line}" is not a VAR=value line`;
+  const name = m[1]!;
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return `"${name}" is not a variable name`;
+  if (!SETTING_NAMES.has(name) && !PROCESS_VARIABLE.test(name)) return unknownSetting(name);
+  const value = m[2]!;
+  const open = /^["']/.exec(value)?.[0];
+  if (open) {
+    const quoted = open === '"' ? /^"((?:[^"\\]|\\.)*)"$/.exec(value) : /^'([^']*)'$/.exec(value);
+    if (!quoted) return `the value of ${name} opens a ${open} quote that does not close at the end of the line`;
+    return { name, value: open === '"' ? quoted[1]!.replace(/\\(["\\])/g, '$1') : quoted[1]! };
+  }
+  if (/["']/.test(value)) return `the value of ${name} has a stray quote: put the whole value in quotes ("…")`;
+  return { name, value };
 }
 
 /**
@@ -401,6 +413,16 @@ export function parseEnvFile(text: string, file: string): Record<string, string>
  * `sudo -u coffer coffer users list` finds the service's data directory and keys without flags.
  */
 export function withConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): Env {
+  const checked = checkConfigFile(env, defaultFile);
+  if (checked.problems.length) throw new ConfigError(checked.problems[0]!);
+  return checked.env;
+}
+
+/**
+ * What `withConfigFile` reads, without refusing the lines it would refuse: the environment the readable
+ * lines give, the file read (null: none) and each refused line (`coffer doctor` diagnoses with the rest and names them).
+ */
+export function checkConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): { env: Env; file: string | null; problems: string[] } {
   const named = env.COFFER_CONFIG?.trim();
   const file = named || defaultFile;
   let text: string;
@@ -408,12 +430,13 @@ export function withConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): Env
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (!named && code === 'ENOENT') return env;
+    if (!named && code === 'ENOENT') return { env, file: null, problems: [] };
     throw new ConfigError(
       `cannot read the configuration file ${file} (${code ?? err})${named ? ' named by COFFER_CONFIG' : ''}: run as the service's user (sudo -u coffer coffer …) or set COFFER_CONFIG`,
     );
   }
-  return { ...parseEnvFile(text, file), ...env };
+  const { values, problems } = readEnvFile(text, file);
+  return { env: { ...values, ...env }, file, problems };
 }
 
 const DEFAULT_AUTOSAVE_MS = 5 * 60_000;

@@ -19,6 +19,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const { ctx, worker, http, lifecycles } = composeServer(config, opts);
   for (const warning of config.warnings) ctx.log.warn(warning);
   await startAll(lifecycles);
+  for (const notice of ctx.services.settings.storedNotices()) ctx.log.warn(notice);
   releasePageCache(ctx.db);
   let stopping: Promise<void> | null = null;
   return {

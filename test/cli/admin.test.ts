@@ -309,6 +309,30 @@ describe("the service's configuration file", () => {
   });
 });
 
+describe('a COFFER_* environment variable Coffer does not read', () => {
+  test('every command warns of it in one line on stderr naming the nearest setting; --json stdout stays JSON', async () => {
+    const warning =
+      'coffer: warning: environment variable COFFER_DATADIR is ignored: unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)';
+    for (const args of [
+      ['users', 'list', '--json', '--data-dir', t.dataDir],
+      ['doctor', '--json', '--data-dir', t.dataDir],
+      ['settings', 'get', '--data-dir', t.dataDir],
+    ]) {
+      const r = await runCli(args, { env: { COFFER_DATADIR: '/srv/typo' } });
+      expect({ args, stderr: r.stderr.trim() }).toEqual({ args, stderr: warning });
+      if (args.includes('--json')) expect(() => parseJson(r)).not.toThrow();
+    }
+    // The backup names it too, before its own answer (a destination it cannot write here).
+    const backup = await runCli(['backup', '/proc/no-such-dir/coffer.tar', '--data-dir', t.dataDir], {
+      env: { COFFER_DATADIR: '/srv/typo' },
+    });
+    expect(backup.code).toBe(1);
+    expect(backup.stderr.split('\n')[0]).toBe(warning);
+    const clean = await runCli(['users', 'list', '--json', '--data-dir', t.dataDir]);
+    expect(clean.stderr).toBe('');
+  });
+});
+
 describe('coffer init, then users create --admin', () => {
   test('creates the data dir and the admin; the server then starts with signup closed and the admin signs in', async () => {
     const dir = tempDir();

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { rowWithoutObject, storeFile } from '../helpers/stored-files.ts';
@@ -21,6 +23,27 @@ describe('coffer doctor, beside the running server', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('database integrity: ok');
     expect(r.stdout).toContain('no problems found');
+  });
+
+  test('names each configuration-file line the server would refuse, with the nearest setting, and still runs the diagnosis', async () => {
+    const conf = path.join(tempDir(), 'coffer.env');
+    fs.writeFileSync(conf, `# an older install's file\nPORT=3000\nCOFFER_DATADIR=/srv/coffer\nnot a setting line\nLOG_LEVEL=info\n`);
+    const r = await runCli(['doctor', '--data-dir', t.dataDir], { env: { COFFER_CONFIG: conf } });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain(`configuration file ${conf}: 2 line(s) the server refuses to start with`);
+    expect(r.stdout).toContain(`configuration file ${conf}, line 3: unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)`);
+    expect(r.stdout).toContain(`configuration file ${conf}, line 4: "not a setting line" is not a VAR=value line`);
+    expect(r.stdout).toContain('database integrity: ok');
+    const json = parseJson(await runCli(['doctor', '--json', '--data-dir', t.dataDir], { env: { COFFER_CONFIG: conf } }));
+    expect(json.ok).toBe(false);
+    expect(json.configFile).toEqual({ path: conf, problems: [expect.stringContaining('line 3'), expect.stringContaining('line 4')] });
+    expect(json.database.integrity).toBe('ok');
+    // The other commands still refuse the file, naming its first such line.
+    const list = await runCli(['users', 'list', '--data-dir', t.dataDir], { env: { COFFER_CONFIG: conf } });
+    expect({ code: list.code, stderr: list.stderr.trim() }).toEqual({
+      code: 1,
+      stderr: `coffer: configuration file ${conf}, line 3: unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)`,
+    });
   });
 
   test('finds a wrong usage counter and a row without its object; --fix repairs only the counter', async () => {

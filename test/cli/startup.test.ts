@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Database } from 'bun:sqlite';
 import { tempDir } from '../helpers/server.ts';
-import { serveCli } from '../helpers/cli.ts';
+import { parseJson, runCli, serveCli } from '../helpers/cli.ts';
 
 const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 const dirs: string[] = [];
@@ -277,6 +277,32 @@ describe('coffer serve start-up', () => {
     );
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(warned);
+  });
+
+  test('a share base URL with a path an earlier version stored: serve starts and warns, doctor names it, both with what to do', async () => {
+    const d = dir();
+    expect((await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d])).code).toBe(0);
+    const db = new Database(path.join(d, 'coffer.db'));
+    db.run("INSERT INTO settings (key, value, updated_at) VALUES ('shareBaseUrl', ?, ?)", [
+      JSON.stringify('https://share.example.com/files'),
+      Date.now(),
+    ]);
+    db.close();
+    const notice =
+      'the share base URL https://share.example.com/files has a path, which Coffer ignores: share links are https://share.example.com/s/…';
+    const r = await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d], {}, (out) => out.includes(notice));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('"level":"warn"');
+    expect(r.stdout).toContain('coffer settings set shareBaseUrl https://share.example.com');
+    const doctor = await runCli(['doctor', '--data-dir', d]);
+    expect(doctor.code).toBe(3);
+    expect(doctor.stdout).toContain(`settings: ${notice}`);
+    const json = parseJson(await runCli(['doctor', '--json', '--data-dir', d]));
+    expect(json.settings).toEqual([expect.stringContaining(notice)]);
+    // Once set to the origin alone, nothing more is said.
+    expect((await runCli(['settings', 'set', 'shareBaseUrl', 'https://share.example.com', '--data-dir', d])).code).toBe(0);
+    const fixed = await runCli(['doctor', '--json', '--data-dir', d]);
+    expect({ code: fixed.code, settings: parseJson(fixed).settings }).toEqual({ code: 0, settings: [] });
   });
 
   test("serve and init on a directory of someone's files (a home, a folder of documents): one line naming it, exit 1, nothing written there", async () => {

@@ -142,7 +142,7 @@ export function pdfDrawingImage(width: number, height: number, draws: number, vi
 }
 
 /** A PDF of these objects (object 1 the catalog), each numbered by its place, with its cross-reference table. */
-function pdfOf(objects: Buffer[]): Buffer {
+function pdfOf(objects: Buffer[], trailer = ''): Buffer {
   const parts: Buffer[] = [Buffer.from('%PDF-1.4\n', 'latin1')];
   let length = parts[0]!.length;
   const offsets = objects.map((body, i) => {
@@ -153,8 +153,42 @@ function pdfOf(objects: Buffer[]): Buffer {
     return at;
   });
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`, 'latin1'));
+  parts.push(
+    Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${trailer} >>\nstartxref\n${length}\n%%EOF\n`, 'latin1'),
+  );
   return Buffer.concat(parts);
+}
+
+/**
+ * A one-page PDF of `width`×`height` points turned by `/Rotate`: blue, with a red square at the page's own top left
+ * (so at the top right once turned 90° clockwise).
+ */
+export function pdfRotated(rotate: number, width = 300, height = 400): Buffer {
+  const content = `0 0 1 rg 0 0 ${width} ${height} re f 1 0 0 rg 0 ${height - 60} 60 60 re f`;
+  return pdfOf([
+    Buffer.from('<< /Type /Catalog /Pages 2 0 R >>', 'latin1'),
+    Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>', 'latin1'),
+    Buffer.from(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] /Rotate ${rotate} /Contents 4 0 R >>`, 'latin1'),
+    Buffer.from(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`, 'latin1'),
+  ]);
+}
+
+/** A PDF whose page tree has no page. */
+export const pdfWithoutPages = () =>
+  pdfOf([Buffer.from('<< /Type /Catalog /Pages 2 0 R >>', 'latin1'), Buffer.from('<< /Type /Pages /Kids [] /Count 0 >>', 'latin1')]);
+
+/** A PDF under the standard security handler whose user password is not empty: it opens only with the password. */
+export function pdfEncrypted(): Buffer {
+  const hex = (seed: number) => Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 37 + seed) & 0xff)).toString('hex');
+  return pdfOf(
+    [
+      Buffer.from('<< /Type /Catalog /Pages 2 0 R >>', 'latin1'),
+      Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>', 'latin1'),
+      Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 400] >>', 'latin1'),
+      Buffer.from(`<< /Filter /Standard /V 1 /R 2 /O <${hex(1)}> /U <${hex(2)}> /P -4 >>`, 'latin1'),
+    ],
+    ` /Encrypt 4 0 R /ID [<${hex(3).slice(0, 32)}> <${hex(3).slice(0, 32)}>]`,
+  );
 }
 
 /**

@@ -568,11 +568,11 @@ async function lock(dav: DavService, request: Request): Promise<Response> {
       scope: scope as 'exclusive' | 'shared',
       ownerXml: owner ? serializeNodes(owner.children) : '',
       ownerLang: (owner && langIn(owner, langIn(body, ''))) || null,
-      timeoutSeconds: timeout,
+      timeoutSeconds: timeout ?? DavLockService.defaultSeconds,
     };
   });
   const { path, write } = writeOf(request, () => read.error);
-  const { lock: made, created } = await dav.lockAt(requestMeta(request).principal!, path, write, read.value ?? { refresh: 0 });
+  const { lock: made, created } = await dav.lockAt(requestMeta(request).principal!, path, write, read.value ?? { refresh: null });
   // A refresh: the If header names the lock.
   if (!made) return davError(412, 'lock-token-submitted', 'A lock refresh names the lock in the If header');
   if (read.value && 'refresh' in read.value)

@@ -150,6 +150,20 @@ export class SettingsService {
     return { ...base, totalUsers, additionalUsers: Math.max(0, totalUsers - 1) };
   }
 
+  /**
+   * Values an earlier version stored that this one reads differently, each with what to do (the start-up log and
+   * `coffer doctor` name them): a share base URL with a path, of which links use only the origin.
+   */
+  storedNotices(): string[] {
+    const base = this.get('shareBaseUrl');
+    if (!base || !URL.canParse(base)) return [];
+    const url = new URL(base);
+    if (url.pathname === '/' && !url.search && !url.hash) return [];
+    return [
+      `the share base URL ${base} has a path, which Coffer ignores: share links are ${url.origin}/s/…; serve Coffer's links at the root of ${url.origin} (or another address's root), then set it there: Admin → Settings → Share base URL, or coffer settings set shareBaseUrl ${url.origin}`,
+    ];
+  }
+
   /** The document server as the admin's settings page shows it: whether a secret is set, never the secret. */
   docserverView(): { jwtSecretSet: boolean; url: string } {
     const value = this.get('docserver');

@@ -86,15 +86,18 @@ export class DavLockService {
     for (const lock of [...this.byToken.values()]) if (!this.held.stillHeld(lock)) this.unlock(lock.token);
   }
 
-  /** Seconds from a `Timeout` header (`Second-N`, `Infinite`), capped; the default when absent or unreadable. */
-  static timeoutOf(header: string | null): number {
+  /** A new lock's seconds when its LOCK names none the server reads. */
+  static readonly defaultSeconds = DEFAULT_LOCK_SECONDS;
+
+  /** Seconds from a `Timeout` header (`Second-N`, `Infinite`), capped; null when absent or unreadable. */
+  static timeoutOf(header: string | null): number | null {
     for (const part of (header ?? '').split(',')) {
       const t = part.trim();
       if (/^infinite$/i.test(t)) return MAX_LOCK_SECONDS;
       const m = /^second-(\d{1,10})$/i.exec(t);
       if (m) return Math.max(1, Math.min(MAX_LOCK_SECONDS, Number(m[1])));
     }
-    return DEFAULT_LOCK_SECONDS;
+    return null;
   }
 
   /** The live locks on exactly `key`; expired ones met on the way are dropped. */
@@ -170,9 +173,10 @@ export class DavLockService {
     return lock;
   }
 
-  refresh(lock: DavLock, timeoutSeconds: number): DavLock {
-    lock.timeoutSeconds = timeoutSeconds;
-    lock.expiresAt = this.clock.now() + timeoutSeconds * 1000;
+  /** A refresh without a timeout it reads keeps the lock's own (RFC 4918 §9.10.2), as Sabre does, not the default. */
+  refresh(lock: DavLock, timeoutSeconds: number | null): DavLock {
+    lock.timeoutSeconds = timeoutSeconds ?? lock.timeoutSeconds;
+    lock.expiresAt = this.clock.now() + lock.timeoutSeconds * 1000;
     return lock;
   }
 

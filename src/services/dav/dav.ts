@@ -303,6 +303,9 @@ export type DavRead =
 /** The 412 of an If-Unmodified-Since the resource changed after. */
 const unmodifiedSinceFailed = () => new AppError(412, 'If-Unmodified-Since failed: the resource changed after that date');
 
+/** The 412 of a COPY or MOVE with Overwrite: F onto an existing destination. */
+const overwriteRefused = () => new AppError(412, 'The destination exists and Overwrite is F');
+
 /** The answer to a write on SHARED_WITH_ME itself. */
 export const sharedListReadOnly = () =>
   forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
@@ -685,7 +688,7 @@ export class DavService {
     caller: Principal,
     path: DavPath,
     req: DavWrite,
-    input: { refresh: number } | Omit<Parameters<DavService['lock']>[2], 'href'>,
+    input: { refresh: number | null } | Omit<Parameters<DavService['lock']>[2], 'href'>,
   ): Promise<{ lock: DavLock | null; created: boolean }> {
     const { walk, tokens, href } = this.enter(caller, path, req, 'write');
     if ('refresh' in input) return { lock: this.refreshLock(walk.principal, walk.path, tokens, input.refresh), created: false };
@@ -724,6 +727,11 @@ export class DavService {
     if (!target) throw notFound(Messages.itemNotFound);
     if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
     const tokens = this.preconditions(caller, walk, req.conditions);
+    // An existing destination with Overwrite: F fails whatever the locks, so 412 before any 423 (as Apache mod_dav).
+    if (!opts.overwrite) {
+      const there = this.find(destPlace.principal, destPlace.path).target;
+      if (there && there.kind !== 'root' && there.item.id !== target.item.id) throw overwriteRefused();
+    }
     if (op === 'move') {
       this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
       this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target));
@@ -1148,7 +1156,7 @@ export class DavService {
     // A copy takes its source's properties along: refused before anything changes when they would not fit.
     const copiedBytes = op === 'copy' ? this.d.properties.usage(source.item.id).bytes - PROPERTY_LIMITS.freeBytesPerItem : 0;
     if (copiedBytes > 0) this.assertPropertyRoom(principal.accountId, copiedBytes);
-    if (replaced && !opts.overwrite) throw new AppError(412, 'The destination exists and Overwrite is F');
+    if (replaced && !opts.overwrite) throw overwriteRefused();
     // Trashing the destination would take the source with it: the request could only fail, after a trash and a restore.
     if (replaced && oneTree && isAncestorPath(dest, source.path))
       throw forbidden('The destination is a folder holding the source: it cannot be replaced by what is inside it');
@@ -1269,7 +1277,7 @@ export class DavService {
    * LOCK without a body: refreshes the lock on `path` the request names in its If header (null: it names
    * none). Only the login that took a lock refreshes it; another's token is 403.
    */
-  refreshLock(principal: Principal, path: DavPath, tokens: ReadonlySet<string>, timeoutSeconds: number): DavLock | null {
+  refreshLock(principal: Principal, path: DavPath, tokens: ReadonlySet<string>, timeoutSeconds: number | null): DavLock | null {
     const named = this.d.locks.covering(principal.accountId, path.key).filter((l) => tokens.has(l.token));
     const own = named.find((l) => l.loginId === principal.loginId);
     if (own) return this.d.locks.refresh(own, timeoutSeconds);

@@ -6,6 +6,7 @@ import { existsMany, type ProbeStep, type StorageDriver, type StorageLocation } 
 import type { Keyring } from '../../storage/keyring.ts';
 import { isValidStorageKey } from '../../storage/keys.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import type { DiskSpace, DiskSpaceService } from '../files/disk-space.ts';
 import type { StaleUploads, TusUploadService } from '../resumable-uploads/tus-uploads.ts';
 import type { ReplicationCheck, ReplicationService } from './replication.ts';
@@ -34,6 +35,8 @@ export interface DoctorReport {
   uploads: StaleUploads;
   /** Where objects are stored; for a bucket, each step of a probe object's round trip (put, get, list, delete). */
   storage: { location: StorageLocation; checks: ProbeStep[] };
+  /** Stored settings an earlier version accepted that this one reads differently, each with what to do. */
+  settings: string[];
   /** With REPLICATE_TO: what waits for the destination, and a warning when it fails, another server took it over, or the replica is behind. */
   replication?: ReplicationCheck;
 }
@@ -62,6 +65,7 @@ export class DoctorService {
       disk: DiskSpaceService;
       tusUploads: Pick<TusUploadService, 'stale'>;
       replication: Pick<ReplicationService, 'inspect'> | null;
+      settings: Pick<SettingsService, 'storedNotices'>;
     },
   ) {}
 
@@ -101,6 +105,7 @@ export class DoctorService {
     const uploads = await this.d.tusUploads.stale();
     const storage = { location: this.d.driver.location, checks: (await this.d.driver.probe?.()) ?? [] };
     const replication = await this.d.replication?.inspect();
+    const settings = this.d.settings.storedNotices();
 
     const report: DoctorReport = {
       ok: false,
@@ -112,6 +117,7 @@ export class DoctorService {
       disk,
       uploads,
       storage,
+      settings,
       ...(replication ? { replication } : {}),
     };
     report.ok =
@@ -122,6 +128,7 @@ export class DoctorService {
       unavailable === 0 &&
       queue.failed === 0 &&
       !disk.low &&
+      settings.length === 0 &&
       !replication?.warning;
     return report;
   }

@@ -2,6 +2,7 @@ import { StartupError } from '../../errors.ts';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AuditService } from '../admin/audit.ts';
 import type { MetricsService } from '../admin/metrics.ts';
+import type { SettingsService } from '../admin/settings.ts';
 import { stagingDirOf } from '../../storage/local.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { Infrastructure } from '../infrastructure.ts';
@@ -30,6 +31,7 @@ export interface MaintenanceServices {
 
 type MaintenanceDeps = {
   audit: AuditService;
+  settings: Pick<SettingsService, 'storedNotices'>;
   metrics: MetricsService;
   chunkedUploads: Pick<ChunkedUploadService, 'keysInUse'>;
 } & Pick<FilesServices, 'quota' | 'diskSpace'> &
@@ -38,7 +40,7 @@ type MaintenanceDeps = {
 /** Wired last: backup, keys, orphans and the doctor inspect and repair what the other domains own. */
 export function createMaintenanceServices(
   infra: Infrastructure,
-  { audit, metrics, quota, diskSpace, tusUploads, chunkedUploads }: MaintenanceDeps,
+  { audit, settings, metrics, quota, diskSpace, tusUploads, chunkedUploads }: MaintenanceDeps,
 ) {
   const { clock, config, paths, keyring, driver, queue, repos } = infra;
   const { transactions } = repos;
@@ -108,6 +110,7 @@ export function createMaintenanceServices(
       disk: diskSpace,
       tusUploads,
       replication,
+      settings,
     }),
     storageMigration: new StorageMigrationService({
       clock,

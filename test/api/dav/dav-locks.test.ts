@@ -31,8 +31,59 @@ async function tokensOn(dav: DavClient, path: string): Promise<string[]> {
   return [...(await res.text()).matchAll(/<D:locktoken><D:href>([^<]*)<\/D:href>/g)].map((m) => m[1]!);
 }
 
-const refresh = (dav: DavClient, path: string, token: string, timeout: string) =>
-  dav.request('LOCK', path, { headers: { if: `(<${token}>)`, timeout } });
+const refresh = (dav: DavClient, path: string, token: string, timeout?: string) =>
+  dav.request('LOCK', path, { headers: { if: `(<${token}>)`, ...(timeout ? { timeout } : {}) } });
+
+/** The seconds a lock answer or lockdiscovery gives the (first) lock. */
+const secondsIn = (xml: string) => Number(/<D:timeout>Second-(\d+)</.exec(xml)![1]);
+
+describe('refreshing a lock (RFC 4918 §9.10.2)', () => {
+  test("without a Timeout header keeps the lock's own timeout; a lock taken without one has the one-hour default", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('short.txt', 'a');
+    const token = await lock(dav, 'short.txt', 'exclusive', { timeout: 'Second-120' });
+    const refreshed = await refresh(dav, 'short.txt', token);
+    expect(refreshed.status).toBe(200);
+    expect(secondsIn(await refreshed.text())).toBeWithin(60, 121);
+    expect(secondsIn(await dav.propfind('short.txt', '0').then((r) => r.text()))).toBeWithin(60, 121);
+    // An unreadable Timeout is no timeout: the lock's own again.
+    expect(secondsIn(await refresh(dav, 'short.txt', token, 'Hours-3').then((r) => r.text()))).toBeWithin(60, 121);
+    // One that names a timeout sets it, and a later refresh without one keeps that.
+    expect(secondsIn(await refresh(dav, 'short.txt', token, 'Second-900').then((r) => r.text()))).toBeWithin(800, 901);
+    expect(secondsIn(await refresh(dav, 'short.txt', token).then((r) => r.text()))).toBeWithin(800, 901);
+    await dav.put('plain.txt', 'a');
+    const taken = await dav.request('LOCK', 'plain.txt', { body: lockBody('exclusive') });
+    expect(taken.status).toBe(200);
+    expect(secondsIn(await taken.text())).toBeWithin(3500, 3601);
+  });
+});
+
+describe('COPY and MOVE with Overwrite: F onto a locked destination', () => {
+  test('is 412 (the destination exists, whatever the lock), the destination unchanged; with Overwrite: T it is 423', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('src.txt', 'source');
+    await dav.put('dest.txt', 'kept');
+    expect((await dav.request('MKCOL', 'box')).status).toBe(201);
+    await lock(dav, 'dest.txt', 'exclusive');
+    await lock(dav, 'box/', 'exclusive');
+    const destination = (path: string) => `${t.url}/dav/${path}`;
+    for (const method of ['COPY', 'MOVE'])
+      for (const target of ['dest.txt', 'box']) {
+        const refused = await dav.request(method, 'src.txt', { headers: { destination: destination(target), overwrite: 'F' } });
+        expect(refused.status).toBe(412);
+        expect(await refused.text()).toContain('Overwrite is F');
+        const locked = await dav.request(method, 'src.txt', { headers: { destination: destination(target), overwrite: 'T' } });
+        expect(locked.status).toBe(423);
+      }
+    expect(await (await dav.request('GET', 'dest.txt')).text()).toBe('kept');
+    expect(await (await dav.request('GET', 'src.txt')).text()).toBe('source');
+    // A destination not there is no precondition failure: the lock on its folder is what refuses it.
+    const inside = await dav.request('COPY', 'src.txt', { headers: { destination: destination('box/new.txt'), overwrite: 'F' } });
+    expect(inside.status).toBe(423);
+  });
+});
 
 describe('lock limits', () => {
   test('an owner element over the limit is 400; a path takes at most MAX_LOCKS_PER_PATH shared locks, then 423', async () => {
