@@ -164,7 +164,7 @@ describe('coffer serve start-up', () => {
       expect(r.stderr).toContain("the address to bind (--host/HOST) must be one of this machine's");
       expect(oneLine(r.stderr)).toBe(true);
     }
-  }, 30_000);
+  });
 
   test('HOST=[::1], an IPv6 address written as in a URL: the server listens on it and says where once', async () => {
     const r = await coffer(['serve', '--port', '0', '--data-dir', dir()], { HOST: '[::1]' });
@@ -370,7 +370,7 @@ describe('coffer serve start-up', () => {
         `coffer: ${db} is not a Coffer database, or it is damaged (SQLITE_NOTADB): point --data-dir (COFFER_DATA_DIR) at the instance's directory, or restore the instance from a backup (coffer restore)`,
       );
     }
-  }, 30_000);
+  });
 
   test('a second server on the same data dir is refused', async () => {
     const d = dir();

@@ -57,7 +57,7 @@ describe('running under systemd', () => {
     } finally {
       socket.close();
     }
-  }, 30_000);
+  });
 
   test('an abstract NOTIFY_SOCKET (@name) is addressed too', async () => {
     const name = `@coffer-test-${process.pid}-${Date.now()}`;
@@ -70,7 +70,7 @@ describe('running under systemd', () => {
     } finally {
       socket.close();
     }
-  }, 30_000);
+  });
 
   test('MemoryDenyWriteExecute (why the unit leaves it off): the server still serves, and says why it cannot tell systemd it is ready', async () => {
     const socketDir = tempDir('coffer-notify-');

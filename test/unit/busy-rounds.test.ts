@@ -126,5 +126,5 @@ describe('a busy database', () => {
       await writer.close();
       closeDatabase(holder);
     }
-  }, 30_000);
+  });
 });

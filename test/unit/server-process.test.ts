@@ -21,4 +21,4 @@ test('a server that exits at start is reported with the end of what it wrote to 
   expect(error).toEndWith('the data dir is not writable');
   expect(error!.length).toBeLessThan(70_000);
   fs.rmSync(dir, { recursive: true, force: true });
-}, 30_000);
+});

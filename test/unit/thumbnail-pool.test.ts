@@ -25,4 +25,4 @@ test('a thumbnail worker left idle for idleMs is ended; the next thumbnail start
     pool.stop();
     fs.rmSync(cacheDir, { recursive: true, force: true });
   }
-}, 30_000);
+});

@@ -74,7 +74,7 @@ describe.skipIf(skipWithout(typeof full === 'string' ? full : null, 'reads on a 
       }
       expect((await a.client.post('/api/files/folder', { name: 'after' })).status).toBe(200);
       expect((await dav.put('after.bin', randomBytes(1000))).status).toBe(201);
-    }, 30_000);
+    });
   },
 );
 
