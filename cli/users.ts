@@ -106,8 +106,8 @@ export function registerUsers(program: Command): void {
       const storageLimit = opts.storageLimit === undefined ? null : parseSize(opts.storageLimit);
       if (opts.storageLimit !== undefined && (storageLimit === null || storageLimit <= 0))
         throw new UsageError(`not a size: "${opts.storageLimit}" (use e.g. 10G or 500M)`);
-      return withContext(opts, (ctx) => {
-        const { invitation, token } = ctx.services.invitations.invite({ email: address, name: opts.name, storageLimit }, 'cli');
+      return withContext(opts, async (ctx) => {
+        const { invitation, token } = await ctx.services.invitations.invite({ email: address, name: opts.name, storageLimit }, 'cli');
         const url = invitationUrl(serverOrigin(ctx.config), token);
         if (opts.json) return printJson({ invitation, url });
         print(`invitation for ${invitation.email}, valid until ${invitation.expiresAt.slice(0, 16).replace('T', ' ')} UTC; it works once:`);

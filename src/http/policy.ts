@@ -146,9 +146,10 @@ export const ROUTES = {
   'PUT /api/user/sub-users/:id': owner,
   'DELETE /api/user/sub-users/:id': owner,
   'GET /api/user/all': admin,
+  // Both may check the admin's own password again (services/accounts/identity-check.ts); wrong ones count per email there.
   'POST /api/user/accounts': { ...admin, hashesPassword: true },
   'GET /api/user/invitations': admin,
-  'POST /api/user/invitations': admin,
+  'POST /api/user/invitations': { ...admin, hashesPassword: true },
   'DELETE /api/user/invitations/:id': admin,
   'PATCH /api/user/:id': admin,
   'DELETE /api/user/:id': admin,

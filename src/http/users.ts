@@ -28,9 +28,9 @@ export function userRoutes(ctx: AppContext) {
     route('POST /api/user/accounts', {
       body: addUserBody,
       handler: async ({ principal, body, set }) => {
-        const { password, ...rest } = body;
+        const { password, currentPassword, code, ...rest } = body;
         if (password === undefined) throw badRequest('password is required: without one, send an invitation instead');
-        const result = await invitations.addWithPassword({ ...rest, password }, principal);
+        const result = await invitations.addWithPassword({ ...rest, password }, { principal, proof: { currentPassword, code } });
         set.status = 201;
         return result;
       },
@@ -38,9 +38,10 @@ export function userRoutes(ctx: AppContext) {
     route('GET /api/user/invitations', { handler: () => invitations.pending() }),
     route('POST /api/user/invitations', {
       body: addUserBody,
-      handler: ({ principal, body, request, set }) => {
-        if (body.password !== undefined) throw badRequest('An invitation carries no password: the invitee chooses one');
-        const { invitation, token } = invitations.invite(body, principal);
+      handler: async ({ principal, body, request, set }) => {
+        const { password, currentPassword, code, ...rest } = body;
+        if (password !== undefined) throw badRequest('An invitation carries no password: the invitee chooses one');
+        const { invitation, token } = await invitations.invite(rest, { principal, proof: { currentPassword, code } });
         set.status = 201;
         return { invitation, url: invitationUrl(ctx.config.publicUrl ?? requestMeta(request).origin, token) };
       },

@@ -2,7 +2,7 @@ import { useEffect, useId } from 'preact/hooks';
 import { ApiError } from '../app/api.ts';
 import { Field, PasswordInput } from './form.tsx';
 
-/** What the server asked for before making a lasting credential (an app password): the password or a code. */
+/** What the server asked for before making a lasting credential (an app password, an account): the password or a code. */
 export type ConfirmKind = 'password' | 'code';
 
 /** The kind the server asks for in a 400 (`confirm`), or null when the error is something else. */
@@ -16,12 +16,23 @@ export const proofOf = (kind: ConfirmKind | null, value: string) =>
   kind === null ? {} : kind === 'password' ? { password: value } : { code: value };
 
 /** The field for it, shown once the server has asked (a session signed in more than a few minutes ago). */
-export function ConfirmIdentityField({ kind, value, onValue }: { kind: ConfirmKind; value: string; onValue: (v: string) => void }) {
+export function ConfirmIdentityField({
+  kind,
+  value,
+  onValue,
+  why = 'An app password signs in to your files for as long as it exists',
+}: {
+  kind: ConfirmKind;
+  value: string;
+  onValue: (v: string) => void;
+  /** What the credential made does, said before “so Coffer checks it is you first”. */
+  why?: string;
+}) {
   const id = useId();
   // It appears because the server asked: the focus goes to it, not left on the page's start or a button now busy.
   useEffect(() => document.getElementById(id)?.focus(), [kind]);
   return kind === 'password' ? (
-    <Field label="Your password" hint="An app password signs in to your files for as long as it exists, so Coffer checks it is you first.">
+    <Field label="Your password" hint={`${why}, so Coffer checks it is you first.`}>
       <PasswordInput purpose="current" id={id} value={value} onValue={onValue} />
     </Field>
   ) : (

@@ -117,7 +117,7 @@ export function createAccountsServices(
       trash,
       davLocks,
     }),
-    invitations: new InvitationService({ clock, invitations: repos.invitations, users: repos.users, accounts, sessions, audit }),
+    invitations: new InvitationService({ clock, invitations: repos.invitations, users: repos.users, accounts, sessions, audit, identity }),
     subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit, davLocks, infra.hub),
     clients: new ClientService(repos.users, infra.presence, sessions),
     appPasswords,
