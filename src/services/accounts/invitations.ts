@@ -28,7 +28,7 @@ export interface InvitationDeps {
 }
 
 /** The admin's own password or code, asked again before an account is added: `password` is the new account's. */
-export interface AdminConfirmation {
+interface AdminConfirmation {
   currentPassword?: string;
   code?: string;
 }
