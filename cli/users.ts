@@ -214,7 +214,7 @@ first admin cannot be deleted. On a terminal the email is asked for again as con
         const row = loginByEmail(ctx, address);
         const typed = opts.confirm ?? (await readLine(`Type the email of the account to delete it and all of its files (${row.email}): `));
         if (emailKey(typed) !== row.emailKey) throw new UsageError('the email typed does not match; nothing was deleted');
-        const result = ctx.services.users.requestDeletion(row.id, 'cli');
+        const result = await ctx.services.users.requestDeletion(row.id, 'cli');
         if (opts.json) return printJson({ id: row.id, email: row.email, ...result });
         print(`${row.email} is disabled and queued for deletion (job ${result.jobId}): the server removes its files in the background`);
       });

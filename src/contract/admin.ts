@@ -59,6 +59,10 @@ export const addUserBody = lazySchema(() =>
     code: confirmationFields.code,
   }),
 );
+/** Deleting an account: the admin's own password (or code), asked again unless it signed in within the last minutes. */
+export const deleteAccountBody = lazySchema(() =>
+  z.object({ currentPassword: confirmationFields.password, code: confirmationFields.code }),
+);
 export const invitationTokenBody = lazySchema(() =>
   z.object({ token: z.string().min(1, 'token is required').max(200, 'token is too long') }),
 );

@@ -152,7 +152,8 @@ export const ROUTES = {
   'POST /api/user/invitations': { ...admin, hashesPassword: true },
   'DELETE /api/user/invitations/:id': admin,
   'PATCH /api/user/:id': admin,
-  'DELETE /api/user/:id': admin,
+  // May check the admin's own password again, as adding an account does.
+  'DELETE /api/user/:id': { ...admin, hashesPassword: true },
   'GET /api/user/storage': session,
   'PUT /api/user/storage-limit': admin,
   'GET /api/user/active-clients': admin,

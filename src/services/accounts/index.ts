@@ -116,6 +116,7 @@ export function createAccountsServices(
       queue,
       trash,
       davLocks,
+      identity,
     }),
     invitations: new InvitationService({ clock, invitations: repos.invitations, users: repos.users, accounts, sessions, audit, identity }),
     subUsers: new SubUserService(repos.users, clock, accounts, sessions, audit, davLocks, infra.hub),

@@ -9,8 +9,7 @@ import { newId, newToken } from '../../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from '../admin/audit.ts';
 import { type AccountService, displayName, toPublicUser } from './accounts.ts';
 import { emailKey } from './email.ts';
-import type { ConfirmationPurpose, IdentityCheck } from './identity-check.ts';
-import type { Principal } from '../identity/principal.ts';
+import type { ConfirmationPurpose, ConfirmedActor, IdentityCheck } from './identity-check.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
 
 /** How long an invitation link works. */
@@ -26,15 +25,6 @@ export interface InvitationDeps {
   audit: AuditService;
   identity: IdentityCheck;
 }
-
-/** The admin's own password or code, asked again before an account is added: `password` is the new account's. */
-interface AdminConfirmation {
-  currentPassword?: string;
-  code?: string;
-}
-
-/** Who adds an account: the admin, who shows it is itself (docs/accounts.md › What a signed-in session may do), or the CLI. */
-export type AddedBy = { principal: Principal; proof: AdminConfirmation } | 'cli';
 
 const confirmAdding = (action: ConfirmationPurpose['action']): ConfirmationPurpose => ({
   action,
@@ -70,9 +60,9 @@ export class InvitationService {
   /** A new invitation and its token, which is shown this once: only its hash is kept. */
   async invite(
     input: { email: string; name?: string; storageLimit?: number | null },
-    added: AddedBy,
+    added: ConfirmedActor,
   ): Promise<{ invitation: InvitationEntry; token: string }> {
-    const by = await this.confirmed(added, AuditActions.userInvite);
+    const by = await this.d.identity.actor(added, confirmAdding(AuditActions.userInvite));
     const name = displayName(input.name ?? '');
     const key = emailKey(input.email);
     const now = this.d.clock.now();
@@ -106,9 +96,9 @@ export class InvitationService {
   /** The admin's "Add user" with a password: the account exists at once, with its storage limit. */
   async addWithPassword(
     input: { email: string; name?: string; storageLimit?: number | null; password: string },
-    added: AddedBy,
+    added: ConfirmedActor,
   ): Promise<{ user: PublicUser }> {
-    const by = await this.confirmed(added, AuditActions.userCreate);
+    const by = await this.d.identity.actor(added, confirmAdding(AuditActions.userCreate));
     const row = await this.d.accounts.createLogin(
       {
         email: input.email,
@@ -121,14 +111,6 @@ export class InvitationService {
       by,
     );
     return { user: toPublicUser(row) };
-  }
-
-  /** The actor, once an admin in a browser has shown it is itself (the CLI runs as the server's own user). */
-  private async confirmed(added: AddedBy, action: ConfirmationPurpose['action']): Promise<Actor> {
-    if (added === 'cli') return 'cli';
-    const { currentPassword, code } = added.proof;
-    await this.d.identity.confirm(added.principal, { password: currentPassword, code }, confirmAdding(action));
-    return added.principal;
   }
 
   pending(): { invitations: InvitationEntry[] } {
