@@ -106,8 +106,8 @@ export function registerUsers(program: Command): void {
       const storageLimit = opts.storageLimit === undefined ? null : parseSize(opts.storageLimit);
       if (opts.storageLimit !== undefined && (storageLimit === null || storageLimit <= 0))
         throw new UsageError(`not a size: "${opts.storageLimit}" (use e.g. 10G or 500M)`);
-      return withContext(opts, (ctx) => {
-        const { invitation, token } = ctx.services.invitations.invite({ email: address, name: opts.name, storageLimit }, 'cli');
+      return withContext(opts, async (ctx) => {
+        const { invitation, token } = await ctx.services.invitations.invite({ email: address, name: opts.name, storageLimit }, 'cli');
         const url = invitationUrl(serverOrigin(ctx.config), token);
         if (opts.json) return printJson({ invitation, url });
         print(`invitation for ${invitation.email}, valid until ${invitation.expiresAt.slice(0, 16).replace('T', ' ')} UTC; it works once:`);
@@ -214,7 +214,7 @@ first admin cannot be deleted. On a terminal the email is asked for again as con
         const row = loginByEmail(ctx, address);
         const typed = opts.confirm ?? (await readLine(`Type the email of the account to delete it and all of its files (${row.email}): `));
         if (emailKey(typed) !== row.emailKey) throw new UsageError('the email typed does not match; nothing was deleted');
-        const result = ctx.services.users.requestDeletion(row.id, 'cli');
+        const result = await ctx.services.users.requestDeletion(row.id, 'cli');
         if (opts.json) return printJson({ id: row.id, email: row.email, ...result });
         print(`${row.email} is disabled and queued for deletion (job ${result.jobId}): the server removes its files in the background`);
       });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { built, lazySchema } from './lazy-schema.ts';
 import { byteCount } from './byte-count.ts';
 import { EMAIL } from './accounts.ts';
+import { confirmationFields } from './confirmation.ts';
 import { PASSWORD } from './limits.ts';
 import { pageLimit } from './paging.ts';
 
@@ -53,7 +54,14 @@ export const addUserBody = lazySchema(() =>
     storageLimit: storageLimit.nullish(),
     // Shape only: the password rule is the accounts service's.
     password: z.string().max(PASSWORD.max).optional(),
+    // The admin's own password (or code), asked again unless it signed in within the last minutes.
+    currentPassword: confirmationFields.password,
+    code: confirmationFields.code,
   }),
+);
+/** Deleting an account: the admin's own password (or code), asked again unless it signed in within the last minutes. */
+export const deleteAccountBody = lazySchema(() =>
+  z.object({ currentPassword: confirmationFields.password, code: confirmationFields.code }),
 );
 export const invitationTokenBody = lazySchema(() =>
   z.object({ token: z.string().min(1, 'token is required').max(200, 'token is too long') }),

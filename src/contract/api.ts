@@ -62,6 +62,7 @@ import type {
   auditListQuery,
   AuditEvent,
   addUserBody,
+  deleteAccountBody,
   invitationTokenBody,
   acceptInvitationBody,
   InvitationEntry,
@@ -333,7 +334,7 @@ export interface Api {
   'DELETE /api/user/invitations/:id': { response: Message };
   'GET /api/user/all': { query: In<typeof userListQuery>; response: { users: UserEntry[]; nextCursor: string | null } };
   'PATCH /api/user/:id': { body: In<typeof accountStateBody>; response: { id: string; email: string; disabled: boolean } };
-  'DELETE /api/user/:id': { response: QueuedJob };
+  'DELETE /api/user/:id': { body: In<typeof deleteAccountBody>; response: QueuedJob };
   'PUT /api/user/storage-limit': { body: In<typeof storageLimitBody>; response: { storageLimit: number | null } };
   'GET /api/user/active-clients': { response: { clients: ActiveClient[] } };
   /** `graceMinutes` starts a scan, `jobId` polls it; 202 until the report is ready. */

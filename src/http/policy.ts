@@ -146,12 +146,14 @@ export const ROUTES = {
   'PUT /api/user/sub-users/:id': owner,
   'DELETE /api/user/sub-users/:id': owner,
   'GET /api/user/all': admin,
+  // Both may check the admin's own password again (services/accounts/identity-check.ts); wrong ones count per email there.
   'POST /api/user/accounts': { ...admin, hashesPassword: true },
   'GET /api/user/invitations': admin,
-  'POST /api/user/invitations': admin,
+  'POST /api/user/invitations': { ...admin, hashesPassword: true },
   'DELETE /api/user/invitations/:id': admin,
   'PATCH /api/user/:id': admin,
-  'DELETE /api/user/:id': admin,
+  // May check the admin's own password again, as adding an account does.
+  'DELETE /api/user/:id': { ...admin, hashesPassword: true },
   'GET /api/user/storage': session,
   'PUT /api/user/storage-limit': admin,
   'GET /api/user/active-clients': admin,

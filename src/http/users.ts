@@ -1,6 +1,13 @@
 import type { AppContext } from '../context.ts';
 import { permissionsBody, subUserBody } from '../contract/accounts.ts';
-import { accountStateBody, addUserBody, clientHeartbeatBody, storageLimitBody, userListQuery } from '../contract/admin.ts';
+import {
+  accountStateBody,
+  addUserBody,
+  deleteAccountBody,
+  clientHeartbeatBody,
+  storageLimitBody,
+  userListQuery,
+} from '../contract/admin.ts';
 import { invitationUrl } from '../services/accounts/invitations.ts';
 import { badRequest } from '../errors.ts';
 import { requestMeta } from './request-meta.ts';
@@ -28,9 +35,9 @@ export function userRoutes(ctx: AppContext) {
     route('POST /api/user/accounts', {
       body: addUserBody,
       handler: async ({ principal, body, set }) => {
-        const { password, ...rest } = body;
+        const { password, currentPassword, code, ...rest } = body;
         if (password === undefined) throw badRequest('password is required: without one, send an invitation instead');
-        const result = await invitations.addWithPassword({ ...rest, password }, principal);
+        const result = await invitations.addWithPassword({ ...rest, password }, { principal, proof: { password: currentPassword, code } });
         set.status = 201;
         return result;
       },
@@ -38,9 +45,10 @@ export function userRoutes(ctx: AppContext) {
     route('GET /api/user/invitations', { handler: () => invitations.pending() }),
     route('POST /api/user/invitations', {
       body: addUserBody,
-      handler: ({ principal, body, request, set }) => {
-        if (body.password !== undefined) throw badRequest('An invitation carries no password: the invitee chooses one');
-        const { invitation, token } = invitations.invite(body, principal);
+      handler: async ({ principal, body, request, set }) => {
+        const { password, currentPassword, code, ...rest } = body;
+        if (password !== undefined) throw badRequest('An invitation carries no password: the invitee chooses one');
+        const { invitation, token } = await invitations.invite(rest, { principal, proof: { password: currentPassword, code } });
         set.status = 201;
         return { invitation, url: invitationUrl(ctx.config.publicUrl ?? requestMeta(request).origin, token) };
       },
@@ -51,9 +59,11 @@ export function userRoutes(ctx: AppContext) {
       handler: ({ principal, params, body }) => users.setDisabled(params.id, body.disabled, principal),
     }),
     route('DELETE /api/user/:id', {
-      handler: ({ principal, params, set }) => {
+      body: deleteAccountBody,
+      handler: async ({ principal, params, body, set }) => {
+        const result = await users.requestDeletion(params.id, { principal, proof: { password: body.currentPassword, code: body.code } });
         set.status = 202;
-        return users.requestDeletion(params.id, principal);
+        return result;
       },
     }),
     route('GET /api/user/storage', { handler: ({ principal }) => quota.storage(principal.accountId) }),

@@ -179,6 +179,38 @@ describe('admin console', () => {
     await context.close();
   });
 
+  test('users: signed in long ago, delete asks for the admin’s own password in a dialog of its own before anything is deleted', async () => {
+    const o = await seed.owner(t, seed.uniqueEmail('kept'));
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    // Only the browser's session ages: the suite's admin client stays a fresh sign-in.
+    ctx()
+      .db.$client.query(
+        'UPDATE sessions SET created_at = created_at - 3600000 WHERE id = (SELECT id FROM sessions WHERE user_id = ? ORDER BY created_at DESC LIMIT 1)',
+      )
+      .run(admin.id);
+    await page.goto('/admin/users');
+    const entry = (await showAccount(page, o.email)).getByRole('listitem').filter({ hasText: o.email }).first();
+    await entry.getByRole('button', { name: `Delete ${o.email}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Delete ${o.email}?` });
+    await dialog.getByLabel(/to delete the account/).fill(o.email);
+    await dialog.getByRole('button', { name: 'Delete account' }).click();
+    const asked = page.getByRole('dialog', { name: 'Confirm it is you' });
+    await asked.getByLabel('Your password').fill('not the password');
+    await expectAccessible(page, 'delete account, password asked again');
+    await asked.getByRole('button', { name: 'Delete account' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'Current password is incorrect' }).waitFor();
+    expect(ctx().services.accounts.findById(o.id)!.deletionRequestedAt).toBeNull();
+    expect((await o.client.get('/api/profile')).status).toBe(200);
+
+    await dialog.getByRole('button', { name: 'Delete account' }).click();
+    await asked.getByLabel('Your password').fill(admin.password);
+    await asked.getByRole('button', { name: 'Delete account' }).click();
+    await page.getByText(`Deleting ${o.email}`).waitFor();
+    expect((await o.client.get('/api/profile')).status).toBe(401);
+    expect(errors.filter((e) => !e.includes('400'))).toEqual([]);
+    await context.close();
+  });
+
   test("instance settings: each saves on its own with the server's validation, and takes effect for others", async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'report.pdf', '%PDF-1.4');

@@ -157,4 +157,29 @@ describe('Admin → Users: Add user and invitations', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+
+  test('signed in long ago: Add user asks for the admin’s own password before it adds anyone, and says a wrong one is wrong', async () => {
+    const email = seed.uniqueEmail('stale');
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    t.server.ctx.db.$client.query('UPDATE sessions SET created_at = created_at - 3600000 WHERE user_id = ?').run(admin.id);
+    await page.goto('/admin/users');
+    await button(page, 'Add user').click();
+    const dialog = page.getByRole('dialog', { name: 'Add user' });
+    await dialog.getByLabel('Email').fill(email);
+    await dialog.getByLabel('Set a password now and tell it to them').check();
+    await dialog.getByLabel('Password', { exact: true }).fill('set by the admin');
+    await dialog.getByRole('button', { name: 'Add user' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'Enter your password to add an account' }).waitFor();
+    expect(t.server.ctx.services.accounts.findByEmail(email)).toBeNull();
+    await dialog.getByLabel('Your password').fill('not the password');
+    await dialog.getByRole('button', { name: 'Add user' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'Current password is incorrect' }).waitFor();
+    await expectAccessible(page, 'add user, password asked again');
+    await dialog.getByLabel('Your password').fill(admin.password);
+    await dialog.getByRole('button', { name: 'Add user' }).click();
+    await page.getByRole('list', { name: 'Accounts' }).getByText(email).first().waitFor();
+    await seed.login(t, email, 'set by the admin');
+    expect(errors.filter((e) => !e.includes('400'))).toEqual([]);
+    await context.close();
+  });
 });

@@ -6,6 +6,7 @@ import { api } from '../api/index.ts';
 import { exactDate } from '../app/format.ts';
 import { copyText } from '../ui/copy.ts';
 import { Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
+import { ConfirmIdentityField, type ConfirmKind, confirmAsked } from '../ui/confirm-identity.tsx';
 import { EmailInput, Field, FormError, PasswordInput } from '../ui/form.tsx';
 
 /** What the dialog made: an invitation (its link shown once) or an account. */
@@ -41,6 +42,9 @@ function AddUserForm({ close }: { close: (added?: Added) => void }) {
   const [limit, setLimit] = useState('');
   const [how, setHow] = useState<'invite' | 'password'>('invite');
   const [password, setPassword] = useState('');
+  // The admin's own password or code, once the server asks (a session signed in more than a few minutes ago).
+  const [confirm, setConfirm] = useState<ConfirmKind | null>(null);
+  const [proof, setProof] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [made, setMade] = useState<{ invitation: InvitationEntry; url: string } | null>(null);
@@ -56,13 +60,15 @@ function AddUserForm({ close }: { close: (added?: Added) => void }) {
         setBusy(true);
         setError(null);
         try {
-          const body = { email: email.trim(), ...(name.trim() ? { name: name.trim() } : {}), storageLimit };
+          const confirmed = confirm === null ? {} : confirm === 'password' ? { currentPassword: proof } : { code: proof };
+          const body = { email: email.trim(), ...(name.trim() ? { name: name.trim() } : {}), storageLimit, ...confirmed };
           if (how === 'invite') setMade(await api.admin.invite(body));
           else {
             await api.admin.addAccount({ ...body, password });
             close({ kind: 'account', email: body.email });
           }
         } catch (err) {
+          setConfirm(confirmAsked(err) ?? confirm);
           setError((err as Error).message);
         } finally {
           setBusy(false);
@@ -100,6 +106,9 @@ function AddUserForm({ close }: { close: (added?: Added) => void }) {
           <Field label="Password" hint={`${PASSWORD.min} to ${PASSWORD.max} characters.`}>
             <PasswordInput purpose="new" name="password" value={password} onValue={setPassword} />
           </Field>
+        )}
+        {confirm && (
+          <ConfirmIdentityField kind={confirm} value={proof} onValue={setProof} why="A new account signs in for as long as it exists" />
         )}
         <FormError message={error} />
       </div>

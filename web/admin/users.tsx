@@ -6,6 +6,7 @@ import { api } from '../api/index.ts';
 import { formatSize, sizeInput } from '../app/format.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { confirmAsked, confirmIdentityDialog } from '../ui/confirm-identity.tsx';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
 import { ActionButton, Field, FormError, Options } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
@@ -187,7 +188,17 @@ export function Users() {
           await api.admin.deleteUser(u.id);
           return null;
         } catch (err) {
-          return (err as Error).message;
+          // Signed in a while ago: the server asks for the admin's own password (or a code) first.
+          const kind = confirmAsked(err);
+          if (kind === null) return (err as Error).message;
+          const proof = await confirmIdentityDialog(kind, 'Deleting an account cannot be undone', 'Delete account');
+          if (!proof) return (err as Error).message;
+          try {
+            await api.admin.deleteUser(u.id, proof);
+            return null;
+          } catch (again) {
+            return (again as Error).message;
+          }
         }
       },
     });

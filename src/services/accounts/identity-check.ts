@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { SessionsRepo } from '../../db/repos/sessions.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, Messages, unauthorized } from '../../errors.ts';
-import type { AuditAction, AuditService } from '../admin/audit.ts';
+import type { Actor, AuditAction, AuditService } from '../admin/audit.ts';
 import { verifyPassword } from '../identity/passwords.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { MfaService } from './mfa.ts';
@@ -10,6 +10,9 @@ import type { PasswordTries } from './password-tries.ts';
 
 /** What a login gives to prove it is itself again: its password, or a code of its second factor. */
 export type Confirmation = { password?: string; code?: string } | null | undefined;
+
+/** Who acts on other accounts: a signed-in admin with what it gave to confirm, or the command line, which asks nothing. */
+export type ConfirmedActor = { principal: Principal; proof: Confirmation } | 'cli';
 
 /** A session signed in this recently confirms its login on its own: a cookie stolen later is older than that. */
 const RECENT_SIGN_IN_MS = 10 * 60_000;
@@ -72,5 +75,12 @@ export class IdentityCheck {
     if (login.passwordHash) throw badRequest(purpose.passwordNeeded, { confirm: 'password' });
     if (login.mfaEnabled) throw badRequest(purpose.codeNeeded, { confirm: 'code' });
     throw badRequest(purpose.noProof);
+  }
+
+  /** The actor, once a signed-in one has confirmed as `confirm` asks (the command line runs as the server's own user). */
+  async actor(by: ConfirmedActor, purpose: ConfirmationPurpose): Promise<Actor> {
+    if (by === 'cli') return 'cli';
+    await this.confirm(by.principal, by.proof, purpose);
+    return by.principal;
   }
 }

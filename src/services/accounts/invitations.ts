@@ -9,6 +9,7 @@ import { newId, newToken } from '../../lib/ids.ts';
 import { type Actor, AuditActions, type AuditService, actorFields } from '../admin/audit.ts';
 import { type AccountService, displayName, toPublicUser } from './accounts.ts';
 import { emailKey } from './email.ts';
+import type { ConfirmationPurpose, ConfirmedActor, IdentityCheck } from './identity-check.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
 
 /** How long an invitation link works. */
@@ -22,7 +23,18 @@ export interface InvitationDeps {
   accounts: AccountService;
   sessions: SessionService;
   audit: AuditService;
+  identity: IdentityCheck;
 }
+
+const confirmAdding = (action: ConfirmationPurpose['action']): ConfirmationPurpose => ({
+  action,
+  recentSignIn: true,
+  passwordNeeded:
+    'Enter your password to add an account: a new account signs in for as long as it exists, so Coffer checks it is you first.',
+  codeNeeded:
+    'Enter a code from your authenticator app, or a backup code, to add an account: a new account signs in for as long as it exists, so Coffer checks it is you first.',
+  noProof: 'Sign out and sign in again, then add the account within 10 minutes: Coffer checks it is you first.',
+});
 
 /** The address the invitee opens: the token rides in the fragment, so it never reaches a server log or a Referer. */
 export const invitationUrl = (origin: string, token: string) => `${origin}/invite#${token}`;
@@ -46,7 +58,11 @@ export class InvitationService {
   constructor(private readonly d: InvitationDeps) {}
 
   /** A new invitation and its token, which is shown this once: only its hash is kept. */
-  invite(input: { email: string; name?: string; storageLimit?: number | null }, by: Actor): { invitation: InvitationEntry; token: string } {
+  async invite(
+    input: { email: string; name?: string; storageLimit?: number | null },
+    added: ConfirmedActor,
+  ): Promise<{ invitation: InvitationEntry; token: string }> {
+    const by = await this.d.identity.actor(added, confirmAdding(AuditActions.userInvite));
     const name = displayName(input.name ?? '');
     const key = emailKey(input.email);
     const now = this.d.clock.now();
@@ -80,8 +96,9 @@ export class InvitationService {
   /** The admin's "Add user" with a password: the account exists at once, with its storage limit. */
   async addWithPassword(
     input: { email: string; name?: string; storageLimit?: number | null; password: string },
-    by: Actor,
+    added: ConfirmedActor,
   ): Promise<{ user: PublicUser }> {
+    const by = await this.d.identity.actor(added, confirmAdding(AuditActions.userCreate));
     const row = await this.d.accounts.createLogin(
       {
         email: input.email,

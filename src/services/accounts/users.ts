@@ -13,6 +13,7 @@ import { actorFields, AuditActions, type Actor, type AuditService } from '../adm
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { parsePermissions } from '../identity/principal.ts';
 import type { QuotaService } from '../files/quota.ts';
+import type { ConfirmationPurpose, ConfirmedActor, IdentityCheck } from './identity-check.ts';
 import type { SessionService } from './sessions.ts';
 import type { BatchRun, TrashService } from '../files/trash.ts';
 
@@ -29,9 +30,19 @@ export interface UsersDeps {
   queue: JobQueue;
   trash: TrashService;
   davLocks: DavLockService;
+  identity: IdentityCheck;
 }
 
 const ROOT_PAGE = 100;
+
+const CONFIRM_DELETION: ConfirmationPurpose = {
+  action: AuditActions.userDelete,
+  recentSignIn: true,
+  passwordNeeded: 'Enter your password to delete the account: its files cannot be brought back, so Coffer checks it is you first.',
+  codeNeeded:
+    'Enter a code from your authenticator app, or a backup code, to delete the account: its files cannot be brought back, so Coffer checks it is you first.',
+  noProof: 'Sign out and sign in again, then delete the account within 10 minutes: Coffer checks it is you first.',
+};
 
 /** The admin's view of every account: storage limits, disabling, deleting. */
 export class UsersService {
@@ -138,8 +149,11 @@ export class UsersService {
    * Deletes an account: disabled and signed out at once, then a job moves its files to the trash and
    * purges them (freeing the usage and the objects) and removes its logins. The audit trail stays.
    */
-  requestDeletion(targetUserId: string, by: Actor): { message: string; queued: true; jobId: string } {
-    const row = this.manageable(targetUserId);
+  async requestDeletion(targetUserId: string, confirmed: ConfirmedActor): Promise<{ message: string; queued: true; jobId: string }> {
+    const checked = this.manageable(targetUserId);
+    const by = await this.d.identity.actor(confirmed, CONFIRM_DELETION);
+    // Read again after the wait: the account may have changed meanwhile.
+    const row = this.manageable(checked.id);
     const now = this.d.clock.now();
     const jobId = this.d.transactions.immediate(() => {
       this.d.users.setAccountDisabled(row.id, row.disabledAt ?? now, now);

@@ -142,6 +142,40 @@ describe('invitations', () => {
     const fresh = await seed.login(t, admin.email, admin.password);
     expect((await fresh.post('/api/user/invitations', { email })).status).toBe(201);
   });
+
+  test('a session signed in over 10 minutes ago adds no account without the admin’s password: a stolen cookie cannot make a login', async () => {
+    const session = await seed.login(t, admin.email, admin.password);
+    expect((await session.post('/api/user/invitations', { email: seed.uniqueEmail('recent') })).status).toBe(201);
+    clock.advance(10 * 60_000 + 1_000);
+
+    const email = seed.uniqueEmail('stale');
+    const asked = await session.post('/api/user/invitations', { email });
+    expect(asked.status).toBe(400);
+    expect(await json(asked)).toMatchObject({
+      confirm: 'password',
+      message: expect.stringContaining('Enter your password to add an account'),
+    });
+    const direct = await session.post('/api/user/accounts', { email, password: 'set by admin' });
+    expect(direct.status).toBe(400);
+    expect((await json(direct)).confirm).toBe('password');
+    const wrong = await session.post('/api/user/accounts', { email, password: 'set by admin', currentPassword: 'not the password' });
+    expect(wrong.status).toBe(400);
+    expect((await json(wrong)).message).toBe('Current password is incorrect');
+    expect(t.server.ctx.services.accounts.findByEmail(email)).toBeNull();
+    const pending = (await json(await session.get('/api/user/invitations'))).invitations.map((i: { email: string }) => i.email);
+    expect(pending).not.toContain(email);
+
+    const invited = await session.post('/api/user/invitations', { email, currentPassword: admin.password });
+    expect(invited.status).toBe(201);
+    const other = seed.uniqueEmail('confirmed');
+    expect(
+      (await session.post('/api/user/accounts', { email: other, password: 'set by admin', currentPassword: admin.password })).status,
+    ).toBe(201);
+    await seed.login(t, other, 'set by admin');
+    // A new sign-in is proof again for its first 10 minutes.
+    const again = await seed.login(t, admin.email, admin.password);
+    expect((await again.post('/api/user/invitations', { email: seed.uniqueEmail('again') })).status).toBe(201);
+  });
 });
 
 describe('Admin → Users: search and sort', () => {

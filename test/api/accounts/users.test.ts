@@ -351,6 +351,37 @@ describe('admin: disabling and deleting accounts', () => {
     );
   });
 
+  test('delete from a session signed in over 10 minutes ago needs the admin’s own password: a stolen cookie cannot wipe an account', async () => {
+    const o = await seed.owner(s);
+    const session = await seed.login(s, admin.email, admin.password);
+    // Only this session ages: the suite's admin client stays a fresh sign-in.
+    s.server.ctx.db.$client
+      .query(
+        'UPDATE sessions SET created_at = created_at - 3600000 WHERE id = (SELECT id FROM sessions WHERE user_id = ? ORDER BY created_at DESC LIMIT 1)',
+      )
+      .run(admin.id);
+    const asked = await session.delete(`/api/user/${o.id}`);
+    expect(asked.status).toBe(400);
+    expect(await json(asked)).toMatchObject({
+      confirm: 'password',
+      message: expect.stringContaining('Enter your password to delete the account'),
+    });
+    const wrong = await session.send('DELETE', `/api/user/${o.id}`, { currentPassword: 'not the password' });
+    expect(wrong.status).toBe(400);
+    expect((await json(wrong)).message).toBe('Current password is incorrect');
+    expect(await entry(o.id)).toMatchObject({ disabled: false, deletionPending: false });
+    expect((await o.client.get('/api/profile')).status).toBe(200);
+    // An unknown id is still 404 before anything is asked.
+    expect((await session.delete('/api/user/no-such-user')).status).toBe(404);
+
+    const confirmed = await session.send('DELETE', `/api/user/${o.id}`, { currentPassword: admin.password });
+    expect(confirmed.status).toBe(202);
+    expect((await o.client.get('/api/profile')).status).toBe(401);
+    await s.server.ctx.services.audit.flush();
+    const failed = s.server.ctx.services.audit.list({ action: 'user' }).filter((e) => e.action === 'user.delete' && e.status === 'failure');
+    expect(failed.map((e) => e.details?.reason)).toContain('wrong_password');
+  });
+
   test("the first admin is untouchable; sub-user targets are the owner's business; unknown ids are 404; bad bodies 422", async () => {
     for (const res of [
       await admin.client.send('PATCH', `/api/user/${admin.id}`, { disabled: true }),
