@@ -101,8 +101,19 @@ describe('admin console', () => {
     await dialog.getByRole('button', { name: 'Save' }).click();
     await dialog.getByRole('alert').filter({ hasText: '“lots” is not a size' }).waitFor();
     await dialog.getByLabel('Storage limit').fill('1M');
+    // The change reads that one account again (one request), not every page shown.
+    await apiSettled(page);
+    const reads: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/api/user/all') reads.push(r.url());
+    });
     await dialog.getByRole('button', { name: 'Save' }).click();
     await entry.getByText('of 1.00 MiB (own limit)').waitFor();
+    await apiSettled(page);
+    expect(reads).toHaveLength(1);
+    await accounts.getByText('bulk-00@example.test').waitFor();
+    await subs.getByText('Sub-user · may Download').waitFor();
+    expect(await button(page, 'Load more accounts').count()).toBe(0);
 
     // The owner's next upload that does not fit is refused before it is sent, with the server's reason.
     const owner = await signedInContext(browser, t.url, o);

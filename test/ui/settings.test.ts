@@ -3,7 +3,16 @@ import fs from 'node:fs';
 import { generate } from 'otplib';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { ManualClock } from '../../src/clock.ts';
-import { acquireBrowser, expectAccessible, openContext, releaseBrowser, screenshot, signedInContext, signIn } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  expectAccessible,
+  openContext,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+  signIn,
+} from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
 import { upload } from '../helpers/files.ts';
@@ -185,7 +194,9 @@ describe('account settings', () => {
     await c.context.close();
 
     await a.page.reload();
-    await button(a.page, 'Sign out other sessions').click();
+    // It sits with the list it acts on, not under the everywhere section's app-password choice.
+    const sessionsCard = a.page.getByRole('region', { name: 'Sessions' });
+    await sessionsCard.getByRole('button', { name: 'Sign out other sessions' }).click();
     const confirm = a.page.getByRole('dialog', { name: 'Sign out other sessions?' });
     await confirm.getByText('2 other sessions will be signed out').waitFor();
     await confirm.getByRole('button', { name: 'Sign out other sessions' }).click();
@@ -241,6 +252,10 @@ describe('account settings', () => {
     expect(left).not.toContain(ids[1]);
     expect(left).toEqual(expect.arrayContaining([ids[0], ids[2]]));
     await screenshot(page, 'settings-sessions-named-light-desktop');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot(page, 'settings-sessions-named-dark-desktop');
+    await page.setViewportSize(PHONE);
+    await screenshot(page, 'settings-sessions-named-dark-phone');
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -185,6 +185,42 @@ describe('sharing with people', () => {
     }
   });
 
+  test('the bell reaches every notification: past the first page of 30, More notifications reads the next and adds it below', async () => {
+    const o = await seed.owner(t);
+    // One account sends another at most 30 an hour: two sharers make 34.
+    const sharers = [await seed.owner(t), await seed.owner(t)];
+    for (let i = 0; i < 34; i++) {
+      const sharer = sharers[i % 2]!;
+      const f = await folder(sharer.client, `Shared ${String(i).padStart(2, '0')}`);
+      await sharer.client.post(`/api/files/${f.id}/members`, { email: o.email, role: 'viewer' });
+    }
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/files');
+    await page.getByRole('button', { name: 'Notifications, 34 unread' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Notifications' });
+    const entries = dialog.getByRole('listitem');
+    await eventually(async () => expect(await entries.count()).toBe(30));
+    // The oldest (the first shared) is on the second page only.
+    expect(await dialog.getByText('Shared 00', { exact: false }).count()).toBe(0);
+    const more = dialog.getByRole('button', { name: 'More notifications' });
+    await more.scrollIntoViewIfNeeded();
+    await screenshot(page, 'notifications-more-light-desktop');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.setViewportSize(PHONE);
+    await more.scrollIntoViewIfNeeded();
+    await screenshot(page, 'notifications-more-dark-phone');
+    await more.click();
+    await eventually(async () => expect(await entries.count()).toBe(34));
+    await dialog.getByText('Shared 00', { exact: false }).waitFor();
+    await dialog.getByRole('button', { name: 'More notifications' }).waitFor({ state: 'detached' });
+    await expectAccessible(page, 'notifications with a second page');
+    await dialog.getByRole('button', { name: 'Mark all as read' }).click();
+    await page.getByRole('button', { name: 'Notifications', exact: true }).waitFor();
+    expect(await dialog.getByText('(unread)').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('the People section at phone width in dark', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
@@ -233,7 +269,8 @@ describe('sharing with people', () => {
       await page.getByRole('button', { name: 'Notifications, 1 unread' }).waitFor();
       await bell.click();
       const list = page.getByRole('dialog', { name: 'Notifications' });
-      await list.getByText('shared "Family" with you as viewer').waitFor();
+      // The entry, not the toast, which shows inside the open dialog too.
+      await list.getByRole('button', { name: /shared "Family" with you as viewer/ }).waitFor();
       await expectAccessible(page, `notifications ${suffix}`);
       await screenshot(page, `people-notifications-${suffix}`);
       await list.getByRole('button', { name: 'Mark all as read' }).click();

@@ -7,6 +7,7 @@ import { ActionButton, Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { Section, TableWrap } from '../ui/page.tsx';
 import type { Selection } from '../ui/selection.ts';
 import { useSelection } from '../ui/use-selection.ts';
+import { DOCKED } from '../ui/toasts.tsx';
 
 // docs/api.md › Orphaned files: the grace window in minutes, and the default.
 const GRACE = { min: 60, max: 525_600, default: 1440 };
@@ -301,7 +302,7 @@ export function Orphans() {
             selection={rows}
             outcome={outcome}
           />
-          <div class="sticky-actions">
+          <div class="sticky-actions" {...DOCKED}>
             <span>{chosen ? `${plural(chosen, 'entry', 'entries')} selected` : 'Select entries to delete them.'}</span>
             <ActionButton busy={running !== null} class="button danger" disabled={!chosen} onClick={remove}>
               Delete selected

@@ -4,12 +4,13 @@ import { parseSize } from '../../src/contract/size.ts';
 import type { InvitationEntry, UserEntry, UserSort } from '../../src/contract/admin.ts';
 import { api } from '../api/index.ts';
 import { formatSize, sizeInput } from '../app/format.ts';
+import { usePages } from '../app/load.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { confirmAsked, confirmIdentityDialog } from '../ui/confirm-identity.tsx';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
 import { ActionButton, Field, FormError, Options } from '../ui/form.tsx';
-import { LoadError, Section } from '../ui/page.tsx';
+import { LoadError, MoreButton, Section } from '../ui/page.tsx';
 import { AccountEntry, Invitations } from './account-entry.tsx';
 import { addUser } from './add-user.tsx';
 
@@ -74,44 +75,42 @@ function LimitForm({ user, close }: { user: UserEntry; close: (changed?: boolean
 
 /** Every account, found and ordered as asked, each with its sub-users nested; adding people, storage limits. */
 export function Users() {
-  const [users, setUsers] = useState<UserEntry[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
   const [q, setQ] = useState('');
+  // What is searched: the field's text after a pause in typing.
+  const [query, setQuery] = useState('');
   const [sort, setSort] = useState<UserSort>('created');
   const [invitations, setInvitations] = useState<InvitationEntry[]>([]);
   const [adminId, setAdminId] = useState<string | null>(null);
 
-  const page = (from: string | null) =>
-    api.admin.users({ limit: PAGE, cursor: from ?? undefined, sort, ...(q.trim() ? { q: q.trim() } : {}) });
-  /** The next page; or, with `again`, every page shown so far afresh (after a change). */
-  const load = async (from: string | null, again = false) => {
-    setBusy(true);
+  // A new sort or search starts from the first page.
+  const users = usePages(
+    (cursor) =>
+      api.admin
+        .users({ limit: PAGE, cursor, sort, ...(query ? { q: query } : {}) })
+        .then((r) => ({ items: r.users, nextCursor: r.nextCursor })),
+    [query, sort],
+  );
+  useEffect(() => {
+    const timer = setTimeout(() => setQuery(q.trim()), q ? 250 : 0);
+    return () => clearTimeout(timer);
+  }, [q]);
+
+  /** After a change to one account: its entry and its sub-users read again and put in place, the other pages left as shown. */
+  const refresh = async (o: UserEntry) => {
     try {
-      const shown = again ? (users ?? []).filter((u) => u.parentUserId === null).length : 0;
-      const fresh: UserEntry[] = again ? [] : [...(from ? (users ?? []) : [])];
-      let next = again ? null : from;
-      do {
-        const p = await page(next);
-        fresh.push(...p.users);
-        next = p.nextCursor;
-      } while (again && next && fresh.filter((u) => u.parentUserId === null).length < shown);
-      setUsers(fresh);
-      setCursor(next);
-      setError(null);
+      const r = await api.admin.users({ q: o.email, limit: 100 });
+      const fresh = r.users.filter((u) => u.id === o.id || u.parentUserId === o.id);
+      users.update((shown) => {
+        const at = shown.findIndex((u) => u.id === o.id);
+        if (at < 0) return shown;
+        const rest = shown.filter((u) => u.id !== o.id && u.parentUserId !== o.id);
+        rest.splice(at, 0, ...fresh);
+        return rest;
+      });
     } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
+      toastError(err);
     }
   };
-  // A search waits for a pause in typing; a new sort or search starts from the first page.
-  useEffect(() => {
-    const timer = setTimeout(() => void load(null), q ? 250 : 0);
-    return () => clearTimeout(timer);
-  }, [q, sort]);
   const loadInvitations = () =>
     api.admin
       .invitations()
@@ -131,7 +130,7 @@ export function Users() {
     if (!added) return;
     toast(added.kind === 'invitation' ? `Invitation for ${added.email} created` : `${added.email} added`);
     if (added.kind === 'invitation') await loadInvitations();
-    else await load(null, true);
+    else await users.reload();
   };
 
   const withdraw = async (i: InvitationEntry) => {
@@ -153,7 +152,7 @@ export function Users() {
     if (!changed) return;
     toast(`Storage limit of ${u.email} saved`);
     void loadStorage();
-    await load(null, true);
+    await refresh(u);
   };
 
   const setDisabled = async (u: UserEntry, disabled: boolean) => {
@@ -170,7 +169,7 @@ export function Users() {
     try {
       await api.admin.setDisabled(u.id, disabled);
       toast(`${u.email} ${disabled ? 'disabled' : 'enabled'}`);
-      await load(null, true);
+      await refresh(u);
     } catch (err) {
       toastError(err);
     }
@@ -204,10 +203,11 @@ export function Users() {
     });
     if (typed === undefined) return;
     toast(`Deleting ${u.email}: its files are being removed`);
-    await load(null, true);
+    await refresh(u);
   };
 
-  const owners = (users ?? []).filter((u) => u.parentUserId === null);
+  const shown = users.items;
+  const owners = (shown ?? []).filter((u) => u.parentUserId === null);
   return (
     <Section title="Users" intro="Every account on this Coffer, each followed by its sub-users, who share its storage and limit.">
       <div class="list-tools">
@@ -224,15 +224,15 @@ export function Users() {
         </button>
       </div>
       <Invitations invitations={invitations} withdraw={withdraw} />
-      {error && <LoadError message={error} retry={() => load(null)} />}
-      {users && (
+      {users.error && <LoadError message={users.error} retry={() => void users.reload()} />}
+      {shown && (
         <ul class="entries" aria-label="Accounts">
-          {owners.length === 0 && <li class="entry muted">No account matches “{q.trim()}”.</li>}
+          {owners.length === 0 && <li class="entry muted">No account matches “{query}”.</li>}
           {owners.map((o) => (
             <AccountEntry
               key={o.id}
               o={o}
-              subs={users.filter((u) => u.parentUserId === o.id)}
+              subs={shown.filter((u) => u.parentUserId === o.id)}
               isAdmin={o.id === adminId}
               adminKnown={adminId !== null}
               setLimit={setLimit}
@@ -242,16 +242,10 @@ export function Users() {
           ))}
         </ul>
       )}
-      {cursor && (
-        <div class="form-actions">
-          <ActionButton busy={busy} onClick={() => load(cursor)}>
-            Load more accounts
-          </ActionButton>
-        </div>
-      )}
-      {users && (
+      <MoreButton pages={users} label="Load more accounts" />
+      {shown && (
         <p class="muted small">
-          {owners.length} account{owners.length === 1 ? '' : 's'} shown{cursor ? '; more to load' : ''}. From a terminal:{' '}
+          {owners.length} account{owners.length === 1 ? '' : 's'} shown{users.more ? '; more to load' : ''}. From a terminal:{' '}
           <code>coffer users list</code>, <code>coffer users invite &lt;email&gt;</code>,{' '}
           <code>coffer users set-limit &lt;email&gt; 50G</code>, <code>coffer users disable &lt;email&gt;</code>,{' '}
           <code>coffer users delete &lt;email&gt;</code>.

@@ -56,6 +56,6 @@ export const people = {
 
 /** The account's notifications (the header bell). */
 export const notifications = {
-  list: (limit: number) => call('GET /api/notifications', { query: { limit } }),
+  list: (limit: number, cursor?: string) => call('GET /api/notifications', { query: { limit, cursor } }),
   read: (body: { ids: string[] } | { all: true }) => call('POST /api/notifications/read', { body }),
 };

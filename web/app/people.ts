@@ -22,11 +22,12 @@ export function liveUnread(unread: number): void {
   unreadNotifications.value = unread;
 }
 
-export async function loadNotifications(): Promise<NotificationEntry[]> {
+/** One page of the bell's list (the first without a cursor); each page brings the unread count too. */
+export async function loadNotifications(cursor?: string): Promise<{ items: NotificationEntry[]; nextCursor: string | null }> {
   const before = liveCounts;
-  const r = await api.notifications.list(30);
+  const r = await api.notifications.list(30, cursor);
   if (liveCounts === before) unreadNotifications.value = r.unread;
-  return r.notifications;
+  return { items: r.notifications, nextCursor: r.nextCursor };
 }
 
 export async function markNotificationsRead(body: { ids: string[] } | { all: true }): Promise<void> {

@@ -7,6 +7,7 @@ import { openMenu } from '../ui/menu.tsx';
 import { SelectionToolbar, type Tool, ToolButton, useWindowWidth } from '../ui/selection-toolbar.tsx';
 import { type Action, type ActionContext, labelOf } from './actions.tsx';
 import { emptyTrash } from './item-operations.ts';
+import { DOCKED } from '../ui/toasts.tsx';
 
 /** Below this width (styles.css) the selection's actions sit in a bar along the bottom of the screen. */
 const BOTTOM_BAR_MAX = 760;
@@ -141,6 +142,7 @@ export function NewButton({ globals, ctx, run }: { globals: Action[]; ctx: Actio
     <button
       type="button"
       class="fab"
+      {...DOCKED}
       aria-label="New"
       aria-haspopup="menu"
       onClick={(e) => {

@@ -2,21 +2,20 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import { api } from '../api/index.ts';
 import { ancestors, type Crumb } from '../app/folders.ts';
+import { usePages } from '../app/load.ts';
 import { can } from '../app/session.ts';
 import { Dialog, openDialog, promptDialog } from '../ui/dialog.tsx';
+import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
+import { MoreButton } from '../ui/page.tsx';
 
-async function subfolders(parentId: string | null): Promise<Item[]> {
-  const out: Item[] = [];
-  let cursor: string | undefined;
-  // Folders come first in every listing: stop at the first page that holds a file.
-  do {
-    const page = await api.files.list({ parentId: parentId ?? undefined, sortBy: 'name', order: 'asc', limit: 500, cursor });
-    const folders = page.items.filter((i) => i.type === 'folder');
-    out.push(...folders);
-    cursor = folders.length === page.items.length ? (page.nextCursor ?? undefined) : undefined;
-  } while (cursor);
-  return out;
+const PAGE = 200;
+
+/** One page of a folder's subfolders; folders come first in every listing, so a page holding a file is the last. */
+async function subfolders(parentId: string | null, cursor?: string): Promise<{ items: Item[]; nextCursor: string | null }> {
+  const page = await api.files.list({ parentId: parentId ?? undefined, sortBy: 'name', order: 'asc', limit: PAGE, cursor });
+  const folders = page.items.filter((i) => i.type === 'folder');
+  return { items: folders, nextCursor: folders.length === page.items.length ? page.nextCursor : null };
 }
 
 function Picker(props: {
@@ -27,27 +26,29 @@ function Picker(props: {
   close: (v?: { id: string | null; name: string }) => void;
 }) {
   const [at, setAt] = useState<string | null>(props.start);
-  const [trail, setTrail] = useState<Crumb[]>([]);
-  const [folders, setFolders] = useState<Item[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // The path of the folder shown: of `at` once read (until then Move here waits, not to name the folder before).
+  const [trail, setTrail] = useState<{ at: string | null; crumbs: Crumb[]; error?: string }>({ at: null, crumbs: [] });
   const [reload, setReload] = useState(0);
+  // The first page shows at once; a folder of thousands reads the rest a page at a time, when asked.
+  const list = usePages((cursor) => subfolders(at, cursor), [at, reload]);
+  const folders = list.items;
   useEffect(() => {
     let live = true;
-    setFolders(null);
-    setError(null);
-    Promise.all([subfolders(at), at ? ancestors(at) : Promise.resolve([])])
-      .then(([f, t]) => {
-        if (!live) return;
-        setFolders(f);
-        setTrail(t);
-      })
-      .catch((err: Error) => live && setError(err.message));
+    (at ? ancestors(at) : Promise.resolve([])).then(
+      (crumbs) => live && setTrail({ at, crumbs }),
+      (err: Error) => live && setTrail({ at, crumbs: [], error: err.message }),
+    );
     return () => {
       live = false;
     };
-  }, [at, reload]);
-  const here = trail[trail.length - 1];
-  const intoItself = at !== null && trail.some((c) => props.moving.has(c.id));
+  }, [at]);
+  const ready = trail.at === at && !trail.error;
+  const crumbs = trail.at === at ? trail.crumbs : [];
+  const error = list.error ?? (trail.at === at ? trail.error : undefined);
+  // The More entry leaves with the last page: the focus it held goes to the first folder that page brought.
+  const focus = useFocusAfterRemoval([...(folders ?? []).map((f) => f.id), ...(list.more ? ['more'] : [])]);
+  const here = crumbs[crumbs.length - 1];
+  const intoItself = at !== null && crumbs.some((c) => props.moving.has(c.id));
   return (
     <Dialog title={props.title} onClose={() => props.close()} wide>
       <div class="dialog-body picker">
@@ -55,7 +56,7 @@ function Picker(props: {
           <button type="button" class="crumb" onClick={() => setAt(null)}>
             My files
           </button>
-          {trail.map((c) => (
+          {crumbs.map((c) => (
             <span key={c.id} class="crumb-wrap">
               <Icon name="chevronRight" size={14} />
               <button type="button" class="crumb" onClick={() => setAt(c.id)}>
@@ -64,7 +65,7 @@ function Picker(props: {
             </span>
           ))}
         </nav>
-        <ul class="picker-list" aria-label="Folders" aria-busy={folders === null}>
+        <ul class="picker-list" aria-label="Folders" aria-busy={folders === null} {...focus}>
           {error && (
             <li class="picker-note" role="alert">
               {error}
@@ -72,7 +73,7 @@ function Picker(props: {
           )}
           {folders?.length === 0 && <li class="picker-note">No folders here.</li>}
           {folders?.map((f) => (
-            <li key={f.id}>
+            <li key={f.id} data-key={f.id}>
               <button type="button" class="picker-item" disabled={props.moving.has(f.id)} onClick={() => setAt(f.id)}>
                 <FileIcon family="folder" size={22} />
                 <span>{f.name}</span>
@@ -80,6 +81,12 @@ function Picker(props: {
               </button>
             </li>
           ))}
+          {/* At the list's end, where scrolling stops: the next page comes in above it and the focus stays on it. */}
+          {list.more && (
+            <li data-key="more">
+              <MoreButton pages={list} label="More folders" />
+            </li>
+          )}
         </ul>
         {intoItself && <p class="field-error">A folder cannot be moved into itself or one of its descendants.</p>}
       </div>
@@ -111,7 +118,7 @@ function Picker(props: {
         <button
           type="button"
           class="button primary"
-          disabled={intoItself}
+          disabled={intoItself || !ready}
           onClick={() => props.close({ id: at, name: here?.name ?? 'My files' })}
         >
           {props.confirm}

@@ -1,14 +1,16 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect } from 'preact/hooks';
 import type { ItemInfo } from '../../src/contract/files.ts';
 import type { NotificationEntry } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
 import { formatDate } from '../app/format.ts';
+import { usePages } from '../app/load.ts';
 import { loadNotifications, markNotificationsRead, unreadNotifications } from '../app/people.ts';
 import { folderPath, navigate } from '../app/router.ts';
 import { toastError } from '../app/toasts.ts';
 import { navigateToItem } from '../files/reveal.ts';
 import { Dialog, openDialog } from '../ui/dialog.tsx';
 import { Icon } from '../ui/icons.tsx';
+import { MoreButton } from '../ui/page.tsx';
 
 /** Opens what a notification is about: a folder itself, a file where it is listed (a shared one under Shared with me). */
 async function openNotified(n: NotificationEntry): Promise<void> {
@@ -29,11 +31,8 @@ async function openNotified(n: NotificationEntry): Promise<void> {
 }
 
 function NotificationList({ close }: { close: () => void }) {
-  const [items, setItems] = useState<NotificationEntry[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    loadNotifications().then(setItems, (err: Error) => setError(err.message));
-  }, []);
+  const list = usePages(loadNotifications);
+  const items = list.items;
   const open = (n: NotificationEntry) => {
     if (!n.readAt) void markNotificationsRead({ ids: [n.id] }).catch(toastError);
     close();
@@ -42,7 +41,7 @@ function NotificationList({ close }: { close: () => void }) {
   const readAll = async () => {
     try {
       await markNotificationsRead({ all: true });
-      setItems((list) => list?.map((n) => ({ ...n, readAt: n.readAt ?? new Date().toISOString() })) ?? null);
+      list.update((shown) => shown.map((n) => ({ ...n, readAt: n.readAt ?? new Date().toISOString() })));
     } catch (err) {
       toastError(err);
     }
@@ -50,12 +49,12 @@ function NotificationList({ close }: { close: () => void }) {
   return (
     <>
       <div class="dialog-body notifications">
-        {error && (
+        {list.error && (
           <p class="field-error" role="alert">
-            {error}
+            {list.error}
           </p>
         )}
-        {items === null && !error && <p class="muted">Loading…</p>}
+        {items === null && !list.error && <p class="muted">Loading…</p>}
         {items?.length === 0 && <p class="muted">No notifications yet. You are told here when someone shares something with you.</p>}
         {items && items.length > 0 && (
           <ul class="notification-list">
@@ -73,6 +72,7 @@ function NotificationList({ close }: { close: () => void }) {
             ))}
           </ul>
         )}
+        <MoreButton pages={list} label="More notifications" />
       </div>
       <div class="dialog-actions">
         <button type="button" class="button push-left" disabled={unreadNotifications.value === 0} onClick={() => void readAll()}>

@@ -55,12 +55,7 @@ export function Sessions() {
           )}
           action={(s) => (s.isCurrent ? null : { label: 'Revoke', run: () => void revoke(s) })}
         />
-      </Section>
-      <Section title="Sign out elsewhere">
-        <label class="checkbox">
-          <input type="checkbox" checked={revokeDevices} onChange={(e) => setRevokeDevices(e.currentTarget.checked)} />
-          When signing out everywhere, also revoke app passwords (drives and apps connected over WebDAV)
-        </label>
+        {/* Beside the list it acts on, where one looks after reading who else is signed in. */}
         <div class="form-actions">
           <button
             type="button"
@@ -85,6 +80,14 @@ export function Sessions() {
           >
             Sign out other sessions
           </button>
+        </div>
+      </Section>
+      <Section title="Sign out everywhere">
+        <label class="checkbox">
+          <input type="checkbox" checked={revokeDevices} onChange={(e) => setRevokeDevices(e.currentTarget.checked)} />
+          When signing out everywhere, also revoke app passwords (drives and apps connected over WebDAV)
+        </label>
+        <div class="form-actions">
           <button
             type="button"
             class="button danger-ghost"

@@ -2,6 +2,7 @@ import { signal } from '@preact/signals';
 import type { ComponentChildren, VNode } from 'preact';
 import { useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { SubmitButton } from './form.tsx';
+import { placeToasts } from './toasts.tsx';
 
 interface Open {
   id: number;
@@ -10,6 +11,8 @@ interface Open {
 
 const open = signal<Open[]>([]);
 let nextId = 1;
+/** The modal dialogs open now, the topmost last: the toasts show inside it. */
+const modals: HTMLDialogElement[] = [];
 
 /** Shows a dialog; resolves with what it was closed with (undefined when dismissed). */
 export function openDialog<T>(render: (close: (value?: T) => void) => VNode): Promise<T | undefined> {
@@ -48,10 +51,14 @@ export function Dialog(props: {
     const d = ref.current!;
     const previous = document.activeElement as HTMLElement | null;
     d.showModal();
+    modals.push(d);
+    placeToasts(d);
     return () => {
       // While the modal is open the page behind it is inert and cannot take focus: close it first. Focus
       // goes back without scrolling, so a list is where it was when the dialog opened.
       d.close();
+      modals.splice(modals.indexOf(d), 1);
+      placeToasts(modals.at(-1) ?? null);
       previous?.focus?.({ preventScroll: true });
     };
   }, []);

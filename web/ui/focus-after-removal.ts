@@ -10,7 +10,12 @@ export function useFocusAfterRemoval(keys: string[]) {
   const held = useRef<{ key: string; index: number } | null>(null);
   useLayoutEffect(() => {
     const was = held.current;
-    if (!was || keys.includes(was.key)) return;
+    if (!was) return;
+    // Still there, perhaps moved by entries added before it (a page read above a More button): where it is now.
+    if (keys.includes(was.key)) {
+      was.index = keys.indexOf(was.key);
+      return;
+    }
     held.current = null;
     if (document.activeElement && document.activeElement !== document.body) return;
     const entries = [...(list.current?.querySelectorAll<HTMLLIElement>(':scope > li') ?? [])].filter((li) => li.querySelector('button'));

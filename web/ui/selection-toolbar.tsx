@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Icon, type IconName } from './icons.tsx';
 import { openMenu } from './menu.tsx';
+import { DOCKED } from './toasts.tsx';
 
 /** One button of a list's toolbar: a selection action, or a tool the view adds. */
 export interface Tool {
@@ -66,6 +67,7 @@ export function SelectionToolbar(p: {
     <div
       ref={ref}
       class={`toolbar ${p.count ? 'has-selection' : ''}`}
+      {...DOCKED}
       role="toolbar"
       aria-label={p.count ? 'Selection actions' : p.idleLabel}
     >

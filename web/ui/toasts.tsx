@@ -1,11 +1,74 @@
+import { render } from 'preact';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { dismiss, toasts } from '../app/toasts.ts';
 import { Icon } from './icons.tsx';
 
+/**
+ * The stack's own element, moved into the topmost modal dialog while one is open: the page behind a modal is under
+ * the browser's top layer and inert, so a toast left there could be neither seen above the dialog nor pressed, and a
+ * screen reader keeps to the dialog, so it is announced only from inside it.
+ */
+const host = document.createElement('div');
+
+/** Puts the toasts in the modal dialog now on top, or back on the page with none (`null`). */
+export function placeToasts(modal: HTMLDialogElement | null): void {
+  (modal ?? document.body).append(host);
+}
+
+/** What a part floating at the window's foot marks itself with, so toasts rise above it rather than cover it. */
+export const DOCKED = { 'data-docked': 'bottom' } as const;
+
+/**
+ * How far above the window's foot the toasts must sit to leave every docked part under them uncovered: the highest
+ * top of those at the foot that share the toasts' width, at most half the window (a taller panel keeps its head).
+ */
+function clearance(region: HTMLElement): number {
+  const band = region.getBoundingClientRect();
+  let top = innerHeight;
+  for (const el of document.querySelectorAll<HTMLElement>('[data-docked="bottom"]')) {
+    const r = el.getBoundingClientRect();
+    const atFoot = r.height > 0 && r.bottom > innerHeight * 0.6 && r.top < innerHeight;
+    if (atFoot && r.left < band.right && r.right > band.left) top = Math.min(top, r.top);
+  }
+  return Math.min(innerHeight - top, innerHeight / 2);
+}
+
+/** Keeps the region's lift current while toasts show: docked parts come and go, scroll and resize under them. */
+function useClearance(region: { current: HTMLElement | null }, showing: boolean): void {
+  useLayoutEffect(() => {
+    const el = region.current;
+    if (!el || !showing) return;
+    let frame = 0;
+    const measure = () => el.style.setProperty('--dock-clearance', `${clearance(el)}px`);
+    const soon = () => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(measure);
+    };
+    measure();
+    const changes = new MutationObserver(soon);
+    changes.observe(document.body, { childList: true, subtree: true, attributes: true, attributeFilter: ['class', 'open'] });
+    addEventListener('resize', soon);
+    addEventListener('scroll', soon, { capture: true, passive: true });
+    return () => {
+      cancelAnimationFrame(frame);
+      changes.disconnect();
+      removeEventListener('resize', soon);
+      removeEventListener('scroll', soon, { capture: true });
+    };
+  }, [showing]);
+}
+
+// A press on a toast's button keeps the focus where the person was (a dialog's field, a row of the list).
+const keepFocus = (e: MouseEvent) => e.preventDefault();
+
 /** The toast stack: polite for results and progress, assertive for errors. */
-export function Toasts() {
+function ToastStack() {
+  const region = useRef<HTMLDivElement>(null);
+  const shown = toasts.value;
+  useClearance(region, shown.length > 0);
   return (
-    <div class="toasts" aria-live="polite" role="region" aria-label="Notifications">
-      {toasts.value.map((t) => (
+    <div ref={region} class="toasts" aria-live="polite" role="region" aria-label="Notifications">
+      {shown.map((t) => (
         <div key={t.id} class={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
           {t.kind === 'error' && <Icon name="alert" />}
           <span class="toast-text">{t.message}</span>
@@ -14,6 +77,7 @@ export function Toasts() {
             <button
               type="button"
               class="toast-action"
+              onMouseDown={keepFocus}
               onClick={() => {
                 dismiss(t.id);
                 t.action!.run();
@@ -22,11 +86,24 @@ export function Toasts() {
               {t.action.label}
             </button>
           )}
-          <button type="button" class="icon-button small" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
+          <button type="button" class="icon-button small" aria-label="Dismiss" onMouseDown={keepFocus} onClick={() => dismiss(t.id)}>
             <Icon name="close" size={16} />
           </button>
         </div>
       ))}
     </div>
   );
+}
+
+/** Mounts the stack in its own element (see `host`), on the page until a modal dialog takes it. */
+export function Toasts() {
+  useLayoutEffect(() => {
+    render(<ToastStack />, host);
+    if (!host.isConnected) placeToasts(null);
+    return () => {
+      render(null, host);
+      host.remove();
+    };
+  }, []);
+  return null;
 }

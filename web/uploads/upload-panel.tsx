@@ -4,6 +4,7 @@ import { activeUploads, cancelAll, cancelUpload, clearFinished, retryUpload, typ
 import { familyOf } from '../app/format.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
 import { Name } from '../ui/name.tsx';
+import { DOCKED } from '../ui/toasts.tsx';
 
 function Row({ u }: { u: UploadItem }) {
   const status = u.status.value;
@@ -63,7 +64,7 @@ export function UploadPanel() {
   // What a screen reader hears: that uploads started, then how they ended and why any failed, not every second left.
   const said = active.length ? `Uploading ${plural(active.length, 'file')}` : failed ? `${title}: ${failures.join('; ')}` : title;
   return (
-    <section class={`upload-panel ${open.value ? 'open' : ''}`} aria-label="Uploads">
+    <section class={`upload-panel ${open.value ? 'open' : ''}`} aria-label="Uploads" {...DOCKED}>
       <p class="sr-only" role="status">
         {said}
       </p>

@@ -1,0 +1,99 @@
+import { describe, expect, test } from 'bun:test';
+import type { Browser } from 'playwright-core';
+import { apiSettled, expectAccessible, hasFocus, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { folder, listAll, seedRows, upload } from '../helpers/files.ts';
+import * as seed from '../helpers/seed.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { serverAndBrowser } from '../helpers/suite.ts';
+
+let t: TestServer;
+let browser: Browser;
+
+serverAndBrowser((s) => ({ t, browser } = s));
+
+describe('folder picker', () => {
+  test('a folder of 650 subfolders shows its first page after one request; More folders, by keyboard, reaches the last, which takes the move', async () => {
+    const o = await seed.owner(t);
+    const big = await folder(o.client, 'Big');
+    seedRows(t, o.id, big.id, 650, (i) => ({ name: `Sub ${String(i).padStart(3, '0')}`, type: 'folder' }));
+    await upload(o.client, 'note.txt', 'hello');
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/files');
+    await page.getByRole('row', { name: /^note\.txt,/ }).click();
+    await page.getByRole('button', { name: 'Move', exact: true }).click();
+    const picker = page.getByRole('dialog', { name: /^Move/ });
+    await picker.getByRole('button', { name: 'Big' }).waitFor();
+    await apiSettled(page);
+
+    const reads: string[] = [];
+    page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.pathname === '/api/files' && url.searchParams.get('parentId') === big.id) reads.push(r.url());
+    });
+    await picker.getByRole('button', { name: 'Big' }).click();
+    const list = picker.getByRole('list', { name: 'Folders' });
+    const subs = list.getByRole('button', { name: /^Sub \d+$/ });
+    await list.getByRole('button', { name: 'Sub 000' }).waitFor();
+    expect(reads).toHaveLength(1);
+    expect(await subs.count()).toBe(200);
+    expect(await list.getByRole('button', { name: 'Sub 649' }).count()).toBe(0);
+    await expectAccessible(page, 'folder picker with more folders to read');
+    await screenshot(page, 'folder-picker-more-light-desktop');
+
+    // The keyboard alone: Enter on More folders reads the next page, and the focus stays to press it again.
+    const more = list.getByRole('button', { name: 'More folders' });
+    await more.focus();
+    for (const shown of [400, 600]) {
+      await page.keyboard.press('Enter');
+      await eventually(async () => expect(await subs.count()).toBe(shown));
+      expect(await hasFocus(more)).toBe(true);
+    }
+    await page.keyboard.press('Enter');
+    const last = list.getByRole('button', { name: 'Sub 649' });
+    await last.waitFor();
+    await more.waitFor({ state: 'detached' });
+    // Gone with the last page, it hands the focus to the first folder that page brought, not to the page's start.
+    await eventually(async () => expect(await hasFocus(list.getByRole('button', { name: 'Sub 600' }))).toBe(true));
+    expect(reads).toHaveLength(4);
+    await last.focus();
+    await page.keyboard.press('Enter');
+    await picker.getByRole('navigation', { name: 'Folder path' }).getByRole('button', { name: 'Sub 649' }).waitFor();
+    await picker.getByRole('button', { name: 'Move here' }).click();
+    await page.getByRole('row', { name: /^note\.txt,/ }).waitFor({ state: 'detached' });
+    const target = (await listAll(o.client, `/api/files?parentId=${big.id}`)).find((i) => i.name === 'Sub 649');
+    await eventually(async () =>
+      expect((await listAll(o.client, `/api/files?parentId=${target.id}`)).map((i) => i.name)).toEqual(['note.txt']),
+    );
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('the picker with More folders at its end, dark and at phone width', async () => {
+    const o = await seed.owner(t);
+    const big = await folder(o.client, 'Big');
+    seedRows(t, o.id, big.id, 250, (i) => ({ name: `Sub ${String(i).padStart(3, '0')}`, type: 'folder' }));
+    await upload(o.client, 'other.txt', 'hello');
+    for (const [name, opts] of [
+      ['dark-desktop', { dark: true }],
+      ['light-phone', { viewport: PHONE }],
+    ] as const) {
+      const shot = await signedInContext(browser, t.url, o, opts);
+      await shot.page.goto(`/files`);
+      await shot.page.getByRole('row', { name: /^other\.txt,/ }).click();
+      const bar = shot.page.getByRole('toolbar', { name: 'Selection actions' });
+      const move = bar.getByRole('button', { name: 'Move', exact: true });
+      if (await move.isVisible()) await move.click();
+      else {
+        await bar.getByRole('button', { name: 'More actions' }).click();
+        await shot.page.getByRole('menuitem', { name: /^Move/ }).click();
+      }
+      const p = shot.page.getByRole('dialog', { name: /^Move/ });
+      await p.getByRole('button', { name: 'Big' }).click();
+      await p.getByRole('button', { name: 'Sub 000' }).waitFor();
+      await p.getByRole('button', { name: 'More folders' }).scrollIntoViewIfNeeded();
+      await screenshot(shot.page, `folder-picker-more-${name}`);
+      await shot.context.close();
+    }
+  });
+});

@@ -1,0 +1,144 @@
+import { describe, expect, test } from 'bun:test';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { expectAccessible, hasFocus, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { folder, listAll, upload } from '../helpers/files.ts';
+import * as seed from '../helpers/seed.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { DAY, strayObjectsFast } from '../helpers/stored-files.ts';
+import { serverAndBrowser } from '../helpers/suite.ts';
+
+let t: TestServer;
+let browser: Browser;
+let admin: seed.SeededLogin;
+
+serverAndBrowser((s) => ({ t, browser, admin } = s));
+
+const CONFIGS = [
+  ['light-desktop', {}],
+  ['dark-desktop', { dark: true }],
+  ['light-phone', { viewport: PHONE }],
+] as const;
+
+/** Whether the centre of what `target` finds is what a press there reaches (nothing, a toast included, over it). */
+const reachable = (target: Locator) =>
+  target.evaluate((el: any) => {
+    const r = el.getBoundingClientRect();
+    return el.contains(el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+  });
+
+/** A toast that the server causes on any screen: another account shares a folder with `to`. */
+async function shareWith(to: seed.SeededLogin, name: string): Promise<void> {
+  const sharer = await seed.owner(t);
+  const f = await folder(sharer.client, name);
+  await sharer.client.post(`/api/files/${f.id}/members`, { email: to.email, role: 'viewer' });
+}
+
+/** The toast with `text` and `part` do not overlap, and `part`'s button takes a press; read at once, while the toast shows. */
+async function clear(page: Page, text: string, part: string, button: string) {
+  return page.evaluate(
+    ([text, part, button]) => {
+      const d = (globalThis as any).document;
+      const toast = [...d.querySelectorAll('.toast')].find((e: any) => e.textContent.includes(text));
+      if (!toast) return 'the toast is gone';
+      const a = toast.getBoundingClientRect();
+      const b = d.querySelector(part).getBoundingClientRect();
+      const overlap = a.left < b.right && a.right > b.left && a.top < b.bottom && a.bottom > b.top;
+      const el = [...d.querySelectorAll(`${part} button`)].find((e: any) => e.textContent.trim() === button || e.ariaLabel === button);
+      const r = el.getBoundingClientRect();
+      const pressable = el.contains(d.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+      return overlap ? 'the toast covers the bar' : pressable ? 'clear' : 'the button is covered';
+    },
+    [text, part, button],
+  );
+}
+
+describe('toasts', () => {
+  test("a toast shown while a modal dialog is open is above it: its Undo is pressed there, the dialog's field keeps the focus, the result is announced inside the dialog", async () => {
+    const o = await seed.owner(t);
+    for (const [name, opts] of CONFIGS) {
+      const file = `draft-${name}.txt`;
+      await upload(o.client, file, 'words');
+      const { context, page, errors } = await signedInContext(browser, t.url, o, opts);
+      await page.goto('/files');
+      await page.getByRole('row', { name: new RegExp(`^${file.replace('.', '\\.')},`) }).click();
+      await page.keyboard.press('Delete');
+      const moved = page.getByRole('status').filter({ hasText: `Moved “${file}” to the trash` });
+      await moved.waitFor();
+      await page.keyboard.press('Escape');
+      // Shift+N, the New folder key: the same on a phone, where the button is in the New menu.
+      await page.keyboard.press('Shift+N');
+      const dialog = page.getByRole('dialog', { name: 'New folder' });
+      const field = dialog.getByLabel('Name');
+      await eventually(async () => expect(await hasFocus(field)).toBe(true));
+      const undo = moved.getByRole('button', { name: 'Undo' });
+      expect(await reachable(undo)).toBe(true);
+      await screenshot(page, `toast-over-dialog-${name}`);
+      await undo.click();
+      // Said from inside the dialog, where a screen reader keeps while it is open.
+      await dialog
+        .getByRole('region', { name: 'Notifications' })
+        .getByRole('status')
+        .filter({ hasText: 'Moved back from the trash' })
+        .waitFor();
+      expect(await hasFocus(field)).toBe(true);
+      await eventually(async () => expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toContain(file));
+      await expectAccessible(page, 'a toast over a dialog');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      // Back on the page with the dialog closed: the next toast shows there.
+      await page.getByRole('row', { name: new RegExp(`^${file.replace('.', '\\.')},`) }).waitFor();
+      expect(await page.locator('dialog .toasts').count()).toBe(0);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  test("a toast leaves Admin → Orphans' action bar within reach, at desktop and phone width", async () => {
+    strayObjectsFast(t.server.ctx, 40, 2 * DAY);
+    for (const [name, opts] of CONFIGS) {
+      const { context, page, errors } = await signedInContext(browser, t.url, admin, opts);
+      await page.goto('/admin/orphans');
+      await page.getByLabel('Grace window (minutes)').fill('1440');
+      await page.getByRole('button', { name: 'Start scan' }).click();
+      const objects = page.getByRole('region', { name: 'Stored objects without a file', exact: true });
+      await objects.getByRole('checkbox', { name: 'Select all: Stored objects without a file' }).check();
+      const bar = page.locator('.sticky-actions');
+      await bar.getByText('entries selected').waitFor();
+      // The table is longer than the window: the bar holds to its foot.
+      expect(await reachable(bar.getByRole('button', { name: 'Delete selected' }))).toBe(true);
+      const text = `Orphans bar ${name}`;
+      await shareWith(admin, text);
+      await page.getByRole('status').filter({ hasText: text }).waitFor();
+      expect(await clear(page, text, '.sticky-actions', 'Delete selected')).toBe('clear');
+      await screenshot(page, `toast-orphans-bar-${name}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  test('on a phone a toast sits above the expanded upload panel, whose buttons stay within reach (light, dark)', async () => {
+    const o = await seed.owner(t);
+    for (const dark of [false, true]) {
+      const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE, dark });
+      await page.goto('/files');
+      await page.getByRole('heading', { name: 'My files' }).waitFor();
+      const chooser = page.waitForEvent('filechooser');
+      await page.getByRole('button', { name: 'New', exact: true }).click();
+      await page.getByRole('menuitem', { name: /^Upload files/ }).click();
+      await (await chooser).setFiles([{ name: `sent-${dark}.txt`, mimeType: 'text/plain', buffer: Buffer.from('hello') }]);
+      const panel = page.getByRole('region', { name: 'Uploads' });
+      const toggle = panel.getByRole('button', { name: '1 upload complete' });
+      await toggle.waitFor();
+      if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+      await panel.getByRole('list', { name: 'Files being uploaded' }).waitFor();
+      const text = `Upload panel ${dark}`;
+      await shareWith(o, text);
+      await page.getByRole('status').filter({ hasText: text }).waitFor();
+      expect(await clear(page, text, '.upload-panel', 'Close uploads')).toBe('clear');
+      await screenshot(page, `toast-upload-panel-${dark ? 'dark' : 'light'}-phone`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+});
