@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type Config, secretText } from '../src/config.ts';
 import { formatSize } from '../src/contract/size.ts';
-import { decryptDatabaseBackup, type PassphraseSource, restoreFullBackup, verifyFullBackup } from '../src/services/maintenance/restore.ts';
+import type { PassphraseSource } from '../src/services/maintenance/restore.ts';
 import {
   action,
   addDataDirOption,
@@ -16,9 +16,11 @@ import {
   withContext,
 } from './common.ts';
 import { parseMoment, replicaPassphrase, storeAt } from './replica.ts';
-import { restoreFromReplica } from '../src/services/maintenance/replica-restore.ts';
 
 const MiB = 1024 ** 2;
+
+// Loaded when a restore, a check or a decryption runs: every other command starts without the server's modules.
+const restoring = () => import('../src/services/maintenance/restore.ts');
 
 /** BACKUP_PASSPHRASE_FILE's passphrase, or null: backups are then written unencrypted. */
 function configuredPassphrase(config: Config): string | null {
@@ -35,6 +37,7 @@ async function verify(archive: string | undefined, opts: { dataDir?: string; jso
   if (!archive) throw new UsageError('name the archive to check: coffer backup verify FILE (to write a backup named verify, use ./verify)');
   const config = configFrom(opts);
   const bar = progressBar();
+  const { verifyFullBackup } = await restoring();
   const result = await verifyFullBackup(archive, {
     passphrase: passphraseFor(config),
     onProgress: (p) => bar.update('checking (MiB)', Math.floor(p.done / MiB), Math.ceil(p.total / MiB)),
@@ -52,6 +55,7 @@ async function decrypt(backup: string | undefined, opts: BackupOptions) {
       'name the backup and where to write its database: coffer backup decrypt FILE --out DB (to write a backup named decrypt, use ./decrypt)',
     );
   }
+  const { decryptDatabaseBackup } = await restoring();
   const result = await decryptDatabaseBackup(backup, opts.out, { passphrase: passphraseFor(configFrom(opts)), force: opts.force });
   if (opts.json) return printJson(result);
   print(`${result.file}: the database, decrypted (${formatSize(result.bytes)}, integrity ok)`);
@@ -192,6 +196,7 @@ are not in a replica: with S3 storage they are in the bucket; with local storage
       if (opts.fromReplica) {
         if (file) throw new UsageError('give either a backup file or --from-replica DEST, not both');
         const at = opts.at === undefined ? undefined : parseMoment(opts.at);
+        const { restoreFromReplica } = await import('../src/services/maintenance/replica-restore.ts');
         const result = await restoreFromReplica(storeAt(opts.fromReplica), config.dataDir, { at, passphrase: replicaPassphrase(config) });
         if (opts.json) return printJson(result);
         print(`restored into ${result.dataDir}: the database (integrity ok, schema ${result.schema}) and secrets.json`);
@@ -207,6 +212,7 @@ are not in a replica: with S3 storage they are in the bucket; with local storage
       if (!file) throw new UsageError('name the backup to restore, or --from-replica DEST');
       const bar = progressBar();
       const interrupt = untilInterrupted('the data directory was left as it was found');
+      const { restoreFullBackup } = await restoring();
       const result = await restoreFullBackup(file, config.dataDir, {
         passphrase: passphraseFor(config),
         signal: interrupt.signal,

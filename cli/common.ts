@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, withConfigFile, type Config, type ConfigFlags, type Env } from '../src/config.ts';
 import type { AppContext } from '../src/context.ts';
-import { openContext } from '../src/composition.ts';
 import { AppError, DATABASE_BUSY_TIMEOUT_MS, isDatabaseBusy, StartupError } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
 import { localUrl } from '../src/lib/ip.ts';
@@ -46,6 +45,7 @@ export async function withContext<T>(
   opts: { skipLocationCheck?: boolean; env?: Env } = {},
 ): Promise<T> {
   const config = configFrom(flags, opts.env);
+  const { openContext } = await import('../src/composition.ts');
   const ctx = openContext(config, { mode: 'cli', logger: createLogger('silent'), skipLocationCheck: opts.skipLocationCheck });
   try {
     return await fn(ctx);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { createInstance } from '../src/composition.ts';
 import { action, adminCommand, configFrom, print, printJson } from './common.ts';
 
 export function registerInit(program: Command): void {
@@ -15,7 +14,8 @@ exist, so a mistyped --data-dir never starts a second instance with its own key.
 service runs as. A directory that already holds an instance is left as it is.`,
       ),
   ).action(
-    action((opts: { dataDir?: string; json?: boolean }) => {
+    action(async (opts: { dataDir?: string; json?: boolean }) => {
+      const { createInstance } = await import('../src/composition.ts');
       const { paths, created } = createInstance(configFrom(opts));
       if (opts.json) return printJson({ dataDir: paths.root, created });
       if (!created) return print(`${paths.root} already holds a Coffer instance; nothing changed`);

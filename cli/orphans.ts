@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import { formatSize } from '../src/contract/size.ts';
 import type { OrphanDeletion, OrphanReport } from '../src/contract/admin.ts';
-import { DELETE_LIMIT, GRACE_MINUTES } from '../src/services/maintenance/orphans.ts';
+import { DELETE_LIMIT, GRACE_MINUTES } from '../src/contract/limits.ts';
 import {
   action,
   adminCommand,

@@ -2,7 +2,7 @@ import os from 'node:os';
 import type { Command } from 'commander';
 import { type Config, parseReplicaDestination, secretText, withConfigFile } from '../src/config.ts';
 import { formatSize } from '../src/contract/size.ts';
-import { listReplica, type ReplicaListing, verifyReplica } from '../src/services/maintenance/replica-restore.ts';
+import type { ReplicaListing } from '../src/services/maintenance/replica-restore.ts';
 import { replicaStore, type ReplicaStore } from '../src/services/maintenance/replica-store.ts';
 import type { PassphraseSource } from '../src/services/maintenance/restore.ts';
 import { action, adminCommand, configFrom, print, printJson, readSecret, table, UsageError } from './common.ts';
@@ -73,6 +73,7 @@ export function registerReplica(program: Command): void {
       .description('the generations at DEST (a directory or s3://bucket/prefix) and the moments a restore can reach'),
   ).action(
     action(async (dest: string, opts: { json?: boolean }) => {
+      const { listReplica } = await import('../src/services/maintenance/replica-restore.ts');
       const listing = await listReplica(storeAt(dest));
       if (opts.json) return printJson(listing);
       printListing(listing);
@@ -91,6 +92,7 @@ are checked for gaps, and each generation's database is built and integrity-chec
       ),
   ).action(
     action(async (dest: string, opts: { dataDir?: string; json?: boolean }) => {
+      const { verifyReplica } = await import('../src/services/maintenance/replica-restore.ts');
       const result = await verifyReplica(storeAt(dest), { passphrase: replicaPassphrase(configFrom(opts)) });
       if (opts.json) return printJson({ ok: true, ...result });
       printListing(result);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { rollbackInstance, upgradeSnapshots } from '../src/composition.ts';
 import { action, addDataDirOption, configFrom, print, printJson, table } from './common.ts';
 
 export function registerRollback(program: Command): void {
@@ -24,8 +23,9 @@ an upgrade, so the older version finds every file it knew; files uploaded since 
 the older database (\`coffer orphans\` lists them).`,
       ),
   ).action(
-    action((opts: { dataDir?: string; to?: string; json?: boolean }) => {
+    action(async (opts: { dataDir?: string; to?: string; json?: boolean }) => {
       const config = configFrom(opts);
+      const { rollbackInstance, upgradeSnapshots } = await import('../src/composition.ts');
       if (!opts.to) {
         const { snapshots, snapshotsDir } = upgradeSnapshots(config);
         if (opts.json) return printJson({ snapshots });

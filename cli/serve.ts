@@ -7,10 +7,8 @@ import {
   type ReplicaDestination,
   withConfigFile,
 } from '../src/config.ts';
-import { standbyListener } from '../src/http/standby.ts';
 import { createLogger } from '../src/log.ts';
-import { createStandby, promotedFrom } from '../src/services/maintenance/standby.ts';
-import { startServer, type RunningServer } from '../src/server.ts';
+import type { RunningServer } from '../src/server.ts';
 import { sdNotify } from '../src/lib/sd-notify.ts';
 import { jitAtFullSpeed } from '../src/lib/jit-policy.ts';
 import { action, addDataDirOption, configFrom } from './common.ts';
@@ -38,6 +36,7 @@ export function registerServe(program: Command): void {
         let config = configFrom(opts);
         if (opts.standby) {
           const dest = parseReplicaDestination(opts.standby, withConfigFile(process.env), process.cwd());
+          const { promotedFrom } = await import('../src/services/maintenance/standby.ts');
           if (!promotedFrom(config, dest)) return standby(config, dest, opts.standby);
           config = { ...config, replication: { ...config.replication, destination: dest } };
         }
@@ -58,6 +57,8 @@ export function registerServe(program: Command): void {
         // Registered before start-up, so a signal that arrives while starting still shuts down cleanly.
         process.on('SIGTERM', () => shutdown('SIGTERM'));
         process.on('SIGINT', () => shutdown('SIGINT'));
+        // Loaded here, not at the top: every other command starts without the server's modules.
+        const { startServer } = await import('../src/server.ts');
         // What loading the modules left is collected first, so start-up reuses that memory instead of growing the heap: 2–3 MiB of idle memory.
         Bun.gc(true);
         server = await startServer(config);
@@ -83,6 +84,11 @@ export function registerServe(program: Command): void {
  */
 async function standby(config: Config, dest: ReplicaDestination, destText: string): Promise<void> {
   jitAtFullSpeed();
+  const [{ createStandby }, { standbyListener }, { startServer }] = await Promise.all([
+    import('../src/services/maintenance/standby.ts'),
+    import('../src/http/standby.ts'),
+    import('../src/server.ts'),
+  ]);
   const log = createLogger(config.logLevel, config.logFormat);
   const follower = createStandby(config, dest, log);
   await follower.start();

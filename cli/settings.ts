@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../src/context.ts';
 import { parseSize } from '../src/contract/size.ts';
-import { SETTING_DEFAULTS, type InstanceSettings, type SettingKey } from '../src/services/admin/settings.ts';
+import type { InstanceSettings, SettingKey } from '../src/services/admin/settings.ts';
 import { action, adminCommand, print, printJson, readSecret, UsageError, withContext } from './common.ts';
 
 interface Flags {
@@ -9,7 +9,11 @@ interface Flags {
   json?: boolean;
 }
 
-const KEYS = Object.keys(SETTING_DEFAULTS) as SettingKey[];
+// Loaded when a settings command runs: help and the other commands start without the settings service (and zod).
+async function settingKeys(): Promise<SettingKey[]> {
+  const { SETTING_DEFAULTS } = await import('../src/services/admin/settings.ts');
+  return Object.keys(SETTING_DEFAULTS) as SettingKey[];
+}
 
 const VALUE_HELP = `Settings and the values they take:
   signupEnabled        true | false          public signup
@@ -27,9 +31,10 @@ const VALUE_HELP = `Settings and the values they take:
   versionsMaxPerFile   number (1 to 1000)    versions kept per file, the oldest goes first (default 100)
   peopleSharing        true | false          owners may share items with other accounts of the instance`;
 
-function settingKey(name: string): SettingKey {
-  const key = KEYS.find((k) => k.toLowerCase() === name.toLowerCase());
-  if (!key) throw new UsageError(`unknown setting "${name}"; one of: ${KEYS.join(', ')}`);
+async function settingKey(name: string): Promise<SettingKey> {
+  const keys = await settingKeys();
+  const key = keys.find((k) => k.toLowerCase() === name.toLowerCase());
+  if (!key) throw new UsageError(`unknown setting "${name}"; one of: ${keys.join(', ')}`);
   return key;
 }
 
@@ -100,9 +105,9 @@ export function registerSettings(program: Command): void {
     settings.command('get [key]').description('print one setting, or all of them').addHelpText('after', `\n${VALUE_HELP}`),
   ).action(
     action((name: string | undefined, opts: Flags) =>
-      withContext(opts, (ctx) => {
+      withContext(opts, async (ctx) => {
         const all = ctx.services.settings.all();
-        const keys = name ? [settingKey(name)] : KEYS;
+        const keys = name ? [await settingKey(name)] : await settingKeys();
         const values = Object.fromEntries(keys.map((k) => [k, shown(k, all[k])]));
         if (opts.json) return printJson(name ? values[keys[0]!] : values);
         for (const k of keys) print(`${k} = ${JSON.stringify(values[k])}`);
@@ -118,7 +123,7 @@ export function registerSettings(program: Command): void {
   ).action(
     action((name: string, text: string, opts: Flags) =>
       withContext(opts, async (ctx) => {
-        const key = settingKey(name);
+        const key = await settingKey(name);
         const value = await apply(ctx, key, text);
         if (opts.json) return printJson({ [key]: value, ...(key === 'knownProxies' ? { restartRequired: true } : {}) });
         print(`${key} = ${JSON.stringify(value)}`);

@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../src/context.ts';
-import { EMAIL } from '../src/contract/accounts.ts';
 import { emailKey } from '../src/services/accounts/email.ts';
-import { invitationUrl } from '../src/services/accounts/invitations.ts';
 import { formatSize, parseSize } from '../src/contract/size.ts';
 import { action, adminCommand, print, printJson, readLine, readSecret, serverOrigin, table, UsageError, withContext } from './common.ts';
 
@@ -17,6 +15,12 @@ function loginByEmail(ctx: AppContext, address: string): Login {
   const row = ctx.services.accounts.findByEmail(address);
   if (!row) throw new UsageError(`no user with email ${address}`);
   return row;
+}
+
+// The schema is loaded when a command checks an address: help and the other commands start without zod.
+async function requireEmail(address: string): Promise<void> {
+  const { EMAIL } = await import('../src/contract/accounts.ts');
+  if (!EMAIL.safeParse(address).success) throw new UsageError(`not a valid email address: ${address}`);
 }
 
 export function registerUsers(program: Command): void {
@@ -84,7 +88,7 @@ export function registerUsers(program: Command): void {
       .option('--admin', 'make it the admin (only while no admin exists, e.g. on a fresh instance)'),
   ).action(
     action(async (address: string, opts: Flags & { name: string; admin?: boolean }) => {
-      if (!EMAIL.safeParse(address).success) throw new UsageError(`not a valid email address: ${address}`);
+      await requireEmail(address);
       await withContext(opts, async (ctx) => {
         const password = await readSecret(`Password for ${address}`, { confirm: true });
         const row = await ctx.services.accounts.createLogin({ email: address, password, name: opts.name, admin: opts.admin }, 'cli');
@@ -101,13 +105,14 @@ export function registerUsers(program: Command): void {
       .option('--name <name>', 'display name', '')
       .option('--storage-limit <size>', 'their storage limit, e.g. 10G (default: the instance default)'),
   ).action(
-    action((address: string, opts: Flags & { name: string; storageLimit?: string }) => {
-      if (!EMAIL.safeParse(address).success) throw new UsageError(`not a valid email address: ${address}`);
+    action(async (address: string, opts: Flags & { name: string; storageLimit?: string }) => {
+      await requireEmail(address);
       const storageLimit = opts.storageLimit === undefined ? null : parseSize(opts.storageLimit);
       if (opts.storageLimit !== undefined && (storageLimit === null || storageLimit <= 0))
         throw new UsageError(`not a size: "${opts.storageLimit}" (use e.g. 10G or 500M)`);
       return withContext(opts, async (ctx) => {
         const { invitation, token } = await ctx.services.invitations.invite({ email: address, name: opts.name, storageLimit }, 'cli');
+        const { invitationUrl } = await import('../src/services/accounts/invitations.ts');
         const url = invitationUrl(serverOrigin(ctx.config), token);
         if (opts.json) return printJson({ invitation, url });
         print(`invitation for ${invitation.email}, valid until ${invitation.expiresAt.slice(0, 16).replace('T', ' ')} UTC; it works once:`);

@@ -17,7 +17,7 @@ import { JobRegistry } from './jobs/registry.ts';
 import { Schedules } from './jobs/schedules.ts';
 import { Worker } from './jobs/worker.ts';
 import type { Lifecycle } from './lib/lifecycle.ts';
-import { httpListener, type HttpListener } from './listener.ts';
+import type { HttpListener } from './listener.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createAccountsServices } from './services/accounts/index.ts';
 import { createAdminServices } from './services/admin/index.ts';
@@ -347,8 +347,11 @@ export interface ComposedServer {
   lifecycles: Lifecycle[];
 }
 
-/** The server: the context, its worker and its routes, and every start and stop in one list. */
-export function composeServer(config: Config, opts: ServerOptions): ComposedServer {
+/**
+ * The server: the context, its worker and its routes, and every start and stop in one list. The routes come from the
+ * caller (src/server.ts), so a command that opens the data directory (openContext) loads neither them nor Elysia.
+ */
+export function composeServer(config: Config, opts: ServerOptions, httpListener: (ctx: AppContext) => HttpListener): ComposedServer {
   const { ctx, lifecycles: domain } = open(config, { mode: 'server', clock: opts.clock, logger: opts.logger });
   const worker = new Worker({
     queue: ctx.queue,

@@ -2,6 +2,7 @@ import type { Config } from './config.ts';
 import { composeServer, type ServerOptions } from './composition.ts';
 import type { AppContext } from './context.ts';
 import type { Worker } from './jobs/worker.ts';
+import { httpListener } from './listener.ts';
 import { startAll, stopAll } from './lib/lifecycle.ts';
 import { releasePageCache } from './db/client.ts';
 
@@ -16,7 +17,7 @@ export interface RunningServer {
 
 /** Starts every lifecycle the composition root lists, in order; stopping walks the same list in reverse. */
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<RunningServer> {
-  const { ctx, worker, http, lifecycles } = composeServer(config, opts);
+  const { ctx, worker, http, lifecycles } = composeServer(config, opts, httpListener);
   for (const warning of config.warnings) ctx.log.warn(warning);
   await startAll(lifecycles);
   for (const notice of ctx.services.settings.storedNotices()) ctx.log.warn(notice);

@@ -15,3 +15,7 @@ export const SETUP_CODE_MAX = 64;
 export const MFA_CODE_MAX = 16;
 /** A passkey's name, as its owner gives it. */
 export const PASSKEY_NAME_MAX = 64;
+/** How old an orphan must be before it may be deleted, in minutes (docs/api.md › Orphaned files). */
+export const GRACE_MINUTES = { min: 60, max: 525600, default: 1440 } as const;
+/** Entries per array in one orphan delete request. */
+export const DELETE_LIMIT = 500;

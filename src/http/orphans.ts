@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { DELETE_LIMIT, GRACE_MINUTES } from '../services/maintenance/orphans.ts';
+import { DELETE_LIMIT, GRACE_MINUTES } from '../contract/limits.ts';
 import { route, routes } from './route.ts';
 import { validate } from './validate.ts';
 

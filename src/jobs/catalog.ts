@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DELETE_LIMIT, GRACE_MINUTES } from '../contract/limits.ts';
 
 /** A kind of job: its dotted name, the shape of its payload and how often it may be tried. */
 export interface JobSpec<S extends z.ZodType = z.ZodType> {
@@ -23,10 +24,6 @@ export function defineJob<S extends z.ZodType>(
   return { name, payload, ...opts };
 }
 
-/** How old an orphan must be before it may be deleted, in minutes (docs/api.md › Orphaned files). */
-export const GRACE_MINUTES = { min: 60, max: 525600, default: 1440 } as const;
-/** Entries per array in one orphan delete request. */
-export const DELETE_LIMIT = 500;
 const graceMinutes = z.number().int().min(GRACE_MINUTES.min).max(GRACE_MINUTES.max);
 
 // memberAccountId: the starting login's own account, when it acted inside another account's share.

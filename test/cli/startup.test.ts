@@ -431,6 +431,37 @@ describe('coffer serve start-up', () => {
     // Seventeen starts of the CLI from source.
   }, 120_000);
 
+  test("help loads no server module, and a command on a data directory loads neither the routes nor Elysia (each command's implementation loads when it runs)", async () => {
+    const d = dir();
+    const data = path.join(d, 'data');
+    expect((await coffer(['init', '--data-dir', data])).code).toBe(0);
+    const preload = path.join(d, 'preload.ts');
+    const listFile = path.join(d, 'modules.json');
+    fs.writeFileSync(
+      preload,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(listFile)}, JSON.stringify(Object.keys(require.cache))));`,
+    );
+    const loaded = (args: string[]) => {
+      const run = Bun.spawnSync([process.execPath, '--preload', preload, MAIN, ...args], {
+        env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null' },
+      });
+      expect(run.exitCode).toBe(0);
+      const root = path.resolve(import.meta.dir, '../..');
+      return (JSON.parse(fs.readFileSync(listFile, 'utf8')) as string[]).map((m) =>
+        m.includes('/node_modules/') ? m.replace(/.*\/node_modules\/((@[^/]+\/)?[^/]+)\/.*/, '$1') : path.relative(root, m),
+      );
+    };
+    const server = ['src/composition.ts', 'src/app.ts', 'src/listener.ts', 'elysia', 'drizzle-orm', 'zod', 'jose'];
+    for (const args of [['--help'], ['users', 'list', '--help'], ['settings', 'get', '--help']]) {
+      const modules = loaded(args);
+      expect(modules).toContain('commander');
+      expect(modules.filter((m) => server.includes(m) || m.startsWith('src/http/') || m.startsWith('src/db/'))).toEqual([]);
+    }
+    const command = loaded(['users', 'list', '--json', '--data-dir', data]);
+    expect(command).toContain('src/composition.ts');
+    expect(command.filter((m) => ['src/app.ts', 'src/listener.ts', 'elysia'].includes(m) || m.startsWith('src/http/'))).toEqual([]);
+  });
+
   test('--help lists the commands; --version prints the version', async () => {
     const help = await coffer(['--help']);
     expect(help.code).toBe(0);

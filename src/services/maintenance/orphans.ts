@@ -5,9 +5,7 @@ import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, Messages } from '../../errors.ts';
 import type { EventHub } from '../../events/hub.ts';
-import { DELETE_LIMIT, GRACE_MINUTES, Jobs } from '../../jobs/catalog.ts';
-
-export { DELETE_LIMIT, GRACE_MINUTES };
+import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { existsMany, StorageCallNotImplementedError, type IncompleteUpload, type StorageDriver } from '../../storage/driver.ts';
 import { isValidStorageKey, ownerKeyOf } from '../../storage/keys.ts';
