@@ -19,12 +19,16 @@ const lockOn = (key: string, extra: Partial<Parameters<DavLockService['lock']>[0
 });
 
 describe('WebDAV locks', () => {
-  test('Timeout: Second-N and Infinite are capped at a week; anything else is an hour', () => {
+  test('Timeout: Second-N and Infinite are capped at a week; anything else reads as none (a new lock takes an hour, a refresh keeps its own)', () => {
     expect(DavLockService.timeoutOf('Second-30')).toBe(30);
     expect(DavLockService.timeoutOf('Infinite, Second-4100000000')).toBe(7 * 24 * 3600);
-    expect(DavLockService.timeoutOf('Second-99999999999')).toBe(3600);
-    expect(DavLockService.timeoutOf(null)).toBe(3600);
-    expect(DavLockService.timeoutOf('soon')).toBe(3600);
+    expect(DavLockService.timeoutOf('Second-99999999999')).toBeNull();
+    expect(DavLockService.timeoutOf(null)).toBeNull();
+    expect(DavLockService.timeoutOf('soon')).toBeNull();
+    expect(DavLockService.defaultSeconds).toBe(3600);
+    const locks = new DavLockService(new ManualClock(1_000_000));
+    const lock = locks.lock(lockOn('/doc.txt', { timeoutSeconds: 120 }));
+    expect(locks.refresh(lock, DavLockService.timeoutOf('soon')).timeoutSeconds).toBe(120);
   });
 
   test('a lock lapses at its timeout and a refresh extends it', () => {
