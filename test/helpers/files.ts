@@ -234,6 +234,16 @@ export class SseReader {
     }
   }
 
+  /** Every event until the stream is quiet for `quietMs`: id, type and data. */
+  async untilQuiet(quietMs = 500): Promise<Array<{ id?: string; type: string; data: any }>> {
+    const out = [];
+    for (;;) {
+      const next = await this.nextEvent(quietMs).catch(() => null);
+      if (!next) return out;
+      out.push({ id: next.id, type: next.data.type, data: next.data.data });
+    }
+  }
+
   /** Resolves with true if nothing but comments arrives within `ms`. */
   async quietFor(ms: number): Promise<boolean> {
     try {

@@ -32,16 +32,6 @@ async function open(client: TestClient, lastEventId?: string): Promise<SseReader
   return reader;
 }
 
-/** Every event until the stream is quiet for 500 ms: id, type and data. */
-async function until(reader: SseReader) {
-  const out = [];
-  for (;;) {
-    const next = await reader.nextEvent(500).catch(() => null);
-    if (!next) return out;
-    out.push({ id: next.id, type: next.data.type, data: next.data.data });
-  }
-}
-
 describe('GET /api/files/events with Last-Event-ID', () => {
   test('each change event carries its seq as `id:` after its `data:` line; a star (not a change) has none', async () => {
     const o = await seed.owner(t);
@@ -121,7 +111,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     expect((await dav.request('MOVE', 'Docs/m.txt', { headers: { destination: `${t.url}/dav/m2.txt` } })).status).toBe(201);
     expect((await dav.request('COPY', 'm2.txt', { headers: { destination: `${t.url}/dav/Docs/c.txt` } })).status).toBe(201);
     expect((await dav.request('DELETE', 'm2.txt')).status).toBe(204);
-    const live = await until(watcher);
+    const live = await watcher.untilQuiet();
     await watcher.close();
     expect(live.map((e) => e.type)).toEqual([
       'file.uploaded',
@@ -135,7 +125,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     expect(live[3]!.id).toBeDefined();
     expect(live[4]!.id).toBeUndefined();
     const resumed = await open(o.client, first.id);
-    expect(await until(resumed)).toEqual(live);
+    expect(await resumed.untilQuiet()).toEqual(live);
     await resumed.close();
   });
 
@@ -301,7 +291,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     expect((await o.client.post('/api/files/move', { ids: [byApi.id], parentId: null })).status).toBe(200);
     const dav = await davLogin(t, o);
     expect((await dav.request('MOVE', 'Outbox/b.txt', { headers: { destination: `${t.url}/dav/b.txt` } })).status).toBe(201);
-    const heard = await until(live);
+    const heard = await live.untilQuiet();
     await live.close();
     expect(heard.map((e) => [e.type, e.data.id, e.data.parentId])).toEqual([
       ['file.uploaded', byApi.id, shared.id],
@@ -310,7 +300,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
       ['file.moved', byDav.id, null],
     ]);
     const resumed = await open(member.client, from);
-    expect(await until(resumed)).toEqual(heard);
+    expect(await resumed.untilQuiet()).toEqual(heard);
     await resumed.close();
   });
 
@@ -330,7 +320,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     const dav = await davLogin(t, o);
     const onto = await dav.request('MOVE', 'Bin/over.txt', { headers: { destination: `${t.url}/dav/target.txt`, overwrite: 'T' } });
     expect(onto.status).toBe(204);
-    const heard = await until(live);
+    const heard = await live.untilQuiet();
     await live.close();
     expect(heard.map((e) => [e.type, e.data.id, e.data.parentId])).toEqual([
       ['file.deleted', binned.id, shared.id],
@@ -338,7 +328,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
       ['file.permanently_deleted', moved.id, shared.id],
     ]);
     const resumed = await open(member.client, from);
-    expect(await until(resumed)).toEqual(heard);
+    expect(await resumed.untilQuiet()).toEqual(heard);
     await resumed.close();
   });
 
@@ -363,7 +353,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     });
     expect(emptied.status).toBe(204);
     const after = await folder(o.client, 'after');
-    const heard = await until(live);
+    const heard = await live.untilQuiet();
     await live.close();
     expect(heard.map((e) => [e.type, e.data.id, e.data.parentId])).toEqual([
       ['file.deleted', byApi.id, shared.id],
@@ -372,10 +362,10 @@ describe('GET /api/files/events with Last-Event-ID', () => {
       ['file.permanently_deleted', byDav.id, shared.id],
     ]);
     const resumed = await open(member.client, from);
-    expect(await until(resumed)).toEqual(heard);
+    expect(await resumed.untilQuiet()).toEqual(heard);
     await resumed.close();
     // The owner hears the same (and the job's end); the folder made after it has its own seq as its id, not one held back.
-    const own = await until(owned);
+    const own = await owned.untilQuiet();
     await owned.close();
     expect(own.filter((e) => e.id !== undefined)).toEqual([
       ...heard,
@@ -399,14 +389,14 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     const team = await json(made);
     expect((await admin.client.send('PATCH', `/api/admin/team-folders/${team.id}`, { name: 'Crew docs' })).status).toBe(200);
     // The membership's own notice is not a change of the tree: a resumed stream has no such event.
-    const heard = (await until(live)).filter((e) => e.type !== 'notification');
+    const heard = (await live.untilQuiet()).filter((e) => e.type !== 'notification');
     await live.close();
     expect(heard.map((e) => [e.type, e.data.id, e.data.name, e.data.oldName])).toEqual([
       ['folder.created', team.folderId, 'Crew files', undefined],
       ['file.renamed', team.folderId, 'Crew docs', 'Crew files'],
     ]);
     const resumed = await open(member.client, from);
-    const replayed = await until(resumed);
+    const replayed = await resumed.untilQuiet();
     await resumed.close();
     // The same events; live, the folder's creation has no id (the membership's change, recorded after it, holds none).
     const event = ({ type, data }: { type: unknown; data: unknown }) => ({ type, data });
@@ -428,13 +418,13 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     const from = String(t.server.ctx.services.changes.latestSeq());
     t.server.ctx.queue.enqueue(Jobs.sharesCleanup, null);
     await t.server.worker.drain();
-    const heard = (await until(live)).filter((e) => e.data?.id === file.id);
+    const heard = (await live.untilQuiet()).filter((e) => e.data?.id === file.id);
     await live.close();
     expect(heard.map((e) => [e.type, e.data.parentId, e.data.shared])).toEqual([['file.shared', shared.id, false]]);
     const resumed = await open(viewer, from);
-    expect((await until(resumed)).filter((e) => e.data?.id === file.id)).toEqual(heard);
+    expect((await resumed.untilQuiet()).filter((e) => e.data?.id === file.id)).toEqual(heard);
     await resumed.close();
-    expect((await until(owned)).filter((e) => e.data?.id === file.id)).toEqual(heard);
+    expect((await owned.untilQuiet()).filter((e) => e.data?.id === file.id)).toEqual(heard);
     await owned.close();
   });
 
@@ -450,7 +440,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
       const from = String(t.server.ctx.services.changes.latestSeq());
       const hidden = await upload(o.client, 'hidden.txt', 'h', { parentId: shared.id });
       await o.client.post('/api/files/rename', { id: hidden.id, name: 'still-hidden.txt' });
-      expect(await until(live)).toEqual([]);
+      expect(await live.untilQuiet()).toEqual([]);
       await live.close();
       expect(await (await open(member.client, from)).quietFor(300)).toBe(true);
     } finally {
@@ -480,11 +470,11 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     const live = await open(o.client);
     const from = String(t.server.ctx.services.changes.latestSeq());
     expect((await o.client.post('/api/files/link-parent-share', { ids: [photo.id] })).status).toBe(200);
-    const heard = await until(live);
+    const heard = await live.untilQuiet();
     await live.close();
     expect(heard).toEqual([{ id: expect.any(String), type: 'file.shared', data: expect.objectContaining({ id: photo.id, shared: true }) }]);
     const resumed = await open(o.client, from);
-    expect(await until(resumed)).toEqual(heard);
+    expect(await resumed.untilQuiet()).toEqual(heard);
     await resumed.close();
   });
 

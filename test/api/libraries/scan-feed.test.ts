@@ -26,16 +26,6 @@ async function open(client: TestClient, lastEventId?: string) {
   return { reader, id: connected.id };
 }
 
-/** Every event until the stream is quiet for 500 ms: id, type and data. */
-async function until(reader: SseReader) {
-  const out = [];
-  for (;;) {
-    const next = await reader.nextEvent(500).catch(() => null);
-    if (!next) return out;
-    out.push({ id: next.id, type: next.data.type, data: next.data.data });
-  }
-}
-
 describe('a library scan in the change feed', () => {
   test("a file renamed by another program onto a folder's name (and a folder onto a file's) purges the one it replaced once", async () => {
     const owner = await seed.owner(t);
@@ -110,7 +100,7 @@ describe('a library scan in the change feed', () => {
     const picture = await png(8, 8);
     fs.writeFileSync(path.join(root, 'old.png'), picture);
     await rescan(admin, library.id);
-    const heard = await until(live);
+    const heard = await live.untilQuiet();
     await live.close();
 
     const byName = new Map(heard.map((e) => [e.data.name, e]));
@@ -126,7 +116,7 @@ describe('a library scan in the change feed', () => {
     expect(heard).toHaveLength(4);
 
     const { reader: resumed } = await open(owner.client, from);
-    expect(await until(resumed)).toEqual(heard);
+    expect(await resumed.untilQuiet()).toEqual(heard);
     await resumed.close();
   });
 });
