@@ -124,6 +124,11 @@ export async function startTestS3(opts: { plain?: boolean } = {}): Promise<TestS
   const failures: Array<{ count: number; status: number; code: string; when: (m: string, u: string) => boolean }> = [];
   const stalls: Array<{ ms: number; when: (m: string, u: string) => boolean }> = [];
   const stops: Array<{ bytes: number; when: (m: string, u: string) => boolean }> = [];
+  // stop() ends the stalls still waiting: the server's close waits for every request it holds.
+  let endStalls = () => {};
+  const stallsEnded = new Promise<void>((resolve) => {
+    endStalls = resolve;
+  });
   const uploadsDir = path.join(dir, bucket, UPLOADS);
   const objectFile = (key: string) => path.join(dir, bucket, `${key}._S3rver_object`);
 
@@ -177,6 +182,7 @@ export async function startTestS3(opts: { plain?: boolean } = {}): Promise<TestS
       return out.filter((k) => k.startsWith(prefix)).sort();
     },
     async stop() {
+      endStalls();
       await server.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
@@ -188,7 +194,7 @@ export async function startTestS3(opts: { plain?: boolean } = {}): Promise<TestS
     s3.requests.push(`${method} ${url}`);
     const stall = stalls.find((s) => s.when(method, url));
     // A bucket that answers late: the stall is what is simulated.
-    if (stall) await Bun.sleep(stall.ms);
+    if (stall) await Promise.race([Bun.sleep(stall.ms), stallsEnded]);
     const failure = failures.find((f) => f.count > 0 && f.when(method, url));
     if (failure) {
       failure.count--;
