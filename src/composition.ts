@@ -123,7 +123,7 @@ function createServices(infra: Infrastructure) {
     ...resumable.services,
     chunkedUploads: dav.services.chunkedUploads,
   });
-  const search = createSearchServices(infra, { settings, views, tree, libraryFiles, items: files.services.items });
+  const search = createSearchServices(infra, { settings, views, tree, libraryFiles, events, items: files.services.items });
   const libraries = createLibraryServices(infra, {
     audit,
     events,

@@ -1,5 +1,6 @@
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { SettingsService } from '../admin/settings.ts';
+import type { FileEvents } from '../files/file-events.ts';
 import type { FilesServices } from '../files/index.ts';
 import type { ItemViews } from '../files/item-views.ts';
 import type { LibraryFiles } from '../files/library-files.ts';
@@ -12,7 +13,10 @@ export interface SearchServices {
   contentSearch: ContentSearchService;
 }
 
-type SearchDeps = { settings: SettingsService; views: ItemViews; tree: Tree; libraryFiles: LibraryFiles } & Pick<FilesServices, 'items'>;
+type SearchDeps = { settings: SettingsService; views: ItemViews; tree: Tree; libraryFiles: LibraryFiles; events: FileEvents } & Pick<
+  FilesServices,
+  'items'
+>;
 
 // A document whose extraction takes longer than this (a PDF that loops) gives no text.
 const EXTRACT_TIMEOUT_MS = 30_000;
@@ -45,6 +49,10 @@ export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
     log: infra.log,
     limits: config.search,
     pollMs: 2000,
+  });
+  // New content is queued by the database's triggers; an idle indexer looks at once rather than at its next poll.
+  d.events.onContentChange(() => {
+    if (contentSearch.enabled()) contentSearch.wake();
   });
   const services: SearchServices = { contentSearch };
   // The indexer runs in the server only; the CLI queues work for it.

@@ -131,6 +131,17 @@ describe('with content search on', () => {
     expect(hit).toMatchObject({ id: ids[name], type: 'file' });
   });
 
+  test("an upload wakes an idle indexer: four texts in a row are each found at once, not at the indexer's next look", async () => {
+    await indexed();
+    const started = performance.now();
+    for (const word of ['quokka', 'axolotl', 'pangolin', 'tapir']) {
+      await upload(o.client, `note-${word.length}-${word[0]}.txt`, `a note about the ${word}`);
+      await eventually(async () => inText(await search(o.client, word)).length === 1);
+    }
+    // An idle indexer looks every 2 s by itself: four uploads waiting for it take about 8 s.
+    expect(performance.now() - started).toBeLessThan(4_000);
+  });
+
   test('markup is stripped: a script in an HTML page is not text, and the snippet escapes the document', async () => {
     expect(inText(await search(o.client, 'hiddenscript'))).toEqual([]);
     const [hit] = inText(await search(o.client, 'porcupine'));
