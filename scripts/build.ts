@@ -1,6 +1,7 @@
 // `npm run build [-- --target T]`: bundles the web app, then compiles the server with that bundle embedded.
-// Without --target it builds dist/coffer for this machine; with one, dist/coffer-<target> from the
-// runtime binary npm ships for that target (@oven/bun-linux-*), fetched with `npm pack`, never elsewhere.
+// Without --target it builds dist/coffer for this machine (or --outfile F: the test runner's own); with one,
+// dist/coffer-<target> from the runtime binary npm ships for that target (@oven/bun-linux-*), fetched with
+// `npm pack`, never elsewhere.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,8 +15,15 @@ const ROOT = path.resolve(import.meta.dir, '..');
 const DIST = path.join(ROOT, 'dist');
 const RUNTIMES = path.join(ROOT, 'node_modules', '.cache', 'coffer-runtimes');
 
-const { values } = parseArgs({ options: { target: { type: 'string', multiple: true } }, allowPositionals: false });
+const { values } = parseArgs({
+  options: { target: { type: 'string', multiple: true }, outfile: { type: 'string' } },
+  allowPositionals: false,
+});
 const targets = (values.target ?? []).flatMap((t) => t.split(','));
+if (values.outfile && targets.length > 0) {
+  console.error('build: --outfile names the executable for this machine; it cannot go with --target');
+  process.exit(1);
+}
 for (const t of targets) {
   if (!(t in BUILD_TARGETS)) {
     console.error(`build: unknown target "${t}"; choose one of ${Object.keys(BUILD_TARGETS).join(', ')}`);
@@ -142,7 +150,7 @@ const common = [
 /** Builds the executables asked for: this machine's, or each --target's. */
 function buildTargets(): void {
   if (targets.length === 0) {
-    run([process.execPath, ...common, ...sharpFor(hostSharpPlatform()), '--outfile', 'dist/coffer']);
+    run([process.execPath, ...common, ...sharpFor(hostSharpPlatform()), '--outfile', values.outfile ?? 'dist/coffer']);
   } else {
     for (const name of targets) {
       const target = BUILD_TARGETS[name as keyof typeof BUILD_TARGETS];

@@ -2,6 +2,9 @@ import path from 'node:path';
 
 export const MAIN = path.resolve(import.meta.dir, '../../src/main.ts');
 
+/** `coffer` as the test runner built it for the suite (COFFER_TEST_EXECUTABLE: scripts/run-tests.ts), else from source. */
+const COFFER = process.env.COFFER_TEST_EXECUTABLE ? [process.env.COFFER_TEST_EXECUTABLE] : [process.execPath, MAIN];
+
 export interface CliResult {
   code: number;
   stdout: string;
@@ -11,12 +14,12 @@ export interface CliResult {
 /** Runs a command under a uid and gid (setpriv), as that user would at a shell. */
 const asUserPrefix = (uid?: number) => (uid === undefined ? [] : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--']);
 
-/** Runs `coffer <args>` from source as its own process, as an admin would at a shell (`asUser`: as that uid). */
+/** Runs `coffer <args>` as its own process, as an admin would at a shell (`asUser`: as that uid). */
 export async function runCli(
   args: string[],
   opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number; asUser?: number; cwd?: string } = {},
 ): Promise<CliResult> {
-  const proc = Bun.spawn([...asUserPrefix(opts.asUser), process.execPath, MAIN, ...args], {
+  const proc = Bun.spawn([...asUserPrefix(opts.asUser), ...COFFER, ...args], {
     cwd: opts.cwd,
     // An empty configuration file: a coffer.env installed on this machine must not reach the tests.
     env: { PATH: process.env.PATH!, LOG_LEVEL: 'silent', COFFER_CONFIG: '/dev/null', ...opts.env },
