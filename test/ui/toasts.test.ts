@@ -185,6 +185,54 @@ describe('toasts', () => {
     await context.close();
   });
 
+  test('a toast stays while the pointer is on it or the focus is in it, and leaves after its time once they go; one that appears under a resting pointer still leaves', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await installClock(page);
+    await page.goto('/settings/app-passwords');
+    const copy = page.getByRole('button', { name: 'Copy address' });
+    await copy.waitFor();
+    await apiSettled(page);
+    await pauseClock(page);
+    const copied = page.getByRole('status').filter({ hasText: 'Address copied' });
+    const leaves = async () => {
+      await page.clock.fastForward(5000);
+      await copied.waitFor({ state: 'detached' });
+    };
+    const stays = async () => {
+      await page.clock.fastForward(60_000);
+      expect(await copied.isVisible()).toBe(true);
+    };
+
+    // The pointer comes onto the toast: it stays; once the pointer is off it, it leaves after its time.
+    await copy.click();
+    await copied.waitFor();
+    const at = (await copied.boundingBox())!;
+    const [x, y] = [at.x + at.width / 2, at.y + at.height / 2];
+    await page.mouse.move(x, y, { steps: 4 });
+    await stays();
+    await page.mouse.move(x, 100, { steps: 4 });
+    await leaves();
+
+    // The focus goes into the toast (to its Dismiss button): it stays; once the focus is out, it leaves after its time.
+    await copy.click();
+    await copied.getByRole('button', { name: 'Dismiss' }).focus();
+    await stays();
+    await copy.focus();
+    await leaves();
+
+    // The pointer rests where the next toast appears (the page's hover moves onto it): it did not come onto the toast.
+    await page.mouse.move(x, y, { steps: 4 });
+    await copy.focus();
+    await page.keyboard.press('Enter');
+    await copied.waitFor();
+    await eventually(async () => expect(await copied.evaluate((e: any) => e.matches(':hover'))).toBe(true));
+    await leaves();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test("a toast leaves Admin → Orphans' action bar within reach, at desktop and phone width", async () => {
     strayObjectsFast(t.server.ctx, 40, 2 * DAY);
     for (const [name, opts] of CONFIGS) {

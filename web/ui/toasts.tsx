@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useLayoutEffect, useRef } from 'preact/hooks';
-import { dismiss, toasts } from '../app/toasts.ts';
+import { dismiss, holdToast, releaseToast, toasts } from '../app/toasts.ts';
 import { Icon } from './icons.tsx';
 
 /**
@@ -95,6 +95,15 @@ function useClearance(region: { current: HTMLElement | null }, shown: readonly u
   }, [showing]);
 }
 
+/**
+ * Where the pointer was at its last move. A pointer resting where a toast appears gets an enter with no move (the
+ * browser's hover update), at these same coordinates; one that comes onto a toast enters before its move is seen here.
+ */
+let pointerAt = '';
+const notePointer = (e: PointerEvent) => {
+  pointerAt = `${e.clientX},${e.clientY}`;
+};
+
 // A press on a toast's button keeps the focus where the person was (a dialog's field, a row of the list).
 const keepFocus = (e: MouseEvent) => e.preventDefault();
 
@@ -106,7 +115,19 @@ function ToastStack() {
   return (
     <div ref={region} class="toasts" aria-live="polite" role="region" aria-label="Notifications">
       {shown.map((t) => (
-        <div key={t.id} class={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
+        <div
+          key={t.id}
+          class={`toast ${t.kind}`}
+          role={t.kind === 'error' ? 'alert' : 'status'}
+          onPointerEnter={(e) => {
+            if (`${e.clientX},${e.clientY}` !== pointerAt) holdToast(t.id, 'pointer');
+          }}
+          onPointerLeave={() => releaseToast(t.id, 'pointer')}
+          onFocusIn={() => holdToast(t.id, 'focus')}
+          onFocusOut={(e) => {
+            if (!e.currentTarget.contains(e.relatedTarget as Node | null)) releaseToast(t.id, 'focus');
+          }}
+        >
           {t.kind === 'error' && <Icon name="alert" />}
           <span class="toast-text">{t.message}</span>
           {t.progress !== undefined && <progress class="toast-progress" value={t.progress} max={1} aria-label={t.message} />}
@@ -137,7 +158,9 @@ export function Toasts() {
   useLayoutEffect(() => {
     render(<ToastStack />, host);
     if (!host.isConnected) placeToasts(null);
+    addEventListener('pointermove', notePointer, { capture: true, passive: true });
     return () => {
+      removeEventListener('pointermove', notePointer, { capture: true });
       render(null, host);
       host.remove();
     };
