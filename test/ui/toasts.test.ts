@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { expectAccessible, hasFocus, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { apiSettled, expectAccessible, hasFocus, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -26,6 +26,37 @@ const reachable = (target: Locator) =>
     const r = el.getBoundingClientRect();
     return el.contains(el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
   });
+
+/**
+ * What a toast over `dialog` hides, read at once: how many toasts show, whether one overlaps the dialog's box at all,
+ * and the dialog's buttons whose centre a toast takes (a press there would reach the toast).
+ */
+const overDialog = (dialog: Locator) =>
+  dialog.evaluate((d: any) => {
+    const doc = d.ownerDocument;
+    const toasts = [...doc.querySelectorAll('.toast')];
+    const box = d.getBoundingClientRect();
+    const overlaps = toasts.some((el: any) => {
+      const r = el.getBoundingClientRect();
+      return r.left < box.right && r.right > box.left && r.top < box.bottom && r.bottom > box.top;
+    });
+    const covered = [...d.querySelectorAll('button')]
+      .filter((b: any) => !b.closest('.toast'))
+      .filter((b: any) => {
+        const r = b.getBoundingClientRect();
+        return doc.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2)?.closest('.toast');
+      })
+      .map((b: any) => b.textContent.trim() || b.ariaLabel);
+    return { toasts: toasts.length, overlaps, covered };
+  });
+
+/** The page's clock, installed before it loads (see `pauseClock`). */
+const installClock = (page: Page) => page.clock.install();
+
+/** Stops the page's timers, so a toast stays until the test moves time on (a loaded machine cannot outrun it). */
+async function pauseClock(page: Page): Promise<void> {
+  await page.clock.pauseAt((await page.evaluate(() => Date.now())) + 10_000);
+}
 
 /** A toast that the server causes on any screen: another account shares a folder with `to`. */
 async function shareWith(to: seed.SeededLogin, name: string): Promise<void> {
@@ -92,6 +123,114 @@ describe('toasts', () => {
       expect(errors).toEqual([]);
       await context.close();
     }
+  });
+
+  test("a toast shown while a dialog is open covers none of its controls: Share's Copy link, at desktop and phone width", async () => {
+    const o = await seed.owner(t);
+    for (const [name, opts] of CONFIGS) {
+      const box = `Trip ${name}`;
+      await folder(o.client, box);
+      const { context, page, errors } = await signedInContext(browser, t.url, o, opts);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+      await installClock(page);
+      await page.goto('/files');
+      await page.getByRole('row', { name: new RegExp(`^${box},`) }).click({ button: 'right' });
+      await page
+        .getByRole('menuitem', { name: /^Share/ })
+        .first()
+        .click();
+      const dialog = page.getByRole('dialog', { name: `Share “${box}”` });
+      await dialog.getByRole('tab', { name: 'Link' }).click();
+      await dialog.getByRole('button', { name: 'Create link' }).click();
+      const copy = dialog.getByRole('button', { name: 'Copy link' });
+      await copy.waitFor();
+      await apiSettled(page);
+      const before = await dialog.boundingBox();
+      await pauseClock(page);
+      await copy.click();
+      await page.getByRole('status').filter({ hasText: 'Link copied' }).waitFor();
+      // The share dialog is as tall as the window allows: below 800 px it makes room for the toast at its foot.
+      expect(await overDialog(dialog)).toEqual({ toasts: 1, overlaps: false, covered: [] });
+      await screenshot(page, `toast-clear-of-dialog-${name}`);
+      // Gone after its time: the dialog takes back the room it made.
+      await page.clock.fastForward(5000);
+      await page.getByRole('status').filter({ hasText: 'Link copied' }).waitFor({ state: 'detached' });
+      expect(await dialog.boundingBox()).toEqual(before);
+      await dialog.getByRole('button', { name: 'Done' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  test("on a phone with a dialog open, the toast is not lifted above the New button behind the dialog's backdrop", async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE });
+    await page.goto('/files');
+    const fab = page.getByRole('button', { name: 'New', exact: true });
+    await fab.waitFor();
+    await page.keyboard.press('Shift+N');
+    const dialog = page.getByRole('dialog', { name: 'New folder' });
+    await dialog.getByLabel('Name').waitFor();
+    const text = 'Behind the backdrop';
+    await shareWith(o, text);
+    const shown = page.getByRole('status').filter({ hasText: text });
+    await shown.waitFor();
+    const [toastBox, fabBox] = [(await shown.boundingBox())!, (await fab.boundingBox())!];
+    // At the window's foot as with nothing docked there, over the New button it need not clear.
+    expect(toastBox.y + toastBox.height).toBeGreaterThan(fabBox.y);
+    expect(await overDialog(dialog)).toEqual({ toasts: 1, overlaps: false, covered: [] });
+    await screenshot(page, 'toast-dialog-open-phone');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('a toast stays while the pointer is on it or the focus is in it, and leaves after its time once they go; one that appears under a resting pointer still leaves', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await installClock(page);
+    await page.goto('/settings/app-passwords');
+    const copy = page.getByRole('button', { name: 'Copy address' });
+    await copy.waitFor();
+    await apiSettled(page);
+    await pauseClock(page);
+    const copied = page.getByRole('status').filter({ hasText: 'Address copied' });
+    const leaves = async () => {
+      await page.clock.fastForward(5000);
+      await copied.waitFor({ state: 'detached' });
+    };
+    const stays = async () => {
+      await page.clock.fastForward(60_000);
+      expect(await copied.isVisible()).toBe(true);
+    };
+
+    // The pointer comes onto the toast: it stays; once the pointer is off it, it leaves after its time.
+    await copy.click();
+    await copied.waitFor();
+    const at = (await copied.boundingBox())!;
+    const [x, y] = [at.x + at.width / 2, at.y + at.height / 2];
+    await page.mouse.move(x, y, { steps: 4 });
+    await stays();
+    await page.mouse.move(x, 100, { steps: 4 });
+    await leaves();
+
+    // The focus goes into the toast (to its Dismiss button): it stays; once the focus is out, it leaves after its time.
+    await copy.click();
+    await copied.getByRole('button', { name: 'Dismiss' }).focus();
+    await stays();
+    await copy.focus();
+    await leaves();
+
+    // The pointer rests where the next toast appears (the page's hover moves onto it): it did not come onto the toast.
+    await page.mouse.move(x, y, { steps: 4 });
+    await copy.focus();
+    await page.keyboard.press('Enter');
+    await copied.waitFor();
+    await eventually(async () => expect(await copied.evaluate((e: any) => e.matches(':hover'))).toBe(true));
+    await leaves();
+    expect(errors).toEqual([]);
+    await context.close();
   });
 
   test("a toast leaves Admin → Orphans' action bar within reach, at desktop and phone width", async () => {

@@ -13,16 +13,41 @@ export interface Toast {
 export const toasts = signal<Toast[]>([]);
 let next = 1;
 const timers = new Map<number, ReturnType<typeof setTimeout>>();
+/** Why a toast is held on screen now: the pointer came onto it, the focus is inside it (WCAG 2.2.1). */
+type Hold = 'pointer' | 'focus';
+const holds = new Map<number, Set<Hold>>();
+
+function forget(id: number): void {
+  clearTimeout(timers.get(id));
+  timers.delete(id);
+  holds.delete(id);
+}
 
 export function dismiss(id: number): void {
   toasts.value = toasts.value.filter((t) => t.id !== id);
+  forget(id);
+}
+
+/** Keeps a toast on screen, its time stopped, until every hold on it is released. */
+export function holdToast(id: number, why: Hold): void {
+  if (!toasts.value.some((t) => t.id === id)) return;
+  holds.set(id, (holds.get(id) ?? new Set()).add(why));
   clearTimeout(timers.get(id));
   timers.delete(id);
 }
 
+/** Ends one hold; with none left the toast has its whole time again, counted from now. */
+export function releaseToast(id: number, why: Hold): void {
+  const held = holds.get(id);
+  if (!held?.delete(why) || held.size > 0) return;
+  holds.delete(id);
+  const t = toasts.value.find((t) => t.id === id);
+  if (t) schedule(t);
+}
+
 function schedule(t: Toast): void {
   clearTimeout(timers.get(t.id));
-  if (t.kind === 'progress') return;
+  if (t.kind === 'progress' || holds.has(t.id)) return;
   // Errors and undo offers stay long enough to read and act on.
   const ms = t.kind === 'error' ? 10_000 : t.action ? 8000 : 4000;
   timers.set(
@@ -33,7 +58,10 @@ function schedule(t: Toast): void {
 
 export function toast(message: string, opts: Partial<Omit<Toast, 'id' | 'message'>> = {}): number {
   const t: Toast = { id: next++, message, kind: opts.kind ?? 'info', action: opts.action, progress: opts.progress };
-  toasts.value = [...toasts.value.slice(-3), t];
+  const shown = toasts.value;
+  // The oldest gives way to keep four at most; its timer and holds go with it.
+  for (const old of shown.slice(0, -3)) forget(old.id);
+  toasts.value = [...shown.slice(-3), t];
   schedule(t);
   return t.id;
 }

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useLayoutEffect, useRef } from 'preact/hooks';
-import { dismiss, toasts } from '../app/toasts.ts';
+import { dismiss, holdToast, releaseToast, toasts } from '../app/toasts.ts';
 import { Icon } from './icons.tsx';
 
 /**
@@ -18,6 +18,11 @@ export function placeToasts(modal: HTMLDialogElement | null): void {
 /** What a part floating at the window's foot marks itself with, so toasts rise above it rather than cover it. */
 export const DOCKED = { 'data-docked': 'bottom' } as const;
 
+/** The space kept between the toasts and the window's edges, or the dialog they keep clear of. */
+const GAP = 12;
+/** How far above the window's foot the toasts sit when nothing is under them. */
+const FOOT = 20;
+
 /**
  * How far above the window's foot the toasts must sit to leave every docked part under them uncovered: the highest
  * top of those at the foot that share the toasts' width, at most half the window (a taller panel keeps its head).
@@ -33,18 +38,48 @@ function clearance(region: HTMLElement): number {
   return Math.min(innerHeight - top, innerHeight / 2);
 }
 
-/** Keeps the region's lift current while toasts show: docked parts come and go, scroll and resize under them. */
-function useClearance(region: { current: HTMLElement | null }, showing: boolean): void {
-  useLayoutEffect(() => {
+/** Sets the region this far above the window's foot. */
+const lift = (region: HTMLElement, px: number) => {
+  region.style.bottom = `${px}px`;
+};
+
+/**
+ * Keeps the toasts clear of what they would cover while they show. On the page: above the parts docked at its foot,
+ * which come and go, scroll and resize under them. With a modal dialog open (the docked parts are behind its backdrop):
+ * in the band below the dialog, else the dialog makes room at the window's foot (`--toast-room`) and keeps it until
+ * the toasts are gone, so it does not jump back and forth as they come and go.
+ */
+function useClearance(region: { current: HTMLElement | null }, shown: readonly unknown[]): void {
+  const room = useRef<HTMLElement | null>(null);
+  const measure = () => {
     const el = region.current;
-    if (!el || !showing) return;
+    if (!el?.childElementCount) return;
+    const modal = el.closest('dialog');
+    if (room.current && room.current !== modal) {
+      room.current.style.removeProperty('--toast-room');
+      room.current = null;
+    }
+    if (!modal) return lift(el, Math.max(FOOT, clearance(el) + GAP));
+    const h = el.offsetHeight;
+    if (room.current !== modal) {
+      const d = modal.getBoundingClientRect();
+      const below = innerHeight - d.bottom;
+      if (below >= h + 2 * GAP) return lift(el, Math.min(FOOT, (below - h) / 2));
+      room.current = modal;
+    }
+    modal.style.setProperty('--toast-room', `${h + GAP}px`);
+    lift(el, GAP);
+  };
+  // Each toast that comes or goes changes the stack's height: placed again before it is painted.
+  useLayoutEffect(measure, [shown]);
+  const showing = shown.length > 0;
+  useLayoutEffect(() => {
+    if (!showing) return;
     let frame = 0;
-    const measure = () => el.style.setProperty('--dock-clearance', `${clearance(el)}px`);
     const soon = () => {
       cancelAnimationFrame(frame);
       frame = requestAnimationFrame(measure);
     };
-    measure();
     const changes = new MutationObserver(soon);
     changes.observe(document.body, { childList: true, subtree: true, attributes: true, attributeFilter: ['class', 'open'] });
     addEventListener('resize', soon);
@@ -54,9 +89,20 @@ function useClearance(region: { current: HTMLElement | null }, showing: boolean)
       changes.disconnect();
       removeEventListener('resize', soon);
       removeEventListener('scroll', soon, { capture: true });
+      room.current?.style.removeProperty('--toast-room');
+      room.current = null;
     };
   }, [showing]);
 }
+
+/**
+ * Where the pointer was at its last move. A pointer resting where a toast appears gets an enter with no move (the
+ * browser's hover update), at these same coordinates; one that comes onto a toast enters before its move is seen here.
+ */
+let pointerAt = '';
+const notePointer = (e: PointerEvent) => {
+  pointerAt = `${e.clientX},${e.clientY}`;
+};
 
 // A press on a toast's button keeps the focus where the person was (a dialog's field, a row of the list).
 const keepFocus = (e: MouseEvent) => e.preventDefault();
@@ -65,11 +111,23 @@ const keepFocus = (e: MouseEvent) => e.preventDefault();
 function ToastStack() {
   const region = useRef<HTMLDivElement>(null);
   const shown = toasts.value;
-  useClearance(region, shown.length > 0);
+  useClearance(region, shown);
   return (
     <div ref={region} class="toasts" aria-live="polite" role="region" aria-label="Notifications">
       {shown.map((t) => (
-        <div key={t.id} class={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
+        <div
+          key={t.id}
+          class={`toast ${t.kind}`}
+          role={t.kind === 'error' ? 'alert' : 'status'}
+          onPointerEnter={(e) => {
+            if (`${e.clientX},${e.clientY}` !== pointerAt) holdToast(t.id, 'pointer');
+          }}
+          onPointerLeave={() => releaseToast(t.id, 'pointer')}
+          onFocusIn={() => holdToast(t.id, 'focus')}
+          onFocusOut={(e) => {
+            if (!e.currentTarget.contains(e.relatedTarget as Node | null)) releaseToast(t.id, 'focus');
+          }}
+        >
           {t.kind === 'error' && <Icon name="alert" />}
           <span class="toast-text">{t.message}</span>
           {t.progress !== undefined && <progress class="toast-progress" value={t.progress} max={1} aria-label={t.message} />}
@@ -100,7 +158,9 @@ export function Toasts() {
   useLayoutEffect(() => {
     render(<ToastStack />, host);
     if (!host.isConnected) placeToasts(null);
+    addEventListener('pointermove', notePointer, { capture: true, passive: true });
     return () => {
+      removeEventListener('pointermove', notePointer, { capture: true });
       render(null, host);
       host.remove();
     };
