@@ -75,7 +75,7 @@ export class OutsideChanges {
       const rows = this.d.changes.after(this.seen, PAGE);
       for (const row of rows) {
         this.seen = row.seq;
-        if (this.d.changes.recordedHere(row.seq)) continue;
+        if (this.d.changes.recordedHere(row)) continue;
         const library = libraryOf(row);
         if (library === null) this.relay(row);
         else this.hold(library, row);

@@ -501,4 +501,29 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     expect({ id: replayed.id, data: replayed.data }).toEqual({ id: heard.id, data: heard.data });
     await resumed.close();
   });
+
+  test("a seq the server was handed in a transaction that rolled back is the CLI's change when the CLI commits it there: announced", async () => {
+    const o = await seed.owner(t);
+    const dir = await folder(o.client, 'Handout');
+    const shared = await json(await o.client.post('/api/files/share', { ids: [dir.id], shared: true }));
+    const token = /\/s\/([\w-]+)/.exec(shared.links[dir.id])![1]!;
+    const live = await open(o.client);
+    const { changes } = t.server.ctx.services;
+    const next = changes.latestSeq() + 1;
+    const handedOut = () =>
+      t.server.ctx.repos.transactions.immediate(() => {
+        const seq = changes.record({ accountId: o.id, loginId: o.id }, ChangeKinds.created, {
+          id: 'never',
+          type: 'folder',
+          name: 'never',
+          parentId: null,
+        });
+        throw new Error(`rolled back ${seq}`);
+      });
+    expect(handedOut).toThrow(`rolled back ${next}`);
+    expect((await runCli(['shares', 'revoke', token, '--data-dir', t.dataDir])).code).toBe(0);
+    const heard = await live.nextEvent(15_000);
+    expect(heard).toMatchObject({ id: String(next), data: { type: 'file.shared', data: { id: dir.id, shared: false } } });
+    await live.close();
+  });
 });
