@@ -168,8 +168,8 @@ export class ChangeLog {
     this.ownRows.set(seq, row);
     if (this.ownRows.size > MAX_UNCLAIMED) this.ownRows.delete(this.ownRows.keys().next().value as number);
     const last = this.ownRuns.at(-1);
-    // A seq handed out again after a rollback is inside the last run already.
-    if (last && seq <= last.to) return;
+    // A seq handed out again after a rollback is inside the last run already (one below it follows a restore: a run of its own).
+    if (last && seq >= last.from && seq <= last.to) return;
     if (last && seq === last.to + 1) last.to = seq;
     else this.ownRuns.push({ from: seq, to: seq });
     if (this.ownRuns.length > MAX_UNCLAIMED) this.ownRuns.shift();
@@ -327,6 +327,11 @@ export class ChangeLog {
   /** The newest seq handed out; 0 before the first change. */
   latestSeq(): number {
     return this.d.repo.latestSeq();
+  }
+
+  /** The newest seq of a change made at or before `at` (epoch ms); 0 for none. */
+  lastSeqUpTo(at: number): number {
+    return this.d.repo.lastSeqUpTo(at);
   }
 
   /** Retention: rows older than CHANGES_RETENTION_DAYS go, in batches. */

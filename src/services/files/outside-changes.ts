@@ -27,6 +27,8 @@ interface HeldScan {
 export class OutsideChanges {
   private timer: ReturnType<typeof setInterval> | null = null;
   private seen = 0;
+  /** The row at `seen` as it was read: another row there, or a log ending before it, is a restored log. */
+  private last: ChangeRow | null = null;
   private version = 0;
   private readonly scans = new Map<string, HeldScan>();
 
@@ -45,6 +47,7 @@ export class OutsideChanges {
 
   start(): void {
     this.seen = this.d.changes.latestSeq();
+    this.last = this.rowAt(this.seen);
     this.version = this.d.dataVersion();
     this.timer = setInterval(() => this.check(), this.everyMs);
   }
@@ -70,11 +73,13 @@ export class OutsideChanges {
   }
 
   private readNew(): void {
+    if (this.restored()) this.restart();
     for (const held of this.scans.values()) held.idleLooks++;
     for (;;) {
       const rows = this.d.changes.after(this.seen, PAGE);
       for (const row of rows) {
         this.seen = row.seq;
+        this.last = row;
         if (this.d.changes.recordedHere(row)) continue;
         const library = libraryOf(row);
         if (library === null) this.relay(row);
@@ -83,6 +88,28 @@ export class OutsideChanges {
       if (rows.length < PAGE) break;
     }
     this.d.changes.forgetRecordedThrough(this.seen);
+  }
+
+  /** Whether the log was put back beneath the server (a restore into the live database): its numbering went back, or another row stands at the last one read. */
+  private restored(): boolean {
+    if (this.d.changes.latestSeq() < this.seen) return true;
+    const last = this.last;
+    const now = last && this.rowAt(last.seq);
+    return !!now && (now.at !== last.at || now.itemId !== last.itemId || now.kind !== last.kind);
+  }
+
+  /** Reads the restored log from its first change made after the last one read here: those before are its history, announced long ago. */
+  private restart(): void {
+    this.seen = this.last ? this.d.changes.lastSeqUpTo(this.last.at) : this.d.changes.latestSeq();
+    this.last = this.rowAt(this.seen);
+    this.scans.clear();
+    this.d.log.info('the change log was restored beneath the server: following it from its newest changes', { seq: this.seen });
+  }
+
+  /** The log's row at `seq`, if it is kept. */
+  private rowAt(seq: number): ChangeRow | null {
+    const row = seq > 0 ? this.d.changes.after(seq - 1, 1)[0] : undefined;
+    return row?.seq === seq ? row : null;
   }
 
   private hold(libraryId: string, row: ChangeRow): void {

@@ -1,9 +1,11 @@
+import { Database } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import { runCli } from '../../helpers/cli.ts';
-import { SseReader } from '../../helpers/files.ts';
+import { json } from '../../helpers/client.ts';
+import { folder, SseReader } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
-import { addLibrary, hostDir, libraryServer, rescan, write } from './helpers.ts';
+import { addLibrary, hostDir, libraryServer, rescan, write } from '../libraries/helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -65,5 +67,46 @@ describe('library scans made by the command line beside the running server', () 
     const shape = (events: Array<{ id?: string; data: { name?: string; timestamp?: string } }>) =>
       events.map(({ id, data: { name, ...data }, ...rest }) => ({ ...rest, id: id && 'id', data }));
     expect(shape(outside)).toEqual(shape(own));
+  });
+});
+
+describe('a change log put back beneath the running server', () => {
+  test('a change another process makes after the log was restored to fewer changes is announced, and none of the restored history', async () => {
+    const owner = await seed.owner(t);
+    const linkOf = async (name: string) => {
+      const dir = await folder(owner.client, name);
+      const shared = await json(await owner.client.post('/api/files/share', { ids: [dir.id], shared: true }));
+      return { id: dir.id, token: /\/s\/([\w-]+)/.exec(shared.links[dir.id])![1]! };
+    };
+    const first = await linkOf('First');
+    const second = await linkOf('Second');
+    const restorePoint = t.server.ctx.services.changes.latestSeq();
+    const res = await owner.client.get('/api/files/events');
+    const live = new SseReader(res);
+    expect((await live.nextData()).type).toBe('connected');
+    await cli(['shares', 'revoke', first.token]);
+    expect((await live.nextEvent(30_000)).data).toMatchObject({ type: 'file.shared', data: { id: first.id, shared: false } });
+    // A change of the server's own the log loses too: its seq is handed out again below.
+    const lost = await folder(owner.client, 'Lost');
+    expect((await live.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: lost.id } });
+
+    // As a restore of the database leaves the log: the rows after the restore point gone, its numbering back there.
+    const db = new Database(t.server.ctx.paths.database);
+    db.transaction(() => {
+      db.run('DELETE FROM changes WHERE seq > ?', [restorePoint]);
+      db.run("UPDATE sqlite_sequence SET seq = ? WHERE name = 'changes'", [restorePoint]);
+    })();
+    db.close();
+
+    const own = await folder(owner.client, 'Own');
+    expect(await live.nextEvent()).toMatchObject({ id: String(restorePoint + 1), data: { type: 'folder.created', data: { id: own.id } } });
+    await cli(['shares', 'revoke', second.token]);
+    // Announced once each: the server's own change is not taken for another process's when the log is read again.
+    expect(await live.nextEvent(30_000)).toMatchObject({
+      id: String(restorePoint + 2),
+      data: { type: 'file.shared', data: { id: second.id, shared: false } },
+    });
+    expect(await live.quietFor(2500)).toBe(true);
+    await live.close();
   });
 });
