@@ -300,7 +300,6 @@ export class LibraryScanner {
               if (now && now.parentId === folder.item.itemId && now.name === host.name) return;
               if (occupant && occupant.itemId !== item.itemId && !seen.has(occupant.itemId)) this.removeItem(library, occupant);
               this.d.items.move(item.itemId, folder.item.itemId, host.name);
-              if (item.parentId !== folder.item.itemId) this.d.shares.leaveSharesOutside([item.itemId]);
               const kind = item.parentId === folder.item.itemId ? ChangeKinds.renamed : ChangeKinds.moved;
               this.d.changes.record(
                 by,
@@ -311,6 +310,9 @@ export class LibraryScanner {
                   details,
                 },
               );
+              if (item.parentId === folder.item.itemId) return;
+              for (const left of this.d.shares.leaveSharesOutside(by, [item.itemId]))
+                changed.push({ type: FileEventType.shared, itemId: left.id, extra: { shared: false } });
             });
             changed.push({ type: FileEventType.moved, itemId: item.itemId, from: { parentId: item.parentId, name: item.name } });
           }
@@ -671,6 +673,11 @@ export class LibraryScanner {
       const row = this.d.items.getLive(library.accountId, c.itemId);
       if (c.from) {
         if (row) this.announceMove(actor, row, c.from);
+        continue;
+      }
+      // An item that left a link it joined: `{shared: false}` alone, as an unshare is announced.
+      if (c.type === FileEventType.shared) {
+        if (row) this.d.events.item(actor, c.type, row, c.extra);
         continue;
       }
       const gone = c.extra as { name: string; parentId: string | null; type: 'file' | 'folder' } | undefined;
