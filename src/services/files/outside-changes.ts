@@ -60,6 +60,7 @@ export class OutsideChanges {
   /** One look: nothing is read unless another connection committed since the last. */
   check(): void {
     try {
+      for (const held of this.scans.values()) held.idleLooks++;
       const version = this.d.dataVersion();
       if (version !== this.version) {
         this.version = version;
@@ -74,7 +75,6 @@ export class OutsideChanges {
 
   private readNew(): void {
     if (this.restored()) this.restart();
-    for (const held of this.scans.values()) held.idleLooks++;
     for (;;) {
       const rows = this.d.changes.after(this.seen, PAGE);
       for (const row of rows) {
