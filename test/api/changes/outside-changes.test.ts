@@ -46,6 +46,33 @@ describe('library scans made by the command line beside the running server', () 
     expect(await scanOf((id) => cli(['libraries', 'rescan', id]))).toEqual(own);
   });
 
+  test("a rescan of a few changes reaches open streams as the server's own does: an event each, with its seq", async () => {
+    const owner = await seed.owner(t);
+    const scanOf = async (run: (libraryId: string) => Promise<unknown>) => {
+      const root = hostDir();
+      write(root, 'old.txt', 'old');
+      const library = await addLibrary(admin, root, owner);
+      write(root, 'new.txt', 'new');
+      write(root, 'box/inner.txt', 'inner');
+      const events = await heard(owner, async () => {
+        await run(library.id);
+        return library.folderId;
+      });
+      expect(events.every((e: { id?: string }) => Number(e.id) > 0)).toBe(true);
+      return events.map(({ type, data: { id, ...data } }: { type: string; data: { id: string } }) => ({ type, data }));
+    };
+    const own = await scanOf((id) => rescan(admin, id));
+    expect(own.map((e: { type: string; data: { name: string } }) => [e.type, e.data.name])).toEqual([
+      ['file.uploaded', 'new.txt'],
+      ['folder.created', 'box'],
+      ['file.uploaded', 'inner.txt'],
+    ]);
+    const outside = await scanOf((id) => cli(['libraries', 'rescan', id]));
+    const parentless = (events: Array<{ data: { parentId?: string } }>) =>
+      events.map(({ data: { parentId, ...data }, ...e }) => ({ ...e, data }));
+    expect(parentless(outside)).toEqual(parentless(own));
+  });
+
   test("adding a library is its folder's creation and one summary of its first scan, however small, as the server's own", async () => {
     const owner = await seed.owner(t);
     const addBy = async (add: (root: string, name: string) => Promise<string>) => {
