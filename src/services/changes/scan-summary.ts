@@ -1,5 +1,5 @@
 // A scan that changes more than this publishes no event per item (a first scan of 100,000 files would flood every stream).
-const EVENTS_PER_SCAN = 200;
+export const EVENTS_PER_SCAN = 200;
 
 /**
  * Whether one summary event stands in for a library scan's changes (its first scan's, or past EVENTS_PER_SCAN):

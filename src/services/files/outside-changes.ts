@@ -3,7 +3,7 @@ import type { Logger } from '../../log.ts';
 import type { FileEvents } from './file-events.ts';
 import { eventsOf } from '../changes/change-events.ts';
 import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
-import { scanSummarized, scanSummary } from '../changes/scan-summary.ts';
+import { EVENTS_PER_SCAN, scanSummarized, scanSummary } from '../changes/scan-summary.ts';
 
 // Rows read from the log per page while catching up with another process's changes.
 const PAGE = 1000;
@@ -13,9 +13,15 @@ const SCAN_IDLE_LOOKS = 60;
 /** A library scan's rows another process committed, held until the scan ends: only then is it known whether a summary stands in for them. */
 interface HeldScan {
   accountId: string;
+  /** Its first rows: past a summary's threshold the rest are only counted (a first scan may be 100,000 files). */
   rows: ChangeRow[];
+  count: number;
+  lastAt: number;
   idleLooks: number;
 }
+
+// The rows a held scan keeps: one past the summary's threshold, and the library folder's creation before them.
+const ROWS_KEPT = EVENTS_PER_SCAN + 2;
 
 /**
  * Changes another process wrote to the database (the CLI beside the server: `coffer shares revoke`, a library
@@ -115,27 +121,31 @@ export class OutsideChanges {
   private hold(libraryId: string, row: ChangeRow): void {
     const held = this.scans.get(libraryId);
     if (held) {
-      held.rows.push(row);
+      if (held.rows.length < ROWS_KEPT) held.rows.push(row);
+      held.count++;
+      held.lastAt = row.at;
       held.idleLooks = 0;
-    } else this.scans.set(libraryId, { accountId: row.accountId, rows: [row], idleLooks: 0 });
+    } else this.scans.set(libraryId, { accountId: row.accountId, rows: [row], count: 1, lastAt: row.at, idleLooks: 0 });
   }
 
   /** Announces the held scans that ended: their library's scan time reached their last row, or the library is gone. */
   private endScans(): void {
     for (const [libraryId, held] of this.scans) {
       const library = this.d.library(libraryId);
-      const ended = !library || (library.scannedAt ?? -1) >= held.rows.at(-1)!.at || held.idleLooks >= SCAN_IDLE_LOOKS;
+      const ended = !library || (library.scannedAt ?? -1) >= held.lastAt || held.idleLooks >= SCAN_IDLE_LOOKS;
       if (!ended) continue;
       this.scans.delete(libraryId);
       // A library added elsewhere: its folder's creation is announced, and its first scan is summarized.
       const creation = library ? held.rows.find((r) => r.itemId === library.folderId && r.kind === ChangeKinds.created) : undefined;
-      const scanned = held.rows.filter((r) => r !== creation);
-      if (!library || scanned.length === 0 || !scanSummarized(creation !== undefined, scanned.length)) {
+      const scanned = held.count - (creation ? 1 : 0);
+      const whole = held.count === held.rows.length;
+      if (whole && (!library || scanned === 0 || !scanSummarized(creation !== undefined, scanned))) {
         for (const row of held.rows) this.relay(row);
         continue;
       }
       if (creation) this.relay(creation);
-      this.d.events.many(held.accountId, library.folderId, scanSummary(scanned.length));
+      // A removed library's scan past the threshold: the summary names where it began, so clients list again.
+      this.d.events.many(held.accountId, library?.folderId ?? held.rows[0]!.itemId, scanSummary(scanned));
     }
   }
 
