@@ -143,6 +143,11 @@ export class ChangesRepo {
     return this.sqlite.query<{ seq: number }, []>(`SELECT seq FROM sqlite_sequence WHERE name = 'changes'`).get()?.seq ?? 0;
   }
 
+  /** The newest seq of a row written at or before `at` (epoch ms), 0 for none: a scan of the table, for the rare look after a restore. */
+  lastSeqUpTo(at: number): number {
+    return this.sqlite.query<{ seq: number | null }, [number]>('SELECT MAX(seq) AS seq FROM changes WHERE at <= ?').get(at)?.seq ?? 0;
+  }
+
   /** Deletes up to `limit` of the oldest rows older than `before` (epoch ms); answers how many went. */
   thinBatch(before: number, limit: number): number {
     return this.sqlite

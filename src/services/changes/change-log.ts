@@ -80,6 +80,9 @@ export interface ChangePage {
   end: boolean;
 }
 
+// What tells this process's row at a seq from another process's there: when, of which item, what.
+const fingerprint = (row: Pick<ChangeRow, 'at' | 'itemId' | 'kind'>) => `${row.at} ${row.itemId} ${row.kind}`;
+
 const ownAccount = (reader: ChangeReader): string => reader.share?.memberAccountId ?? reader.accountId;
 
 // Kinds the live stream announces no event for: their seq is never claimed.
@@ -110,6 +113,8 @@ export class ChangeLog {
   private readonly unannounced = new Map<number, number>();
   /** Runs of seqs this process recorded, oldest first: a row of the log outside them was written by another process. */
   private readonly ownRuns: Array<{ from: number; to: number }> = [];
+  /** What this process recorded at its latest seqs: a seq its rolled-back transaction handed out may be another process's row. */
+  private readonly ownRows = new Map<number, string>();
   private summarized = false;
 
   constructor(
@@ -128,8 +133,9 @@ export class ChangeLog {
     if (!this.d.repo.inTransaction()) throw new Error(`change ${kind} of ${item.id} recorded outside its transaction`);
     const before = options.before !== undefined ? options.before : NEW_ITEM.has(kind) ? null : item;
     const actor = 'loginId' in by ? { kind: 'login' as const, id: by.loginId } : by.actor;
+    const at = this.d.clock.now();
     const seq = this.d.repo.append({
-      at: this.d.clock.now(),
+      at,
       accountId: by.accountId,
       actorKind: actor.kind,
       actorId: actor.id,
@@ -142,7 +148,7 @@ export class ChangeLog {
       parentAfter: options.gone ? null : item.parentId,
       details: options.details ? JSON.stringify(options.details) : null,
     });
-    this.noteOwn(seq);
+    this.noteOwn(seq, fingerprint({ at, itemId: item.id, kind }));
     const superseded = this.unclaimed.get(item.id);
     if (superseded !== undefined) this.unannounced.delete(superseded);
     this.unclaimed.delete(item.id);
@@ -157,18 +163,27 @@ export class ChangeLog {
     return seq;
   }
 
-  private noteOwn(seq: number): void {
+  private noteOwn(seq: number, row: string): void {
+    this.ownRows.delete(seq);
+    this.ownRows.set(seq, row);
+    if (this.ownRows.size > MAX_UNCLAIMED) this.ownRows.delete(this.ownRows.keys().next().value as number);
     const last = this.ownRuns.at(-1);
-    // A seq handed out again after a rollback is inside the last run already.
-    if (last && seq <= last.to) return;
+    // A seq handed out again after a rollback is inside the last run already (one below it follows a restore: a run of its own).
+    if (last && seq >= last.from && seq <= last.to) return;
     if (last && seq === last.to + 1) last.to = seq;
     else this.ownRuns.push({ from: seq, to: seq });
     if (this.ownRuns.length > MAX_UNCLAIMED) this.ownRuns.shift();
   }
 
-  /** Whether this process recorded the change (its live event is this process's to publish), as far as not yet forgotten. */
-  recordedHere(seq: number): boolean {
-    return this.ownRuns.some((r) => seq >= r.from && seq <= r.to);
+  /**
+   * Whether this process recorded the change (its live event is this process's to publish), as far as not yet forgotten:
+   * its seq is one this process was handed, and the row is the one it wrote there (not another process's, committed at
+   * a seq this process's rolled-back transaction had been handed).
+   */
+  recordedHere(row: Pick<ChangeRow, 'seq' | 'at' | 'itemId' | 'kind'>): boolean {
+    const own = this.ownRows.get(row.seq);
+    if (own !== undefined && own !== fingerprint(row)) return false;
+    return this.ownRuns.some((r) => row.seq >= r.from && row.seq <= r.to);
   }
 
   /** Forgets which changes up to `seq` this process recorded: a reader of the log past them asks no more. */
@@ -176,6 +191,7 @@ export class ChangeLog {
     while (this.ownRuns.length > 0 && this.ownRuns[0]!.to <= seq) this.ownRuns.shift();
     const first = this.ownRuns[0];
     if (first && first.from <= seq) first.from = seq + 1;
+    for (const own of this.ownRows.keys()) if (own <= seq) this.ownRows.delete(own);
   }
 
   /** Runs `fn`, whose changes one summary event stands in for (a large library scan's): none waits for a live event of its own. */
@@ -311,6 +327,11 @@ export class ChangeLog {
   /** The newest seq handed out; 0 before the first change. */
   latestSeq(): number {
     return this.d.repo.latestSeq();
+  }
+
+  /** The newest seq of a change made at or before `at` (epoch ms); 0 for none. */
+  lastSeqUpTo(at: number): number {
+    return this.d.repo.lastSeqUpTo(at);
   }
 
   /** Retention: rows older than CHANGES_RETENTION_DAYS go, in batches. */

@@ -118,13 +118,15 @@ export class FileEvents {
 
   /**
    * An event of a change another process committed (the CLI), rebuilt from its log row: to the account and the
-   * members reaching the item where it is or was, as the change's own process would have announced it.
+   * members reaching the item where it is or was, as the change's own process would have announced it; `resumeId`
+   * is the id it carries when an earlier change is still to be announced (see ChangeLog.claimSeq).
    */
-  relay(accountId: string, itemId: string, parents: ReadonlyArray<string | null>, event: HubEvent): void {
+  relay(accountId: string, itemId: string, parents: ReadonlyArray<string | null>, event: HubEvent, resumeId = event.seq): void {
     const at = new Date(event.timestamp);
-    this.hub.publish(accountId, event.type, event.data, at, event.seq, event.seq);
+    const id = event.seq === undefined ? undefined : resumeId;
+    this.hub.publish(accountId, event.type, event.data, at, event.seq, id);
     for (const member of this.membersReaching(this.sharesOf(accountId), itemId, parents))
-      this.hub.publish(member, event.type, event.data, at, event.seq, event.seq);
+      this.hub.publish(member, event.type, event.data, at, event.seq, id);
   }
 
   /** The change's audit record, if its type is audited; inside the change's transaction it commits with it, in the same commit. */

@@ -178,7 +178,13 @@ export function createFilesServices<V extends ReplacedVersions>(
     copy,
     fileJobs: new FileJobService(queue),
   };
-  const outsideChanges = new OutsideChanges({ changes, events, dataVersion: () => repos.database.dataVersion(), log });
+  const outsideChanges = new OutsideChanges({
+    changes,
+    events,
+    dataVersion: () => repos.database.dataVersion(),
+    library: (id) => repos.libraries.get(id),
+    log,
+  });
   const lifecycles = {
     outsideChanges: { name: 'outside changes', start: () => outsideChanges.start(), stop: () => outsideChanges.stop() } satisfies Lifecycle,
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).

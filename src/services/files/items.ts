@@ -9,7 +9,7 @@ import type { SharesRepo } from '../../db/repos/shares.ts';
 import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
+import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import type { AccessTracker } from './access.ts';
 import { type FileEventName, FileEventType, type FileEvents } from './file-events.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
@@ -62,17 +62,20 @@ export interface LibraryCrossing {
 /** The file tree as users see it: listing, search, info, folders, rename, move, star. Items belong to the account. */
 export class ItemService {
   private across: LibraryCrossing | null = null;
-  private readonly movedListeners: Array<(ids: string[]) => void> = [];
+  private readonly movedListeners: Array<(by: ChangeBy, ids: string[]) => readonly Item[]> = [];
 
   constructor(private readonly d: ItemDeps) {}
 
-  /** `listener` runs inside the transaction that moves items to another folder (sharing ends what no longer applies there). */
-  onMoved(listener: (ids: string[]) => void): void {
+  /**
+   * `listener` runs inside the transaction that moves items to another folder (sharing ends what no longer applies
+   * there); it answers the items that left a share link, announced unshared once the move commits.
+   */
+  onMoved(listener: (by: ChangeBy, ids: string[]) => readonly Item[]): void {
     this.movedListeners.push(listener);
   }
 
-  private moved(ids: string[]): void {
-    for (const listener of this.movedListeners) listener(ids);
+  private moved(by: ChangeBy, ids: string[]): Item[] {
+    return this.movedListeners.flatMap((listener) => listener(by, ids));
   }
 
   /** Any list: one keyset page of `scope`, folders first, with the items' share status. */
@@ -311,7 +314,7 @@ export class ItemService {
 
   private moveWithin(caller: Principal, input: { ids: string[]; parentId?: string | null }): number {
     const principal = this.d.tree.actor(caller, { ids: input.ids, parentId: input.parentId }, 'edit');
-    const moved = this.d.transactions.immediate(() => {
+    const { moved, unshared } = this.d.transactions.immediate(() => {
       const rows = this.d.tree.requireLiveMany(principal, input.ids);
       const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
       if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.moveIntoSelf);
@@ -322,10 +325,11 @@ export class ItemService {
         this.d.changes.record(principal, ChangeKinds.moved, moved, { before: row });
         out.push({ moved, from: row.parentId });
       }
-      this.moved(out.map((r) => r.moved.id));
-      return out;
+      const ids = out.map((r) => r.moved.id);
+      return { moved: out, unshared: this.moved(principal, ids) };
     });
     for (const { moved: row, from } of moved) this.d.events.moved(principal, FileEventType.moved, row, from);
+    for (const row of unshared) this.d.events.item(principal, FileEventType.shared, row, { shared: false });
     return moved.length;
   }
 
@@ -335,20 +339,20 @@ export class ItemService {
    */
   relocate(principal: Principal, input: { id: string; parentId: string | null; name: string }): Item {
     const name = typedName(input.name);
-    const { row, before } = this.d.transactions.immediate(() => {
+    const { row, before, unshared } = this.d.transactions.immediate(() => {
       const before = this.d.tree.requireLive(principal, input.id);
       const targetId = this.d.tree.requireFolder(principal, input.parentId)?.id ?? null;
       if (this.d.tree.isInsideAnyFolder([before], targetId)) throw badRequest(Messages.moveIntoSelf);
       const clash = this.d.items.liveByName(principal.accountId, targetId, name);
       if (clash && clash.id !== before.id) throw conflict(Messages.nameTaken);
       const row = this.d.items.move(before.id, targetId, name);
-      if (targetId !== before.parentId) this.moved([row.id]);
       const kind = targetId !== before.parentId ? ChangeKinds.moved : ChangeKinds.renamed;
       if (targetId !== before.parentId || name !== before.name) this.d.changes.record(principal, kind, row, { before });
-      return { row, before };
+      return { row, before, unshared: targetId !== before.parentId ? this.moved(principal, [row.id]) : [] };
     });
     if (before.parentId !== row.parentId) this.d.events.moved(principal, FileEventType.moved, row, before.parentId);
     if (before.name !== row.name) this.d.events.moved(principal, FileEventType.renamed, row, before.parentId, { oldName: before.name });
+    for (const left of unshared) this.d.events.item(principal, FileEventType.shared, left, { shared: false });
     return row;
   }
 

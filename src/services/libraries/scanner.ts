@@ -9,6 +9,7 @@ import { detectMimeType } from '../../lib/file-type.ts';
 import type { Logger } from '../../log.ts';
 import { hostNameProblem, hostPath, isInside, openInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
+import { scanSummarized, scanSummary } from '../changes/scan-summary.ts';
 import { FileEventType } from '../../contract/events.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { ShareService } from '../sharing/shares.ts';
@@ -24,8 +25,6 @@ const STALE_STAGING_MS = 6 * 3600_000;
 // A long scan makes garbage faster than the collector returns it on its own (a first scan of 100,000 files
 // peaked 150 MiB above the idle server, most of it garbage): collecting every 5,000 entries bounds that.
 const COLLECT_EVERY_BATCHES = 10;
-// A scan that changes more than this publishes no event per item (a first scan of 100,000 files would flood every stream).
-const EVENTS_PER_SCAN = 200;
 
 export interface ScanProgress {
   entries: number;
@@ -110,13 +109,13 @@ interface LibraryIndex {
 /** One change to report; a move or rename names where the item was (`from`), announced as other moves are. */
 type ScanChange = { type: string; itemId: string; extra?: Record<string, unknown>; from?: { parentId: string | null; name: string } };
 
-/** The changes a scan reports to live streams: each while there are few, only their count past EVENTS_PER_SCAN. */
+/** The changes a scan reports to live streams: each while there are few, only their count once scanSummarized. */
 class ScanChanges {
   count = 0;
   readonly kept: ScanChange[] = [];
 
   push(change: ScanChange): void {
-    if (++this.count <= EVENTS_PER_SCAN) this.kept.push(change);
+    if (!scanSummarized(false, ++this.count)) this.kept.push(change);
   }
 }
 
@@ -205,8 +204,8 @@ export class LibraryScanner {
     // One buffer for every file's first bytes: the scan reads them one file at a time.
     const head = Buffer.allocUnsafe(HEAD_BYTES);
     const writes: Array<() => void> = [];
-    // Past EVENTS_PER_SCAN changes (and on a first scan) one summary event stands in for them all.
-    const summarized = () => !rootEntry || changed.count > EVENTS_PER_SCAN;
+    // Past so many changes (and on a first scan) one summary event stands in for them all.
+    const summarized = () => scanSummarized(!rootEntry, changed.count);
     const flush = () => {
       if (writes.length === 0) return;
       const batch = writes.splice(0);
@@ -301,7 +300,6 @@ export class LibraryScanner {
               if (now && now.parentId === folder.item.itemId && now.name === host.name) return;
               if (occupant && occupant.itemId !== item.itemId && !seen.has(occupant.itemId)) this.removeItem(library, occupant);
               this.d.items.move(item.itemId, folder.item.itemId, host.name);
-              if (item.parentId !== folder.item.itemId) this.d.shares.leaveSharesOutside([item.itemId]);
               const kind = item.parentId === folder.item.itemId ? ChangeKinds.renamed : ChangeKinds.moved;
               this.d.changes.record(
                 by,
@@ -312,6 +310,9 @@ export class LibraryScanner {
                   details,
                 },
               );
+              if (item.parentId === folder.item.itemId) return;
+              for (const left of this.d.shares.leaveSharesOutside(by, [item.itemId]))
+                changed.push({ type: FileEventType.shared, itemId: left.id, extra: { shared: false } });
             });
             changed.push({ type: FileEventType.moved, itemId: item.itemId, from: { parentId: item.parentId, name: item.name } });
           }
@@ -459,7 +460,7 @@ export class LibraryScanner {
     else if (changed.count > 0) {
       // The changes recorded before the count went past the limit are settled too: the summary announces them.
       for (const c of changed.kept) this.d.changes.claimSeq(c.itemId);
-      this.d.events.many(library.accountId, library.folderId, { action: 'library-scan', count: changed.count });
+      this.d.events.many(library.accountId, library.folderId, scanSummary(changed.count));
     }
     return { ...progress, available: true, error: null };
   }
@@ -672,6 +673,11 @@ export class LibraryScanner {
       const row = this.d.items.getLive(library.accountId, c.itemId);
       if (c.from) {
         if (row) this.announceMove(actor, row, c.from);
+        continue;
+      }
+      // An item that left a link it joined: `{shared: false}` alone, as an unshare is announced.
+      if (c.type === FileEventType.shared) {
+        if (row) this.d.events.item(actor, c.type, row, c.extra);
         continue;
       }
       const gone = c.extra as { name: string; parentId: string | null; type: 'file' | 'folder' } | undefined;

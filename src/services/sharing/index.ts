@@ -75,7 +75,7 @@ export function createSharingServices(infra: Infrastructure, { audit, settings, 
     notifications,
   );
   // An item moved to another folder leaves the shares that no longer reach it.
-  items.onMoved((ids) => shares.leaveSharesOutside(ids));
+  items.onMoved((by, ids) => shares.leaveSharesOutside(by, ids));
   const services: SharingServices = { shares, members, groups, notifications };
   return { services };
 }

@@ -358,17 +358,22 @@ export class ShareService {
   }
 
   /**
-   * After a move: items (the moved ones and everything under them) that joined a folder's share with
-   * link-parent-share leave it when they are no longer inside that folder. Run in the move's transaction.
+   * After a move by `by`: items (the moved ones and everything under them) that joined a folder's share with
+   * link-parent-share leave it when they are no longer inside that folder, each a link.removed of its own as
+   * joining was a link.created. Run in the move's transaction; answers the items that left, for their `file.shared`.
    */
-  leaveSharesOutside(movedIds: readonly string[]): number {
-    let removed = 0;
+  leaveSharesOutside(by: ChangeBy, movedIds: readonly string[]): Item[] {
+    const left: Item[] = [];
     for (const id of movedIds) {
       for (const m of this.d.shares.joinedMembershipsBelow(id)) {
-        if (!this.d.tree.isInside(new Set([m.linkRootId]), m.itemId)) removed += this.d.shares.removeMember(m.linkId, m.itemId);
+        if (this.d.tree.isInside(new Set([m.linkRootId]), m.itemId) || this.d.shares.removeMember(m.linkId, m.itemId) === 0) continue;
+        const item = this.d.items.get(by.accountId, m.itemId);
+        if (!item) continue;
+        this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: m.linkId, joined: true } });
+        left.push(item);
       }
     }
-    return removed;
+    return left;
   }
 
   /** Daily: links that expired more than EXPIRED_LINK_KEEP_MS ago go (their memberships with them). */

@@ -304,6 +304,41 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await resumed.close();
   });
 
+  test('an item moved out of the folder whose link it joined (by the API and by WebDAV) is a link.removed of its own: heard live as an unshare, replayed alike', async () => {
+    const o = await seed.owner(t);
+    const album = await folder(o.client, 'Album');
+    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: true })).status).toBe(200);
+    const a = await upload(o.client, 'a.jpg', 'a', { parentId: album.id });
+    const b = await upload(o.client, 'b.jpg', 'b', { parentId: album.id });
+    expect((await o.client.post('/api/files/link-parent-share', { ids: [a.id, b.id] })).status).toBe(200);
+    const rowsOf = (after: number) => t.server.ctx.repos.changes.pageOfAccounts([o.id], after, 100);
+    const { linkId } = JSON.parse(rowsOf(0).find((r) => r.kind === ChangeKinds.linkCreated && r.itemId === a.id)!.details!);
+    const dav = await davLogin(t, o);
+    const from = t.server.ctx.services.changes.latestSeq();
+    const live = await open(o.client);
+    expect((await o.client.post('/api/files/move', { ids: [a.id], parentId: null })).status).toBe(200);
+    expect((await dav.request('MOVE', 'Album/b.jpg', { headers: { destination: `${t.url}/dav/b.jpg` } })).status).toBe(201);
+    const heard = (await live.untilQuiet()).map((e) => ({ type: e.type, data: e.data }));
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.shared])).toEqual([
+      ['file.moved', a.id, undefined],
+      ['file.shared', a.id, false],
+      ['file.moved', b.id, undefined],
+      ['file.shared', b.id, false],
+    ]);
+    expect(
+      rowsOf(from)
+        .filter((r) => r.kind === ChangeKinds.linkRemoved)
+        .map((r) => [r.itemId, JSON.parse(r.details!)]),
+    ).toEqual([
+      [a.id, { linkId, joined: true }],
+      [b.id, { linkId, joined: true }],
+    ]);
+    const resumed = await open(o.client, String(from));
+    expect((await resumed.untilQuiet()).map((e) => ({ type: e.type, data: e.data }))).toEqual(heard);
+    await resumed.close();
+  });
+
   test('a member hears live an item of the share deleted for good (from the trash, and by a WebDAV MOVE onto a file outside), as a resumed stream replays it', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
@@ -500,5 +535,30 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     const replayed = await resumed.nextEvent();
     expect({ id: replayed.id, data: replayed.data }).toEqual({ id: heard.id, data: heard.data });
     await resumed.close();
+  });
+
+  test("a seq the server was handed in a transaction that rolled back is the CLI's change when the CLI commits it there: announced", async () => {
+    const o = await seed.owner(t);
+    const dir = await folder(o.client, 'Handout');
+    const shared = await json(await o.client.post('/api/files/share', { ids: [dir.id], shared: true }));
+    const token = /\/s\/([\w-]+)/.exec(shared.links[dir.id])![1]!;
+    const live = await open(o.client);
+    const { changes } = t.server.ctx.services;
+    const next = changes.latestSeq() + 1;
+    const handedOut = () =>
+      t.server.ctx.repos.transactions.immediate(() => {
+        const seq = changes.record({ accountId: o.id, loginId: o.id }, ChangeKinds.created, {
+          id: 'never',
+          type: 'folder',
+          name: 'never',
+          parentId: null,
+        });
+        throw new Error(`rolled back ${seq}`);
+      });
+    expect(handedOut).toThrow(`rolled back ${next}`);
+    expect((await runCli(['shares', 'revoke', token, '--data-dir', t.dataDir])).code).toBe(0);
+    const heard = await live.nextEvent(15_000);
+    expect(heard).toMatchObject({ id: String(next), data: { type: 'file.shared', data: { id: dir.id, shared: false } } });
+    await live.close();
   });
 });

@@ -64,7 +64,7 @@ describe('a library scan in the change feed', () => {
     ]);
   });
 
-  test('an item another program moves out of a folder joined to its link (link-parent-share) leaves the link, as an API move does', async () => {
+  test('an item another program moves out of a folder joined to its link (link-parent-share) leaves the link, as an API move does: a link.removed, heard as an unshare', async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
     write(root, 'Album/photo.txt', 'a photo');
@@ -77,8 +77,22 @@ describe('a library scan in the change feed', () => {
     expect(joined.links[photo.id]).toBe(`${shared.links[album.id]}/file/${photo.id}`);
     expect((await json(await owner.client.get(`/api/files/${photo.id}/info`))).shared).toBe(true);
 
+    const mark = rowsOf(owner.id).at(-1)!.seq;
+    const { reader: live, id: from } = await open(owner.client);
     fs.renameSync(path.join(root, 'Album', 'photo.txt'), path.join(root, 'photo.txt'));
     await rescan(admin, library.id);
+    const heard = (await live.untilQuiet()).map((e) => ({ type: e.type, data: e.data }));
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.shared])).toEqual([
+      ['file.moved', photo.id, undefined],
+      ['file.shared', photo.id, false],
+    ]);
+    const removed = rowsOf(owner.id, mark).find((r) => r.kind === 'link.removed');
+    expect(removed).toMatchObject({ itemId: photo.id, actorKind: 'system' });
+    expect(JSON.parse(removed!.details!)).toMatchObject({ joined: true });
+    const { reader: resumed } = await open(owner.client, from);
+    expect((await resumed.untilQuiet()).map((e) => ({ type: e.type, data: e.data }))).toEqual(heard);
+    await resumed.close();
 
     expect((await childNamed(owner, library.folderId, 'photo.txt')).id).toBe(photo.id);
     expect((await json(await owner.client.get(`/api/files/${photo.id}/info`))).shared).toBe(false);
