@@ -87,16 +87,11 @@ export function registerDoctor(program: Command): void {
           { env: file.env },
         );
       } catch (err) {
-        // The instance did not open (a data directory that is not there): reported beside the file's problems, which may say why.
-        if (opened || !(err instanceof StartupError)) throw err;
-        if (opts.json) printJson({ ok: false, configFile, instance: { error: err.message } });
-        else {
-          printConfigFile();
-          print(`instance: ${err.message}`);
-          print('  the database, usage, object, key and storage checks need the instance: none ran');
-          print('problems found');
-        }
-        throw new AttentionNeeded('');
+        // The instance did not open (a data directory that is not there): the file's problems, which may say why, go first.
+        if (opened || !(err instanceof StartupError) || file.problems.length === 0) throw err;
+        if (opts.json) printJson({ ok: false, configFile });
+        else printConfigFile();
+        throw err;
       }
     }),
   );
