@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { formatSize } from '../src/contract/size.ts';
 import { describeLocation } from '../src/storage/drivers.ts';
-import { checkConfigFile } from '../src/config.ts';
+import { checkConfiguration } from '../src/config.ts';
+import { StartupError } from '../src/errors.ts';
 import { action, adminCommand, AttentionNeeded, print, printJson, progressBar, withContext } from './common.ts';
 
 export function registerDoctor(program: Command): void {
@@ -11,73 +12,87 @@ export function registerDoctor(program: Command): void {
       .description('check the database, usage counters, stored objects and keys; --fix repairs the usage counters only')
       .option('--fix', "set each account's usage counter to the real sum of its files"),
   ).action(
-    action((opts: { dataDir?: string; json?: boolean; fix?: boolean }) => {
-      // The lines serve would refuse are named, not refused: the diagnosis runs with the file's other lines.
-      const file = checkConfigFile(process.env);
-      return withContext(
-        opts,
-        async (ctx) => {
-          const bar = progressBar();
-          const checked = await ctx.services.doctor.check({ fix: opts.fix, onProgress: (p) => bar.update('objects', p.done, p.total) });
-          bar.done();
-          const r = { ...checked, ok: checked.ok && file.problems.length === 0, configFile: { path: file.file, problems: file.problems } };
-          if (opts.json) printJson(r);
-          else {
-            if (file.file)
+    action(async (opts: { dataDir?: string; json?: boolean; fix?: boolean }) => {
+      // The file's problems are named, not refused: the diagnosis runs with its other lines and values.
+      const file = checkConfiguration(process.env);
+      const configFile = { path: file.file, problems: file.problems };
+      const printConfigFile = () => {
+        if (file.file) print(`configuration file ${file.file}: ${file.problems.length ? `${file.problems.length} problem(s)` : 'ok'}`);
+        for (const p of file.problems) print(`  ${p}`);
+        if (file.problems.length) {
+          print(
+            '  correct or remove these lines (coffer serve --help lists the settings): the service does not start with a line or value it refuses',
+          );
+        }
+      };
+      let opened = false;
+      try {
+        await withContext(
+          opts,
+          async (ctx) => {
+            opened = true;
+            const bar = progressBar();
+            const checked = await ctx.services.doctor.check({ fix: opts.fix, onProgress: (p) => bar.update('objects', p.done, p.total) });
+            bar.done();
+            const r = { ...checked, ok: checked.ok && file.problems.length === 0, configFile };
+            if (opts.json) printJson(r);
+            else {
+              printConfigFile();
+              print(`database integrity: ${r.database.integrity}`);
+              for (const m of r.database.messages) print(`  ${m}`);
+              print(`usage counters: ${r.usage.mismatches.length} of ${r.usage.accounts} account(s) wrong`);
+              for (const m of r.usage.mismatches) {
+                print(
+                  `  ${m.email}: recorded ${formatSize(m.recorded)} (${m.recorded}), actual ${formatSize(m.actual)} (${m.actual})${m.fixed ? ' — fixed' : ''}`,
+                );
+              }
+              if (r.usage.mismatches.length && !opts.fix) print('  repair with: coffer doctor --fix');
+              print(`stored objects: ${r.missingObjects.count} of ${r.missingObjects.checked} file row(s) have no stored object`);
+              for (const m of r.missingObjects.items) print(`  ${m.id} ${m.name} (key ${m.storageKey})`);
+              if (r.missingObjects.count) print('  review with: coffer orphans scan');
               print(
-                `configuration file ${file.file}: ${file.problems.length ? `${file.problems.length} line(s) the server refuses to start with` : 'ok'}`,
+                `master key ${r.keys.currentKeyId}: ${r.keys.notCurrent} file key(s) under older keys, ${r.keys.unavailable} under keys missing from secrets.json`,
               );
-            for (const p of file.problems) print(`  ${p}`);
-            if (file.problems.length)
-              print('  correct or remove these lines (coffer serve --help lists the settings), or the service will not start');
-            print(`database integrity: ${r.database.integrity}`);
-            for (const m of r.database.messages) print(`  ${m}`);
-            print(`usage counters: ${r.usage.mismatches.length} of ${r.usage.accounts} account(s) wrong`);
-            for (const m of r.usage.mismatches) {
+              if (r.keys.notCurrent > r.keys.unavailable) print('  finish with: coffer keys rotate');
+              print(`audit queue: ${r.auditQueue.pending} pending, ${r.auditQueue.failed} failed`);
               print(
-                `  ${m.email}: recorded ${formatSize(m.recorded)} (${m.recorded}), actual ${formatSize(m.actual)} (${m.actual})${m.fixed ? ' — fixed' : ''}`,
+                `disk: ${formatSize(r.disk.free)} free of ${formatSize(r.disk.total)}, ${formatSize(r.disk.reserve)} kept for the database${r.disk.low ? ' — LOW' : ''}`,
               );
+              if (r.disk.low)
+                print(
+                  '  uploads and copies are refused (507) once less than the reserve is free: empty the trash, delete files or add storage',
+                );
+              const u = r.uploads;
+              print(
+                `resumable uploads: ${u.unfinished} unfinished, ${u.expired.length} past their expiry, ${u.strayStaged.length} staged object(s) no upload owns`,
+              );
+              for (const e of u.expired) print(`  ${e.id} ${e.name}: ${e.offset} of ${e.length} bytes, expired ${e.expiresAt}`);
+              for (const s of u.strayStaged) print(`  staged ${s.key} (${formatSize(s.size)}), last written ${s.lastModified}`);
+              if (u.expired.length || u.strayStaged.length)
+                print('  the running server deletes these within the hour (they hold no finished file)');
+              print(`storage: ${describeLocation(r.storage.location)}`);
+              for (const c of r.storage.checks) print(`  ${c.step} of a probe object: ${c.ok ? 'ok' : `FAILED: ${c.error}`}`);
+              const rep = r.replication;
+              if (rep) {
+                print(
+                  `replication to ${rep.destination}: ${formatSize(rep.backlogBytes)} waiting on disk, ${Math.round(rep.lagSeconds)} s behind`,
+                );
+                if (rep.warning) print(`  ${rep.warning}`);
+              }
+              for (const n of r.settings) print(`settings: ${n}`);
+              print(r.ok ? 'no problems found' : 'problems found');
             }
-            if (r.usage.mismatches.length && !opts.fix) print('  repair with: coffer doctor --fix');
-            print(`stored objects: ${r.missingObjects.count} of ${r.missingObjects.checked} file row(s) have no stored object`);
-            for (const m of r.missingObjects.items) print(`  ${m.id} ${m.name} (key ${m.storageKey})`);
-            if (r.missingObjects.count) print('  review with: coffer orphans scan');
-            print(
-              `master key ${r.keys.currentKeyId}: ${r.keys.notCurrent} file key(s) under older keys, ${r.keys.unavailable} under keys missing from secrets.json`,
-            );
-            if (r.keys.notCurrent > r.keys.unavailable) print('  finish with: coffer keys rotate');
-            print(`audit queue: ${r.auditQueue.pending} pending, ${r.auditQueue.failed} failed`);
-            print(
-              `disk: ${formatSize(r.disk.free)} free of ${formatSize(r.disk.total)}, ${formatSize(r.disk.reserve)} kept for the database${r.disk.low ? ' — LOW' : ''}`,
-            );
-            if (r.disk.low)
-              print(
-                '  uploads and copies are refused (507) once less than the reserve is free: empty the trash, delete files or add storage',
-              );
-            const u = r.uploads;
-            print(
-              `resumable uploads: ${u.unfinished} unfinished, ${u.expired.length} past their expiry, ${u.strayStaged.length} staged object(s) no upload owns`,
-            );
-            for (const e of u.expired) print(`  ${e.id} ${e.name}: ${e.offset} of ${e.length} bytes, expired ${e.expiresAt}`);
-            for (const s of u.strayStaged) print(`  staged ${s.key} (${formatSize(s.size)}), last written ${s.lastModified}`);
-            if (u.expired.length || u.strayStaged.length)
-              print('  the running server deletes these within the hour (they hold no finished file)');
-            print(`storage: ${describeLocation(r.storage.location)}`);
-            for (const c of r.storage.checks) print(`  ${c.step} of a probe object: ${c.ok ? 'ok' : `FAILED: ${c.error}`}`);
-            const rep = r.replication;
-            if (rep) {
-              print(
-                `replication to ${rep.destination}: ${formatSize(rep.backlogBytes)} waiting on disk, ${Math.round(rep.lagSeconds)} s behind`,
-              );
-              if (rep.warning) print(`  ${rep.warning}`);
-            }
-            for (const n of r.settings) print(`settings: ${n}`);
-            print(r.ok ? 'no problems found' : 'problems found');
-          }
-          if (!r.ok) throw new AttentionNeeded('');
-        },
-        { env: file.env },
-      );
+            if (!r.ok) throw new AttentionNeeded('');
+          },
+          { env: file.env },
+        );
+      } catch (err) {
+        // The instance did not open (a data directory that is not there): the file's problems, which may say why, go first.
+        if (opened || !(err instanceof StartupError) || file.problems.length === 0) throw err;
+        if (opts.json) printJson({ ok: false, configFile });
+        else printConfigFile();
+        throw err;
+      }
     }),
   );
 }

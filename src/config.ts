@@ -371,22 +371,35 @@ export function unknownCofferVariables(env: Env): string[] {
  */
 export function parseEnvFile(text: string, file: string): Record<string, string> {
   const { values, problems } = readEnvFile(text, file);
-  if (problems.length) throw new ConfigError(problems[0]!);
+  if (problems.length) throw new ConfigError(problems[0]!.text);
   return values;
 }
 
-/** The file's readable lines, and each line `parseEnvFile` refuses (naming the file, the line and what is wrong). */
-function readEnvFile(text: string, file: string): { values: Record<string, string>; problems: string[] } {
+/** A line of the configuration file and what is wrong with it, in a sentence naming the file and the line. */
+interface LineProblem {
+  line: number;
+  text: string;
+}
+
+/** The file's readable lines (each value and its line number), and each line `parseEnvFile` refuses. */
+function readEnvFile(
+  text: string,
+  file: string,
+): { values: Record<string, string>; lines: Record<string, number>; problems: LineProblem[] } {
   const values: Record<string, string> = {};
-  const problems: string[] = [];
+  const lines: Record<string, number> = {};
+  const problems: LineProblem[] = [];
   for (const [index, raw] of text.split(/\r?\n/).entries()) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
     const read = readEnvLine(line);
-    if (typeof read === 'string') problems.push(`configuration file ${file}, line ${index + 1}: ${read}`);
-    else values[read.name] = read.value;
+    if (typeof read === 'string') problems.push({ line: index + 1, text: `configuration file ${file}, line ${index + 1}: ${read}` });
+    else {
+      values[read.name] = read.value;
+      lines[read.name] = index + 1;
+    }
   }
-  return { values, problems };
+  return { values, lines, problems };
 }
 
 /** One VAR=value line's name and value, or what is wrong with it. */
@@ -414,15 +427,18 @@ function readEnvLine(line: string): { name: string; value: string } | string {
  */
 export function withConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): Env {
   const checked = checkConfigFile(env, defaultFile);
-  if (checked.problems.length) throw new ConfigError(checked.problems[0]!);
+  if (checked.problems.length) throw new ConfigError(checked.problems[0]!.text);
   return checked.env;
 }
 
 /**
  * What `withConfigFile` reads, without refusing the lines it would refuse: the environment the readable
- * lines give, the file read (null: none) and each refused line (`coffer doctor` diagnoses with the rest and names them).
+ * lines give, the file read (null: none), its readable values and the line each is on, and each refused line.
  */
-export function checkConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): { env: Env; file: string | null; problems: string[] } {
+function checkConfigFile(
+  env: Env,
+  defaultFile = DEFAULT_CONFIG_FILE,
+): { env: Env; file: string | null; values: Record<string, string>; lines: Record<string, number>; problems: LineProblem[] } {
   const named = env.COFFER_CONFIG?.trim();
   const file = named || defaultFile;
   let text: string;
@@ -430,13 +446,48 @@ export function checkConfigFile(env: Env, defaultFile = DEFAULT_CONFIG_FILE): { 
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (!named && code === 'ENOENT') return { env, file: null, problems: [] };
+    if (!named && code === 'ENOENT') return { env, file: null, values: {}, lines: {}, problems: [] };
     throw new ConfigError(
       `cannot read the configuration file ${file} (${code ?? err})${named ? ' named by COFFER_CONFIG' : ''}: run as the service's user (sudo -u coffer coffer …) or set COFFER_CONFIG`,
     );
   }
-  const { values, problems } = readEnvFile(text, file);
-  return { env: { ...values, ...env }, file, problems };
+  const { values, lines, problems } = readEnvFile(text, file);
+  return { env: { ...values, ...env }, file, values, lines, problems };
+}
+
+/**
+ * What `coffer doctor` diagnoses with, refusing nothing the file holds: the environment of the file's lines and
+ * values the server takes, the file read (null: none), and each of its problems naming its line: a line every
+ * command refuses, a value the server refuses (left out, so the rest still loads), a data directory that is not
+ * there. The values are checked as the service sees them, from the file alone.
+ */
+export function checkConfiguration(env: Env, defaultFile = DEFAULT_CONFIG_FILE): { env: Env; file: string | null; problems: string[] } {
+  const checked = checkConfigFile(env, defaultFile);
+  const problems = [...checked.problems];
+  const where = (line: number) => `configuration file ${checked.file}${line ? `, line ${line}` : ''}`;
+  const values = { ...checked.values };
+  let config: Config | null = null;
+  while (config === null) {
+    try {
+      config = loadConfig({}, values);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      // Each refusal names the settings at fault: those are left out and the rest loaded again.
+      const named = Object.keys(values).filter((name) => new RegExp(`\\b${name}\\b`).test(err.message));
+      const line = named.length ? checked.lines[named[0]!]! : 0;
+      problems.push({ line, text: `${where(line)}: ${err.message}` });
+      if (named.length === 0) break;
+      for (const name of named) delete values[name];
+    }
+  }
+  if (config && values.COFFER_DATA_DIR !== undefined && !fs.existsSync(config.dataDir)) {
+    const line = checked.lines.COFFER_DATA_DIR!;
+    problems.push({
+      line,
+      text: `${where(line)}: COFFER_DATA_DIR names ${config.dataDir}, which does not exist (moved or removed?): the server would start a new, empty instance there; point it at the instance's data directory`,
+    });
+  }
+  return { env: { ...values, ...env }, file: checked.file, problems: problems.sort((a, b) => a.line - b.line).map((p) => p.text) };
 }
 
 const DEFAULT_AUTOSAVE_MS = 5 * 60_000;
@@ -581,7 +632,9 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
   if (limitText !== undefined && limitText.toLowerCase() !== 'none') {
     defaultStorageLimit = parseSize(limitText);
     if (defaultStorageLimit === null || defaultStorageLimit <= 0) {
-      throw new ConfigError(`default storage limit must be a size such as 50G or 500M, got "${limitText}"`);
+      throw new ConfigError(
+        `default storage limit (--default-storage-limit/COFFER_DEFAULT_STORAGE_LIMIT) must be a size such as 50G or 500M, got "${limitText}"`,
+      );
     }
   }
 

@@ -30,7 +30,7 @@ describe('coffer doctor, beside the running server', () => {
     fs.writeFileSync(conf, `# an older install's file\nPORT=3000\nCOFFER_DATADIR=/srv/coffer\nnot a setting line\nLOG_LEVEL=info\n`);
     const r = await runCli(['doctor', '--data-dir', t.dataDir], { env: { COFFER_CONFIG: conf } });
     expect(r.code).toBe(3);
-    expect(r.stdout).toContain(`configuration file ${conf}: 2 line(s) the server refuses to start with`);
+    expect(r.stdout).toContain(`configuration file ${conf}: 2 problem(s)`);
     expect(r.stdout).toContain(`configuration file ${conf}, line 3: unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)`);
     expect(r.stdout).toContain(`configuration file ${conf}, line 4: "not a setting line" is not a VAR=value line`);
     expect(r.stdout).toContain('database integrity: ok');
@@ -43,6 +43,47 @@ describe('coffer doctor, beside the running server', () => {
     expect({ code: list.code, stderr: list.stderr.trim() }).toEqual({
       code: 1,
       stderr: `coffer: configuration file ${conf}, line 3: unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)`,
+    });
+  });
+
+  test('names a value the server refuses by its line, and runs the diagnosis without it', async () => {
+    const conf = path.join(tempDir(), 'coffer.env');
+    fs.writeFileSync(conf, `LOG_LEVEL=loud\nTRASH_RETENTION_DAYS=abc\nAUDIT_RETENTION_DAYS=30\n`);
+    const r = await runCli(['doctor', '--data-dir', t.dataDir], { env: { COFFER_CONFIG: conf } });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain(`configuration file ${conf}: 2 problem(s)`);
+    expect(r.stdout).toContain(`configuration file ${conf}, line 1: LOG_LEVEL must be one of debug, info, warn, error, silent, got "loud"`);
+    expect(r.stdout).toContain(`configuration file ${conf}, line 2: TRASH_RETENTION_DAYS must be a whole number, got "abc"`);
+    expect(r.stdout).toContain('database integrity: ok');
+  });
+
+  test("a stale data directory line: names it with its line beside the file's other problems and the missing directory", async () => {
+    const gone = path.join(tempDir(), 'moved-away', 'data');
+    const conf = path.join(tempDir(), 'coffer.env');
+    fs.writeFileSync(conf, `PORT=3000\nCOFFER_DATA_DIR=${gone}\nCOFFER_DATADIR=/srv/coffer\nLOG_LEVEL=loud\n`);
+    const r = await runCli(['doctor'], { env: { COFFER_CONFIG: conf } });
+    // As every command on a missing directory: exit 1 and one line on stderr, after the file's problems on stdout.
+    expect(r.code).toBe(1);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      `configuration file ${conf}: 3 problem(s)`,
+      `  configuration file ${conf}, line 2: COFFER_DATA_DIR names ${gone}, which does not exist (moved or removed?): the server would start a new, empty instance there; point it at the instance's data directory`,
+      `  configuration file ${conf}, line 3: unknown setting COFFER_DATADIR (did you mean COFFER_DATA_DIR?)`,
+      `  configuration file ${conf}, line 4: LOG_LEVEL must be one of debug, info, warn, error, silent, got "loud"`,
+      '  correct or remove these lines (coffer serve --help lists the settings): the service does not start with a line or value it refuses',
+    ]);
+    expect(r.stderr.trim()).toStartWith(`coffer: data directory ${gone} does not exist`);
+    const json = await runCli(['doctor', '--json'], { env: { COFFER_CONFIG: conf } });
+    expect(json.code).toBe(1);
+    expect(parseJson(json)).toEqual({
+      ok: false,
+      configFile: {
+        path: conf,
+        problems: [
+          expect.stringContaining('line 2: COFFER_DATA_DIR'),
+          expect.stringContaining('line 3'),
+          expect.stringContaining('line 4'),
+        ],
+      },
     });
   });
 

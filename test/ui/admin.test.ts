@@ -5,6 +5,7 @@ import {
   acquireBrowser,
   apiSettled,
   expectAccessible,
+  hasFocus,
   openContext,
   PHONE,
   releaseBrowser,
@@ -219,6 +220,81 @@ describe('admin console', () => {
     await page.getByText(`Deleting ${o.email}`).waitFor();
     expect((await o.client.get('/api/profile')).status).toBe(401);
     expect(errors.filter((e) => !e.includes('400'))).toEqual([]);
+    await context.close();
+  });
+
+  test('users: an account added past the first page shows marked and focused where its sort puts it: last of all oldest first, in place by name', async () => {
+    // A sign-in of its own: adding an account asks an older session for the admin's password again.
+    const fresh = await seed.login(t, admin.email);
+    const many = Array.from({ length: 55 }, (_, i) => ({
+      email: seed.uniqueEmail(`many-${i}`),
+      name: `Many ${String(i).padStart(2, '0')}`,
+    }));
+    for (let i = 0; i < many.length; i += 8) {
+      await Promise.all(
+        many.slice(i, i + 8).map(async (m) => {
+          const res = await fresh.post('/api/user/accounts', { ...m, password: 'a fine password' });
+          expect(res.status).toBe(201);
+        }),
+      );
+    }
+    const { context, page, errors } = await signedInContext(browser, t.url, { client: fresh });
+    await page.goto('/admin/users');
+    const accounts = page.getByRole('list', { name: 'Accounts' });
+    await accounts.getByText(admin.email).waitFor();
+    await button(page, 'Load more accounts').waitFor();
+    const owners = accounts.locator(':scope > li');
+    const inView = (entry: ReturnType<typeof owners.filter>) =>
+      entry.evaluate((el: any) => {
+        const r = el.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= el.ownerDocument.defaultView.innerHeight;
+      });
+    const addAccount = async (email: string, name: string) => {
+      await button(page, 'Add user').click();
+      const dialog = page.getByRole('dialog', { name: 'Add user' });
+      await dialog.getByLabel('Email').fill(email);
+      await dialog.getByLabel('Name').fill(name);
+      await dialog.getByLabel('Set a password now and tell it to them').check();
+      await dialog.getByLabel('Password', { exact: true }).fill('set by the admin');
+      await dialog.getByRole('button', { name: 'Add user' }).click();
+      const entry = owners.filter({ hasText: email });
+      await entry.getByText('Just added').waitFor();
+      await eventually(async () => expect(await hasFocus(entry)).toBe(true));
+      expect(await inView(entry)).toBe(true);
+      return entry;
+    };
+
+    // Oldest first, the newest account is the last of all, pages beyond the first shown: read on to it.
+    const newest = seed.uniqueEmail('newest');
+    const last = await addAccount(newest, 'Newest');
+    expect(await button(page, 'Load more accounts').count()).toBe(0);
+    expect(((await owners.last().textContent()) ?? '').includes(newest)).toBe(true);
+    expect(await last.count()).toBe(1);
+    await expectAccessible(page, 'admin users, an account just added');
+    await screenshot(page, 'admin-users-just-added-light-desktop');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot(page, 'admin-users-just-added-dark-desktop');
+    await page.emulateMedia({ colorScheme: 'light' });
+    const desktop = page.viewportSize()!;
+    await page.setViewportSize(PHONE);
+    await last.scrollIntoViewIfNeeded();
+    await screenshot(page, 'admin-users-just-added-light-phone');
+    await page.setViewportSize(desktop);
+
+    // By name, with two pages shown: the next one goes in its place among them, and both pages stay.
+    await page.getByLabel('Sort by').selectOption('name');
+    await apiSettled(page);
+    await button(page, 'Load more accounts').click();
+    await eventually(async () => expect(await owners.count()).toBeGreaterThan(50));
+    const shown = await owners.count();
+    expect(await last.getByText('Just added').count()).toBe(0);
+    const between = seed.uniqueEmail('between');
+    await addAccount(between, 'Many 27b');
+    expect(await owners.count()).toBeGreaterThanOrEqual(shown);
+    const names = await owners.locator('.entry-title').evaluateAll((els: any[]) => els.map((e) => e.firstChild.textContent));
+    const at = names.indexOf('Many 27b');
+    expect(names.slice(at - 1, at + 2)).toEqual(['Many 27', 'Many 27b', 'Many 28']);
+    expect(errors).toEqual([]);
     await context.close();
   });
 

@@ -13,7 +13,7 @@ let browser: Browser;
 serverAndBrowser((s) => ({ t, browser } = s));
 
 describe('folder picker', () => {
-  test('a folder of 650 subfolders shows its first page after one request; More folders, by keyboard, reaches the last, which takes the move', async () => {
+  test('a folder of 650 subfolders shows its first page after one request; scrolling to the end reads the next, to the last, which takes the move', async () => {
     const o = await seed.owner(t);
     const big = await folder(o.client, 'Big');
     seedRows(t, o.id, big.id, 650, (i) => ({ name: `Sub ${String(i).padStart(3, '0')}`, type: 'folder' }));
@@ -35,26 +35,21 @@ describe('folder picker', () => {
     const list = picker.getByRole('list', { name: 'Folders' });
     const subs = list.getByRole('button', { name: /^Sub \d+$/ });
     await list.getByRole('button', { name: 'Sub 000' }).waitFor();
+    await apiSettled(page);
     expect(reads).toHaveLength(1);
     expect(await subs.count()).toBe(200);
     expect(await list.getByRole('button', { name: 'Sub 649' }).count()).toBe(0);
     await expectAccessible(page, 'folder picker with more folders to read');
     await screenshot(page, 'folder-picker-more-light-desktop');
 
-    // The keyboard alone: Enter on More folders reads the next page, and the focus stays to press it again.
-    const more = list.getByRole('button', { name: 'More folders' });
-    await more.focus();
-    for (const shown of [400, 600]) {
-      await page.keyboard.press('Enter');
+    // The wheel, to the end of what is shown, each time: each end reads the next page, none before.
+    await list.hover();
+    for (const shown of [400, 600, 650]) {
+      await page.mouse.wheel(0, 100_000);
       await eventually(async () => expect(await subs.count()).toBe(shown));
-      expect(await hasFocus(more)).toBe(true);
     }
-    await page.keyboard.press('Enter');
     const last = list.getByRole('button', { name: 'Sub 649' });
-    await last.waitFor();
-    await more.waitFor({ state: 'detached' });
-    // Gone with the last page, it hands the focus to the first folder that page brought, not to the page's start.
-    await eventually(async () => expect(await hasFocus(list.getByRole('button', { name: 'Sub 600' }))).toBe(true));
+    await list.getByRole('button', { name: 'More folders' }).waitFor({ state: 'detached' });
     expect(reads).toHaveLength(4);
     await last.focus();
     await page.keyboard.press('Enter');
@@ -69,7 +64,45 @@ describe('folder picker', () => {
     await context.close();
   });
 
-  test('the picker with More folders at its end, dark and at phone width', async () => {
+  test('the keyboard alone reaches the rest: More folders, the end of the list, reads a page in view and again on Enter, keeping the focus', async () => {
+    const o = await seed.owner(t);
+    const big = await folder(o.client, 'Big');
+    seedRows(t, o.id, big.id, 650, (i) => ({ name: `Sub ${String(i).padStart(3, '0')}`, type: 'folder' }));
+    await upload(o.client, 'note.txt', 'hello');
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/files');
+    await page.getByRole('row', { name: /^note\.txt,/ }).click();
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    const picker = page.getByRole('dialog', { name: /^Copy/ });
+    await picker.getByRole('button', { name: 'Big' }).click();
+    const list = picker.getByRole('list', { name: 'Folders' });
+    const subs = list.getByRole('button', { name: /^Sub \d+$/ });
+    await list.getByRole('button', { name: 'Sub 000' }).waitFor();
+    await apiSettled(page);
+    expect(await subs.count()).toBe(200);
+
+    // Shift+Tab from the first of the dialog's actions lands on the list's end, which comes into view and reads the next page.
+    await picker.getByRole('button', { name: 'New folder' }).focus();
+    await page.keyboard.press('Shift+Tab');
+    const more = list.getByRole('button', { name: 'More folders' });
+    expect(await hasFocus(more)).toBe(true);
+    await eventually(async () => expect(await subs.count()).toBe(400));
+    expect(await hasFocus(more)).toBe(true);
+    await apiSettled(page);
+    await page.keyboard.press('Enter');
+    await eventually(async () => expect(await subs.count()).toBe(600));
+    expect(await hasFocus(more)).toBe(true);
+    await apiSettled(page);
+    await page.keyboard.press('Enter');
+    await list.getByRole('button', { name: 'Sub 649' }).waitFor();
+    await more.waitFor({ state: 'detached' });
+    // Gone with the last page, it hands the focus to the first folder that page brought, not to the page's start.
+    await eventually(async () => expect(await hasFocus(list.getByRole('button', { name: 'Sub 600' }))).toBe(true));
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('the picker scrolled to the end of a folder of more than a page, dark and at phone width', async () => {
     const o = await seed.owner(t);
     const big = await folder(o.client, 'Big');
     seedRows(t, o.id, big.id, 250, (i) => ({ name: `Sub ${String(i).padStart(3, '0')}`, type: 'folder' }));
@@ -92,7 +125,8 @@ describe('folder picker', () => {
       await p.getByRole('button', { name: 'Big' }).click();
       await p.getByRole('button', { name: 'Sub 000' }).waitFor();
       await p.getByRole('button', { name: 'More folders' }).scrollIntoViewIfNeeded();
-      await screenshot(shot.page, `folder-picker-more-${name}`);
+      await p.getByRole('button', { name: 'Sub 249' }).scrollIntoViewIfNeeded();
+      await screenshot(shot.page, `folder-picker-scrolled-${name}`);
       await shot.context.close();
     }
   });

@@ -1,8 +1,9 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect } from 'preact/hooks';
 import type { ActivityLine, ActivityQuery } from '../../src/contract/activity.ts';
 import { api } from '../api/index.ts';
 import { onFileEvent } from '../app/events.ts';
 import { usePages } from '../app/load.ts';
+import { useLoadAtEnd } from '../ui/load-at-end.ts';
 import { LoadError } from '../ui/page.tsx';
 import { ActivityEntry } from './activity-line.tsx';
 import { byDay, groupLines } from './describe.ts';
@@ -16,7 +17,7 @@ const PAGE = 50;
 export function ActivityFeed({ filters, label }: { filters: Omit<ActivityQuery, 'cursor' | 'limit'>; label: string }) {
   const key = JSON.stringify(filters);
   const pages = usePages<ActivityLine>((cursor) => api.files.activity({ ...filters, limit: PAGE, ...(cursor ? { cursor } : {}) }), [key]);
-  const end = useRef<HTMLDivElement>(null);
+  const end = useLoadAtEnd<HTMLDivElement>(pages);
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | null = null;
@@ -32,18 +33,6 @@ export function ActivityFeed({ filters, label }: { filters: Omit<ActivityQuery, 
       if (timer) clearTimeout(timer);
     };
   }, [key]);
-
-  // After a failed page the end stays in view: the next read waits for Try again, not the observer, which would ask in a loop.
-  const reading = pages.more && !pages.busy && !pages.error;
-  useEffect(() => {
-    const node = end.current;
-    if (!node || !reading) return;
-    const seen = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) void pages.loadMore();
-    });
-    seen.observe(node);
-    return () => seen.disconnect();
-  }, [reading, pages.items]);
 
   const lines = pages.items;
   if (pages.error && !lines) return <LoadError message={pages.error} retry={() => void pages.reload()} />;

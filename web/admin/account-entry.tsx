@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'preact/hooks';
 import type { InvitationEntry, UserEntry } from '../../src/contract/admin.ts';
 import { PERMISSION_CATALOG } from '../../src/contract/permissions.ts';
 import { exactDate, formatDate, formatSize, plural } from '../app/format.ts';
@@ -10,12 +11,13 @@ function usage(u: UserEntry): string {
   return `${formatSize(u.storageUsed)} of ${formatSize(u.storageTotal)} (${u.storageLimit === null ? 'instance default' : 'own limit'})`;
 }
 
-function Person({ u, admin }: { u: UserEntry; admin?: boolean }) {
+function Person({ u, admin, justAdded }: { u: UserEntry; admin?: boolean; justAdded?: boolean }) {
   return (
     <div class="entry-main">
       <span class="entry-title">
         {u.name || u.email}
         {admin && <span class="pill accent">Administrator</span>}
+        {justAdded && <span class="pill accent">Just added</span>}
         {u.deletionPending ? <span class="pill warn">Being deleted</span> : u.disabled && <span class="pill warn">Disabled</span>}
         <span class={`pill ${u.mfaEnabled ? 'ok' : ''}`}>Two-factor {u.mfaEnabled ? 'on' : 'off'}</span>
       </span>
@@ -31,6 +33,8 @@ export function AccountEntry(p: {
   o: UserEntry;
   subs: UserEntry[];
   isAdmin: boolean;
+  /** Added a moment ago: marked, and the focus brought to it, wherever the sort puts it. */
+  justAdded: boolean;
   /** Until the administrator is known, no account offers Disable or Delete. */
   adminKnown: boolean;
   setLimit: (u: UserEntry) => void;
@@ -38,10 +42,16 @@ export function AccountEntry(p: {
   remove: (u: UserEntry) => void;
 }) {
   const { o, subs } = p;
+  const entry = useRef<HTMLLIElement>(null);
+  useEffect(() => {
+    if (!p.justAdded) return;
+    entry.current?.scrollIntoView({ block: 'center' });
+    entry.current?.focus({ preventScroll: true });
+  }, [p.justAdded]);
   return (
-    <li class="entry account">
+    <li ref={entry} class={`entry account ${p.justAdded ? 'just-added' : ''}`} tabIndex={p.justAdded ? -1 : undefined}>
       <div class="entry-row">
-        <Person u={o} admin={p.isAdmin} />
+        <Person u={o} admin={p.isAdmin} justAdded={p.justAdded} />
         <div class="entry-side">
           <span class="small">{usage(o)}</span>
           {(o.sharedWithPeople ?? 0) > 0 && <span class="small muted">shares {plural(o.sharedWithPeople ?? 0, 'item')} with people</span>}

@@ -81,6 +81,8 @@ export function Users() {
   const [sort, setSort] = useState<UserSort>('created');
   const [invitations, setInvitations] = useState<InvitationEntry[]>([]);
   const [adminId, setAdminId] = useState<string | null>(null);
+  // The account just added, focused and marked where the list shows it.
+  const [added, setAdded] = useState<string | null>(null);
 
   // A new sort or search starts from the first page.
   const users = usePages(
@@ -94,6 +96,8 @@ export function Users() {
     const timer = setTimeout(() => setQuery(q.trim()), q ? 250 : 0);
     return () => clearTimeout(timer);
   }, [q]);
+  // Another order or search lists afresh: the mark (and the focus it brings) stays with the list it was made in.
+  useEffect(() => setAdded(null), [query, sort]);
 
   /** After a change to one account: its entry and its sub-users read again and put in place, the other pages left as shown. */
   const refresh = async (o: UserEntry) => {
@@ -129,8 +133,13 @@ export function Users() {
     const added = await addUser();
     if (!added) return;
     toast(added.kind === 'invitation' ? `Invitation for ${added.email} created` : `${added.email} added`);
-    if (added.kind === 'invitation') await loadInvitations();
-    else await users.reload();
+    if (added.kind === 'invitation') return loadInvitations();
+    // Its place depends on the sort (last of all, oldest first): the list is read again as far as it was shown, and on to it.
+    const email = added.email.toLowerCase();
+    const isNew = (u: UserEntry) => u.parentUserId === null && u.email.toLowerCase() === email;
+    const wanted = owners.length;
+    const read = await users.reloadUntil((got) => got.some(isNew) && got.filter((u) => u.parentUserId === null).length >= wanted);
+    setAdded(read?.find(isNew)?.id ?? null);
   };
 
   const withdraw = async (i: InvitationEntry) => {
@@ -234,6 +243,7 @@ export function Users() {
               o={o}
               subs={shown.filter((u) => u.parentUserId === o.id)}
               isAdmin={o.id === adminId}
+              justAdded={o.id === added}
               adminKnown={adminId !== null}
               setLimit={setLimit}
               setDisabled={setDisabled}

@@ -49,13 +49,18 @@ export interface Pages<T> {
   loadMore(): Promise<void>;
   /** Reads the first page again, in place of all shown. */
   reload(): Promise<void>;
+  /**
+   * Reads from the first page again, page after page until `enough` holds for what is read (or the list ends), in place of
+   * all shown; resolves with what was read (null: it failed, or a later read took its place).
+   */
+  reloadUntil(enough: (items: T[]) => boolean): Promise<T[] | null>;
   /** Changes what is shown (an entry removed) without asking the server. */
   update(change: (items: T[]) => T[]): void;
 }
 
 /**
  * A list read a page at a time: the first page when the screen opens (and again when `deps` change), the next at each
- * `loadMore` (a "More" button), so no entry is out of reach however long the list is.
+ * `loadMore` (a "More" button, or the end scrolled into view), so no entry is out of reach however long the list is.
  */
 export function usePages<T>(load: (cursor?: string) => Promise<{ items: T[]; nextCursor: string | null }>, deps: unknown[] = []): Pages<T> {
   const [items, setItems] = useState<T[] | null>(null);
@@ -63,17 +68,26 @@ export function usePages<T>(load: (cursor?: string) => Promise<{ items: T[]; nex
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const latest = useRef(0);
-  const read = async (from?: string) => {
+  /** Pages from `from` (the first without) until `enough` holds for them, added to what is shown (in its place from the first). */
+  const read = async (from: string | undefined, enough: (items: T[]) => boolean = () => true): Promise<T[] | null> => {
     const call = ++latest.current;
     setBusy(true);
     try {
-      const page = await load(from);
-      if (call !== latest.current) return;
-      setItems((shown) => (from ? [...(shown ?? []), ...page.items] : page.items));
-      setCursor(page.nextCursor);
+      const got: T[] = [];
+      let next = from;
+      do {
+        const page = await load(next);
+        if (call !== latest.current) return null;
+        got.push(...page.items);
+        next = page.nextCursor ?? undefined;
+      } while (next && !enough(got));
+      setItems((shown) => (from ? [...(shown ?? []), ...got] : got));
+      setCursor(next ?? null);
       setError(null);
+      return got;
     } catch (err) {
       if (call === latest.current) setError((err as Error).message);
+      return null;
     } finally {
       if (call === latest.current) setBusy(false);
     }
@@ -82,15 +96,16 @@ export function usePages<T>(load: (cursor?: string) => Promise<{ items: T[]; nex
     setItems(null);
     setCursor(null);
     setError(null);
-    void read();
+    void read(undefined);
   }, deps);
   return {
     items,
     error,
     more: cursor !== null,
     busy,
-    loadMore: () => (cursor ? read(cursor) : Promise.resolve()),
-    reload: () => read(),
+    loadMore: () => (cursor ? read(cursor).then(() => {}) : Promise.resolve()),
+    reload: () => read(undefined).then(() => {}),
+    reloadUntil: (enough) => read(undefined, enough),
     update: (change) => setItems((shown) => shown && change(shown)),
   };
 }

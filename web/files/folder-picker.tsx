@@ -7,6 +7,7 @@ import { can } from '../app/session.ts';
 import { Dialog, openDialog, promptDialog } from '../ui/dialog.tsx';
 import { useFocusAfterRemoval } from '../ui/focus-after-removal.ts';
 import { FileIcon, Icon } from '../ui/icons.tsx';
+import { useLoadAtEnd } from '../ui/load-at-end.ts';
 import { MoreButton } from '../ui/page.tsx';
 
 const PAGE = 200;
@@ -29,7 +30,7 @@ function Picker(props: {
   // The path of the folder shown: of `at` once read (until then Move here waits, not to name the folder before).
   const [trail, setTrail] = useState<{ at: string | null; crumbs: Crumb[]; error?: string }>({ at: null, crumbs: [] });
   const [reload, setReload] = useState(0);
-  // The first page shows at once; a folder of thousands reads the rest a page at a time, when asked.
+  // The first page shows at once; a folder of thousands reads the rest a page at a time, as its end scrolls into view.
   const list = usePages((cursor) => subfolders(at, cursor), [at, reload]);
   const folders = list.items;
   useEffect(() => {
@@ -47,6 +48,8 @@ function Picker(props: {
   const error = list.error ?? (trail.at === at ? trail.error : undefined);
   // The More entry leaves with the last page: the focus it held goes to the first folder that page brought.
   const focus = useFocusAfterRemoval([...(folders ?? []).map((f) => f.id), ...(list.more ? ['more'] : [])]);
+  // A few rows ahead, so scrolling seldom waits at the end.
+  const end = useLoadAtEnd<HTMLLIElement>(list, { root: focus.ref, margin: '0px 0px 150px 0px' });
   const here = crumbs[crumbs.length - 1];
   const intoItself = at !== null && crumbs.some((c) => props.moving.has(c.id));
   return (
@@ -81,9 +84,10 @@ function Picker(props: {
               </button>
             </li>
           ))}
-          {/* At the list's end, where scrolling stops: the next page comes in above it and the focus stays on it. */}
+          {/* At the list's end, where scrolling stops: in view, it reads the next page, which comes in above it; for the
+              keyboard it is a button, and the focus stays on it. */}
           {list.more && (
-            <li data-key="more">
+            <li data-key="more" ref={end}>
               <MoreButton pages={list} label="More folders" />
             </li>
           )}
