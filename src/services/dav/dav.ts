@@ -22,7 +22,7 @@ import type { QuotaService, Usage } from '../files/quota.ts';
 import type { TrashService } from '../files/trash.ts';
 import type { UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
-import { escapeXml, fromFormerXmlBindings } from '../../lib/xml.ts';
+import { escapeXml } from '../../lib/xml.ts';
 import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
@@ -830,7 +830,6 @@ export class DavService {
     if (needs.dead) {
       const ids = rows.filter((r) => !('hasProperties' in r) || r.hasProperties).map((r) => r.id);
       for (const p of ids.length ? this.d.properties.ofItems(ids) : []) {
-        p.value = fromFormerXmlBindings(p.value);
         const list = dead.get(p.itemId);
         if (list) list.push(p);
         else dead.set(p.itemId, [p]);
