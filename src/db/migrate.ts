@@ -53,9 +53,10 @@ export function migrate(db: Db, migrations: ReadonlyArray<EmbeddedMigration> = e
         const statements = m.sql
           .split('--> statement-breakpoint')
           .map((s) => s.trim())
-          .filter(Boolean);
+          .filter((s) => s.split('\n').some((line) => line.trim() !== '' && !line.trim().startsWith('--')));
         try {
           for (const statement of statements) sqlite.run(statement);
+          m.repair?.(sqlite);
         } catch (err) {
           throw new MigrationFailedError(`migration ${m.tag} failed (${err instanceof Error ? err.message : String(err)})`);
         }

@@ -1,3 +1,4 @@
+import type { Database } from 'bun:sqlite';
 import journal from '../../migrations/meta/_journal.json' with { type: 'json' };
 import m0000 from '../../migrations/0000_initial.sql' with { type: 'text' };
 import m0001 from '../../migrations/0001_search.sql' with { type: 'text' };
@@ -44,12 +45,16 @@ import m0041 from '../../migrations/0041_access_generation_libraries.sql' with {
 import m0042 from '../../migrations/0042_changes_item_row.sql' with { type: 'text' };
 import m0043 from '../../migrations/0043_unusable_mime_types.sql' with { type: 'text' };
 import m0044 from '../../migrations/0044_dav_property_lang.sql' with { type: 'text' };
+import m0045 from '../../migrations/0045_dav_property_xml_prefix.sql' with { type: 'text' };
+import { formerXmlBindingsRewritten } from './data-repairs.ts';
 
 export interface EmbeddedMigration {
   tag: string;
   sql: string;
   /** Its tags on main before a merge renumbered it, with this same SQL: a database that recorded one of them has it. */
   formerTags?: readonly string[];
+  /** A data repair SQL cannot express, run after its SQL in the same transaction. */
+  repair?: (sqlite: Database) => void;
 }
 
 /** The SQL migrations, embedded into the executable. Add one line per file drizzle-kit generates. */
@@ -123,6 +128,8 @@ export const embeddedMigrations: ReadonlyArray<EmbeddedMigration> = [
   // Hand-written: file types stored before client-sent types were checked, that no header can carry, become none.
   { tag: '0043_unusable_mime_types', sql: m0043 },
   { tag: '0044_dav_property_lang', sql: m0044 },
+  // Hand-written: comments only, its repair is code.
+  { tag: '0045_dav_property_xml_prefix', sql: m0045, repair: formerXmlBindingsRewritten },
 ];
 
 /** Whether a database whose last migration is `tag` is one this Coffer can open (and upgrade). */

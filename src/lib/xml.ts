@@ -296,7 +296,7 @@ export function fromFormerXmlBindings(stored: string): string {
   try {
     return serializeNodes(parseXml(`<v>${stored}</v>`, { formerXmlBindings: true }).children);
   } catch (err) {
-    // A value stored before the parser refused some characters is answered as it was, not made a failed listing.
+    // A value stored before the parser refused some characters is kept as it was, not made a failed upgrade.
     if (err instanceof XmlError) return stored;
     throw err;
   }

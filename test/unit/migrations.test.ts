@@ -417,3 +417,46 @@ describe('0042_changes_item_row', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('0045_dav_property_xml_prefix', () => {
+  test('rewrites dead-property values stored with the XML namespace under another prefix as they are written now, and leaves the others as they are', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    const sqlite = db.$client;
+    const upTo = embeddedMigrations.findIndex((m) => m.tag === '0045_dav_property_xml_prefix');
+    migrate(db, embeddedMigrations.slice(0, upTo));
+    sqlite.run("INSERT INTO users (id, email, email_key, created_at, updated_at) VALUES ('u', 'u@example.test', 'u@example.test', 0, 0)");
+    sqlite.run(
+      `INSERT INTO items (id, account_id, parent_id, type, name, name_key, size, starred, modified_at, accessed_at, created_at)
+       VALUES ('f', 'u', NULL, 'file', 'f.txt', 'f.txt', 1, 0, 0, 0, 0)`,
+    );
+    const XML = 'http://www.w3.org/XML/1998/namespace';
+    const stored = {
+      // An attribute of another namespace before xml:lang numbered it a1.
+      attrs: `<t xmlns="urn:z" xmlns:a0="urn:o" a0:x="1" xmlns:a1="${XML}" a1:lang="fr">Bonjour</t>`,
+      element: `<note xmlns="${XML}"><i xmlns="">n</i></note>`,
+      current: '<k xml:lang="de">Hallo</k>',
+      plain: 'text naming http://www.w3.org/XML/1998/namespace',
+      // A value the parser refuses today (a character outside XML's) is kept as it was, as a read kept it.
+      refused: `<r xmlns:a0="${XML}" a0:lang="fr">\u0001</r>`,
+    };
+    for (const [name, value] of Object.entries(stored))
+      sqlite.run("INSERT INTO dav_properties (item_id, ns, name, value) VALUES ('f', 'urn:z', ?, ?)", [name, value]);
+    expect(migrate(db).applied).toEqual(['0045_dav_property_xml_prefix']);
+    const values = Object.fromEntries(
+      sqlite
+        .query<{ name: string; value: string }, []>('SELECT name, value FROM dav_properties')
+        .all()
+        .map((r) => [r.name, r.value]),
+    );
+    expect(values).toEqual({
+      attrs: '<t xmlns="urn:z" xmlns:a0="urn:o" a0:x="1" xml:lang="fr">Bonjour</t>',
+      element: '<xml:note><i>n</i></xml:note>',
+      current: stored.current,
+      plain: stored.plain,
+      refused: stored.refused,
+    });
+    closeDatabase(db);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});

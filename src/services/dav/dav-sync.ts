@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { ChangeRow } from '../../db/repos/changes.ts';
 import type { ChangeLog } from '../changes/change-log.ts';
@@ -376,7 +376,13 @@ export class DavSync {
 
   liveChild(principal: Principal, parentId: string | null, id: string): Item | null {
     const row = this.d.items.getLive(principal.accountId, id);
-    return row && row.parentId === parentId ? row : null;
+    return row && row.parentId === parentId ? this.named(principal, row) : null;
+  }
+
+  /** The row under its WebDAV name (DavService.davName). */
+  private named(principal: Principal, row: Item): Item {
+    const name = this.d.dav.davName(principal, row.parentId, row.name);
+    return name === row.name ? row : { ...row, name, nameKey: nameKeyOf(name) };
   }
 
   /** A live item's names from the collection down to it; null when it is not below the collection (or not live). */
@@ -385,15 +391,16 @@ export class DavSync {
   }
 
   currentItem(principal: Principal, collectionId: string | null, id: string): { item: Item; segments: string[] } | null {
-    const item = this.d.items.getLive(principal.accountId, id);
-    if (!item || item.id === collectionId) return null;
+    const live = this.d.items.getLive(principal.accountId, id);
+    if (!live || live.id === collectionId) return null;
+    const item = this.named(principal, live);
     const segments = [item.name];
     let parent = item.parentId;
     for (let depth = 0; parent !== collectionId; depth++) {
       if (parent === null || depth > MAX_DEPTH) return null;
       const row = this.d.items.getLive(principal.accountId, parent);
       if (!row) return null;
-      segments.unshift(row.name);
+      segments.unshift(this.d.dav.davName(principal, row.parentId, row.name));
       parent = row.parentId;
     }
     return { item, segments };
@@ -409,12 +416,12 @@ export class DavSync {
       let parent: string | null;
       if (changed) {
         if (changed.parentId === undefined || changed.name === null) return null;
-        segments.unshift(changed.name);
+        segments.unshift(this.d.dav.davName(principal, changed.parentId, changed.name));
         parent = changed.parentId;
       } else {
         const row = this.d.items.get(principal.accountId, at);
         if (!row) return null;
-        segments.unshift(row.name);
+        segments.unshift(this.d.dav.davName(principal, row.parentId, row.name));
         parent = row.parentId;
       }
       at = parent;

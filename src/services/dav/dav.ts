@@ -22,7 +22,7 @@ import type { QuotaService, Usage } from '../files/quota.ts';
 import type { TrashService } from '../files/trash.ts';
 import type { UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
-import { escapeXml, fromFormerXmlBindings } from '../../lib/xml.ts';
+import { escapeXml } from '../../lib/xml.ts';
 import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
@@ -345,13 +345,15 @@ const LISTING_BATCH = 50;
 const NOTHING_SHARED: ReadonlySet<string> = new Set();
 const NO_CHECKSUMS: ReadonlyMap<string, string> = new Map();
 const SHARED_KEY = davPath([SHARED_WITH_ME]).key;
+const SHARED_NAME_KEY = nameKeyOf(SHARED_WITH_ME);
+/** How the WebDAV name of an own item named SHARED_WITH_ME at the root begins (its name key). */
+const NUMBERED_SHARED = `${SHARED_NAME_KEY} (`;
 const LISTED: DavFound = { target: { kind: 'root' }, parent: null };
 const NOTHING_FOUND: DavFound = { target: null, parent: null };
 
 /**
  * Refuses a write that makes or replaces an item named SHARED_WITH_ME at the root: it is where shares appear, so an
- * own item made there while nothing is shared (a sync client uploading what it kept of a share that ended) would be
- * hidden from every client once something is.
+ * own item made there (a sync client uploading what it kept of a share that ended) would be under another name (davName).
  */
 export function assertNotSharedListName(place: DavPlace): void {
   if (place.kind === 'own' && place.path.segments.length === 1 && place.path.key === SHARED_KEY)
@@ -828,7 +830,6 @@ export class DavService {
     if (needs.dead) {
       const ids = rows.filter((r) => !('hasProperties' in r) || r.hasProperties).map((r) => r.id);
       for (const p of ids.length ? this.d.properties.ofItems(ids) : []) {
-        p.value = fromFormerXmlBindings(p.value);
         const list = dead.get(p.itemId);
         if (list) list.push(p);
         else dead.set(p.itemId, [p]);
@@ -841,6 +842,36 @@ export class DavService {
       previews: needs.previews && files.length ? this.d.previews.previewable(files) : NOTHING_SHARED,
       checksums: needs.checksums && files.length ? this.d.checksums.ofItems(files) : NO_CHECKSUMS,
     };
+  }
+
+  /**
+   * The WebDAV name of an item of the account's own tree: an own item at the root named SHARED_WITH_ME (the
+   * path that lists what is shared with the account) is numbered past the names at the root and the team
+   * folders', as Nextcloud numbers a share where its name is taken; shared or not, so its path never moves.
+   */
+  davName(principal: Principal, parentId: string | null, name: string): string {
+    return parentId === null && !principal.share && nameKeyOf(name) === SHARED_NAME_KEY ? this.namesake(principal, name).name : name;
+  }
+
+  private namesake(principal: Principal, name: string): { name: string; nameKey: string } {
+    const teams = this.reachesTeam(principal) ? this.teamFolders(principal).map((t) => nameKeyOf(t.name)) : [];
+    for (let n = 1; ; n++) {
+      const numbered = `${name} (${n})`;
+      const key = nameKeyOf(numbered);
+      if (!this.d.items.liveByName(principal.accountId, null, numbered) && !teams.includes(key)) return { name: numbered, nameKey: key };
+    }
+  }
+
+  /** The own item a WebDAV name at the root names: SHARED_WITH_ME none (what is shared with the account is there), its namesake's numbered name that item. */
+  private ownAtRoot(principal: Principal, segment: string): Item | null {
+    const key = nameKeyOf(segment);
+    if (key === SHARED_NAME_KEY) return null;
+    const row = this.d.items.liveByName(principal.accountId, null, segment);
+    if (row || !key.startsWith(NUMBERED_SHARED)) return row;
+    const namesake = this.d.items.liveByName(principal.accountId, null, SHARED_WITH_ME);
+    if (!namesake) return null;
+    const named = this.namesake(principal, namesake.name);
+    return named.nameKey === key ? { ...namesake, ...named } : null;
   }
 
   resolve(principal: Principal, path: DavPath): DavTarget | null {
@@ -858,7 +889,8 @@ export class DavService {
     let row: Item | null = null;
     for (const [i, segment] of path.segments.entries()) {
       const last = i === path.segments.length - 1;
-      row = this.d.items.liveByName(principal.accountId, parentId, segment);
+      row =
+        i === 0 && !principal.share ? this.ownAtRoot(principal, segment) : this.d.items.liveByName(principal.accountId, parentId, segment);
       // Another letter case there is a name nothing has: the clients check that a rename's old path is gone.
       if (row && path.exactCase && row.name !== segment) row = null;
       if (!row) return { target: null, parent: last ? { id: parentId } : null };
@@ -900,6 +932,15 @@ export class DavService {
   /** Live children of a folder (null: the root) in name order after the name key `after`, a page at a time. */
   async *children(principal: Principal, folderId: string | null, after = ''): AsyncGenerator<DavEntry[]> {
     const tag = rightsTag(principal);
+    const atRoot = folderId === null && !principal.share;
+    // A listing continued after the own namesake of SHARED_WITH_ME goes on from where its stored name sorts.
+    if (
+      atRoot &&
+      after.startsWith(NUMBERED_SHARED) &&
+      !this.d.items.liveByName(principal.accountId, null, after) &&
+      this.ownAtRoot(principal, after)
+    )
+      after = SHARED_NAME_KEY;
     for (;;) {
       const rows = this.d.items.liveChildEntriesByName(principal.accountId, folderId, after, PAGE);
       if (rows.length)
@@ -907,8 +948,7 @@ export class DavService {
           seq: r.seq,
           id: r.id,
           type: r.type,
-          name: r.name,
-          nameKey: r.nameKey,
+          ...(atRoot && r.nameKey === SHARED_NAME_KEY ? this.namesake(principal, r.name) : { name: r.name, nameKey: r.nameKey }),
           size: r.size,
           mimeType: r.mimeType,
           modifiedAt: r.modifiedAt,

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
 import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
+import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import { skipWithout } from '../../helpers/prerequisites.ts';
 
@@ -83,6 +84,21 @@ function digests(root: string): Map<string, string> {
   return out;
 }
 
+/** rclone's environment for a remote `coffer:` that is the login's WebDAV root, with a new app password. */
+async function rcloneEnv(o: seed.SeededLogin): Promise<Record<string, string>> {
+  const dav = await davLogin(t, o, 'rclone');
+  const obscured = (await run([RCLONE!, 'obscure', dav.password])).out.trim();
+  return {
+    RCLONE_CONFIG_COFFER_TYPE: 'webdav',
+    RCLONE_CONFIG_COFFER_URL: `${t.url}/dav/`,
+    // The owncloud vendor sends modification times (X-OC-Mtime), which Coffer keeps.
+    RCLONE_CONFIG_COFFER_VENDOR: 'owncloud',
+    RCLONE_CONFIG_COFFER_USER: o.email,
+    RCLONE_CONFIG_COFFER_PASS: obscured,
+    RCLONE_CONFIG: path.join(dir, 'none.conf'),
+  };
+}
+
 describe('rclone with the webdav backend', () => {
   let env: Record<string, string>;
   let ownerId = '';
@@ -91,18 +107,33 @@ describe('rclone with the webdav backend', () => {
     if (!RCLONE) return;
     const o = await seed.owner(t);
     ownerId = o.id;
-    const dav = await davLogin(t, o, 'rclone');
-    const obscured = (await run([RCLONE, 'obscure', dav.password])).out.trim();
-    env = {
-      RCLONE_CONFIG_COFFER_TYPE: 'webdav',
-      RCLONE_CONFIG_COFFER_URL: `${t.url}/dav/`,
-      // The owncloud vendor sends modification times (X-OC-Mtime), which Coffer keeps.
-      RCLONE_CONFIG_COFFER_VENDOR: 'owncloud',
-      RCLONE_CONFIG_COFFER_USER: o.email,
-      RCLONE_CONFIG_COFFER_PASS: obscured,
-      RCLONE_CONFIG: path.join(dir, 'none.conf'),
-    };
+    env = await rcloneEnv(o);
   });
+
+  test.skipIf(NO_RCLONE)(
+    'an own folder named Shared with me is synced as "Shared with me (1)" beside what others share, both ways',
+    async () => {
+      const o = await seed.owner(t);
+      const other = await seed.owner(t);
+      const own = await folder(o.client, 'Shared with me');
+      await upload(o.client, 'mine.txt', 'my own', { parentId: own.id });
+      const theirs = await folder(other.client, 'Holiday');
+      await upload(other.client, 'beach.txt', 'sand', { parentId: theirs.id });
+      expect((await other.client.post(`/api/files/${theirs.id}/members`, { email: o.email, role: 'viewer' })).status).toBe(201);
+      const ownEnv = await rcloneEnv(o);
+      const down = path.join(dir, 'namesake');
+      expect(await run([RCLONE!, 'copy', 'coffer:', down], ownEnv)).toMatchObject({ code: 0 });
+      expect(fs.readFileSync(path.join(down, 'Shared with me (1)', 'mine.txt'), 'utf8')).toBe('my own');
+      expect(fs.readFileSync(path.join(down, 'Shared with me', 'Holiday', 'beach.txt'), 'utf8')).toBe('sand');
+      fs.writeFileSync(path.join(down, 'Shared with me (1)', 'added.txt'), 'added by rclone');
+      expect(await run([RCLONE!, 'copy', path.join(down, 'Shared with me (1)'), 'coffer:Shared with me (1)'], ownEnv)).toMatchObject({
+        code: 0,
+      });
+      const added = (await listAll(o.client, `/api/files?parentId=${own.id}`)).find((i) => i.name === 'added.txt');
+      expect((await downloaded(o.client, added.id)).toString()).toBe('added by rclone');
+    },
+    120_000,
+  );
 
   test.skipIf(NO_RCLONE)(
     'copy of 300 files (nested folders, Unicode names, 0 bytes to 20 MiB) up and back down is byte-exact',

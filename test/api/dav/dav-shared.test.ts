@@ -203,6 +203,68 @@ describe('WebDAV: Shared with me', () => {
     expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['a.txt']);
   });
 
+  test('an own item named Shared with me is under a numbered name (past the names at the root), shared or not, and every read and write there acts on it', async () => {
+    const o = await seed.owner(t);
+    const other = await seed.owner(t);
+    const own = await folder(o.client, 'Shared with me');
+    await upload(o.client, 'mine.txt', 'my own', { parentId: own.id });
+    await folder(o.client, 'Shared with me (1)');
+    const dav = await davLogin(t, o);
+    const ALIAS = 'Shared%20with%20me%20(2)';
+    const nc = (method: string, url: string, headers: Record<string, string> = {}, body?: string) =>
+      fetch(`${t.url}/remote.php/dav/files/${o.id}/${url}`, { method, headers: { authorization: dav.authorization, ...headers }, body });
+
+    // Nothing shared yet: the own folder is already at the path it keeps once something is.
+    expect((await dav.list('')).sort()).toEqual(['/dav/', '/dav/Shared with me (1)/', '/dav/Shared with me (2)/']);
+    expect((await dav.propfind(SHARED, '0')).status).toBe(404);
+    const theirs = await folder(other.client, 'Holiday');
+    await share(other, theirs.id, o.email, 'viewer');
+    expect((await dav.list('')).sort()).toEqual(
+      ['/dav/', '/dav/Shared with me/', '/dav/Shared with me (1)/', '/dav/Shared with me (2)/'].sort(),
+    );
+    expect(await dav.list(`${SHARED}/`)).toEqual(['/dav/Shared with me/', '/dav/Shared with me/Holiday/']);
+    const answer = await (await dav.propfind(`${ALIAS}/`, '1')).text();
+    expect(answer).toContain('<D:displayname>Shared with me (2)</D:displayname>');
+    expect(await dav.list(`${ALIAS}/`)).toEqual(['/dav/Shared with me (2)/', '/dav/Shared with me (2)/mine.txt']);
+    expect(await (await dav.request('GET', `${ALIAS}/mine.txt`)).text()).toBe('my own');
+    expect(await (await nc('GET', `${ALIAS}/mine.txt`)).text()).toBe('my own');
+    expect((await nc('GET', `shared%20with%20me%20(2)/mine.txt`)).status).toBe(404);
+
+    expect((await dav.put(`${ALIAS}/new.txt`, 'put there')).status).toBe(201);
+    expect((await dav.request('MKCOL', `${ALIAS}/Sub`)).status).toBe(201);
+    const moved = await dav.request('MOVE', `${ALIAS}/new.txt`, { headers: { destination: `${t.url}/dav/${ALIAS}/Sub/new.txt` } });
+    expect(moved.status).toBe(201);
+    const names = async (parentId: string) => (await listAll(o.client, `/api/files?parentId=${parentId}`)).map((i) => i.name).sort();
+    expect(await names(own.id)).toEqual(['Sub', 'mine.txt']);
+    const sub = (await listAll(o.client, `/api/files?parentId=${own.id}`)).find((i) => i.name === 'Sub');
+    expect(await names(sub.id)).toEqual(['new.txt']);
+    // A sync-collection REPORT of the root names it at that path too, in a first sync and in the changes after it.
+    const sync = async (token: string) => {
+      const res = await dav.request('REPORT', '', {
+        headers: { depth: '0', 'content-type': 'application/xml' },
+        body: `<D:sync-collection xmlns:D="DAV:"><D:sync-token>${token}</D:sync-token><D:sync-level>infinite</D:sync-level><D:prop><D:getetag/></D:prop></D:sync-collection>`,
+      });
+      expect(res.status).toBe(207);
+      const text = decodeURIComponent(await res.text());
+      return { hrefs: [...text.matchAll(/<D:href>([^<]*)<\/D:href>/g)].map((m) => m[1]!), token: /<D:sync-token>([^<]*)</.exec(text)![1]! };
+    };
+    const first = await sync('');
+    expect(first.hrefs).toContain('/dav/Shared with me (2)/Sub/new.txt');
+    expect(first.hrefs).not.toContain('/dav/Shared with me/mine.txt');
+    expect((await dav.request('DELETE', `${ALIAS}/mine.txt`)).status).toBe(204);
+    expect(await names(own.id)).toEqual(['Sub']);
+    expect((await dav.put(`${ALIAS}/Sub/later.txt`, 'later')).status).toBe(201);
+    expect((await sync(first.token)).hrefs.sort()).toEqual(['/dav/Shared with me (2)/Sub/later.txt', '/dav/Shared with me (2)/mine.txt']);
+
+    // Renamed away and back through WebDAV, it stays the account's own folder.
+    let res = await dav.request('MOVE', `${ALIAS}/`, { headers: { destination: `${t.url}/dav/Mine/` } });
+    expect(res.status).toBe(201);
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name).sort()).toEqual(['Mine', 'Shared with me (1)']);
+    res = await dav.request('MOVE', 'Mine/', { headers: { destination: `${t.url}/dav/${SHARED}/` } });
+    expect(res.status).toBe(403);
+    expect(await names(own.id)).toEqual(['Sub']);
+  });
+
   test('an If header tagged with a path inside a share (a lock token or an ETag, as davfs2 and the desktop client send it) is checked on the item there', async () => {
     const member = await seed.owner(t);
     const o = await seed.owner(t);

@@ -216,28 +216,46 @@ describe('WebDAV protocol basics', () => {
     expect(await (await dav.propfind('langs.txt', '0', named)).text()).toContain('<x:author xmlns:x="urn:z">Ann</x:author>');
   });
 
-  test('a dead property stored by an earlier version with the XML namespace bound to another prefix comes back as strict parsers accept it', async () => {
-    const o = await seed.owner(t);
-    const dav = await davLogin(t, o);
-    await dav.put('former.txt', 'x');
-    const [file] = (await listAll(o.client, '/api/files')).filter((i) => i.name === 'former.txt');
-    const XML = 'http://www.w3.org/XML/1998/namespace';
-    // Exactly as serializeNodes wrote values before the XML namespace kept its own prefix.
-    const former = [
-      ['title', `<t xmlns="urn:z" xmlns:a0="${XML}" a0:lang="fr">Bonjour <b xmlns:a0="${XML}" a0:space="preserve"> à </b>tous</t>`],
-      ['note', `<note xmlns="${XML}"><i xmlns="">n</i></note>`],
-    ];
-    for (const [name, value] of former)
-      t.server.ctx.db.$client
-        .query('INSERT INTO dav_properties (item_id, ns, name, value) VALUES (?, ?, ?, ?)')
-        .run(file!.id, 'urn:z', name!, value!);
-    for (const body of [undefined, '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:prop><Z:title/><Z:note/></D:prop></D:propfind>']) {
-      const answer = await (await dav.propfind('former.txt', '0', body)).text();
-      expect(() => parseXml(answer)).not.toThrow();
-      expect(answer).toContain(
-        '<x:title xmlns:x="urn:z"><t xmlns="urn:z" xml:lang="fr">Bonjour <b xml:space="preserve"> à </b>tous</t></x:title>',
-      );
-      expect(answer).toContain('<x:note xmlns:x="urn:z"><xml:note><i>n</i></xml:note></x:note>');
+  test('dead properties an earlier version stored with the XML namespace bound to another prefix are rewritten once at start (migration 0045) and come back as strict parsers accept them', async () => {
+    const s = await startTestServer({ startWorker: false });
+    try {
+      await seed.admin(s);
+      const o = await seed.owner(s);
+      await (await davLogin(s, o)).put('former.txt', 'x');
+      const [file] = (await listAll(o.client, '/api/files')).filter((i) => i.name === 'former.txt');
+      const XML = 'http://www.w3.org/XML/1998/namespace';
+      // Exactly as serializeNodes wrote values before the XML namespace kept its own prefix; the last one is current.
+      const former = [
+        ['title', `<t xmlns="urn:z" xmlns:a0="${XML}" a0:lang="fr">Bonjour <b xmlns:a0="${XML}" a0:space="preserve"> à </b>tous</t>`],
+        ['note', `<note xmlns="${XML}"><i xmlns="">n</i></note>`],
+        ['kept', '<k xml:lang="de">Hallo</k>'],
+      ];
+      // The database as an earlier Coffer left it: these values, and migration 0045 not applied.
+      const sqlite = s.server.ctx.db.$client;
+      for (const [name, value] of former)
+        sqlite.query('INSERT INTO dav_properties (item_id, ns, name, value) VALUES (?, ?, ?, ?)').run(file!.id, 'urn:z', name!, value!);
+      sqlite.run("DELETE FROM coffer_migrations WHERE tag = '0045_dav_property_xml_prefix'");
+      await s.restart();
+
+      const stored = s.server.ctx.db.$client
+        .query<{ name: string; value: string }, []>('SELECT name, value FROM dav_properties ORDER BY name')
+        .all();
+      expect(stored).toEqual([
+        { name: 'kept', value: '<k xml:lang="de">Hallo</k>' },
+        { name: 'note', value: '<xml:note><i>n</i></xml:note>' },
+        { name: 'title', value: '<t xmlns="urn:z" xml:lang="fr">Bonjour <b xml:space="preserve"> à </b>tous</t>' },
+      ]);
+      const dav = await davLogin(s, { ...o, client: await seed.login(s, o.email) });
+      for (const body of [undefined, '<D:propfind xmlns:D="DAV:" xmlns:Z="urn:z"><D:prop><Z:title/><Z:note/></D:prop></D:propfind>']) {
+        const answer = await (await dav.propfind('former.txt', '0', body)).text();
+        expect(() => parseXml(answer)).not.toThrow();
+        expect(answer).toContain(
+          '<x:title xmlns:x="urn:z"><t xmlns="urn:z" xml:lang="fr">Bonjour <b xml:space="preserve"> à </b>tous</t></x:title>',
+        );
+        expect(answer).toContain('<x:note xmlns:x="urn:z"><xml:note><i>n</i></xml:note></x:note>');
+      }
+    } finally {
+      await s.stop();
     }
   });
 

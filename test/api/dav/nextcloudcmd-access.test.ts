@@ -208,6 +208,31 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     expect(files.get('Shared with me/Docs/new here.txt')?.toString()).toBe('made offline');
   });
 
+  test('an own folder named Shared with me syncs as "Shared with me (1)" beside the shares, before and after one comes, and local changes there reach it', async () => {
+    const member = await seed.owner(t);
+    const own = await folder(member.client, 'Shared with me');
+    await upload(member.client, 'mine.txt', 'my own', { parentId: own.id });
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'namesake');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    expect(localFiles(local).get('Shared with me (1)/mine.txt')?.toString()).toBe('my own');
+
+    const o = await seed.owner(t);
+    const docs = await folder(o.client, 'Docs');
+    await upload(o.client, 'notes.txt', 'notes', { parentId: docs.id });
+    expect((await o.client.post(`/api/files/${docs.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    fs.writeFileSync(path.join(local, 'Shared with me (1)', 'added.txt'), 'added offline');
+    await syncOk(member.email, dav.password, local);
+    const files = localFiles(local);
+    expect(files.get('Shared with me/Docs/notes.txt')?.toString()).toBe('notes');
+    expect(files.get('Shared with me (1)/mine.txt')?.toString()).toBe('my own');
+    expect((await listAll(member.client, '/api/files')).map((i) => i.name)).toEqual(['Shared with me']);
+    const inOwn = await listAll(member.client, `/api/files?parentId=${own.id}`);
+    expect(inOwn.map((i) => i.name).sort()).toEqual(['added.txt', 'mine.txt']);
+    expect((await downloaded(member.client, inOwn.find((i) => i.name === 'added.txt').id)).toString()).toBe('added offline');
+  });
+
   test('a viewer of a team folder at the root uploads nothing into it: its new local file stays on its disk', async () => {
     const member = await seed.owner(t);
     const group = await newGroup(admin, 'Readers', member);

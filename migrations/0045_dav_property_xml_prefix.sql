@@ -1,0 +1,4 @@
+-- Hand-written: a data repair done by code (formerXmlBindingsRewritten in src/db/data-repairs.ts, run after this file in
+-- its transaction), as SQL cannot parse XML. Dead-property values an earlier Coffer stored with the XML namespace bound
+-- to a made-up prefix (xmlns:a0 and a0:lang) are rewritten once as they are written now (xml:lang), so reads and backups
+-- see one format.
