@@ -44,6 +44,12 @@ async function nextSecond(at: number): Promise<void> {
   await Bun.sleep(Math.max(0, target - Date.now()));
 }
 
+/**
+ * The first generation's snapshot is among the destination's objects: replication ships. Not a segment: a
+ * generation that began after the first changes (its key derivation is slow on a loaded machine) holds them in its snapshot.
+ */
+const firstShipped = (objects: string[]) => objects.some((n) => n.endsWith('_snapshot'));
+
 /** `coffer serve --standby DEST` on `<dir>/standby`, following every 100 ms. */
 function standbyOn(dest: string, dir: string, env: Record<string, string>, opts: { preload?: string } = {}) {
   return serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
@@ -343,7 +349,7 @@ describe('a long outage', () => {
     try {
       const a = await seed.admin(t);
       await upload(a.client, 'before.txt', 'one');
-      await eventually(() => expect(fs.readdirSync(dest).some((n) => n.includes('_wal_'))).toBe(true));
+      await eventually(() => expect(firstShipped(fs.readdirSync(dest))).toBe(true));
       const first = fs
         .readdirSync(dest)
         .find((n) => n.endsWith('_snapshot'))!
@@ -371,7 +377,7 @@ describe('a long outage', () => {
     expect(r.code).toBe(0);
     expect(fileNames(out)).toContain('after.txt');
     expect(fileNames(out)).toContain('during-0.bin');
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('restarts while the destination is away', () => {
@@ -493,7 +499,7 @@ describe('replication to a bucket (s3rver)', () => {
     try {
       const a = await seed.admin(t);
       await upload(a.client, 'before-the-outage.txt', 'one');
-      await eventually(() => expect(s3.objectKeys(prefix).some((k) => k.includes('_wal_'))).toBe(true));
+      await eventually(() => expect(firstShipped(s3.objectKeys(prefix))).toBe(true));
       const metric = async (name: string) => {
         const text = await (await t.client().get('/metrics')).text();
         return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
@@ -542,7 +548,7 @@ describe('a bucket that stalls', () => {
     try {
       const a = await seed.admin(t);
       await upload(a.client, names[0]!, 'one');
-      await eventually(() => expect(s3.objectKeys(prefix).some((k) => k.includes('_wal_'))).toBe(true));
+      await eventually(() => expect(firstShipped(s3.objectKeys(prefix))).toBe(true));
       // A bucket that takes every upload and never answers within the client's timeout (a half-open connection, a hung NAS).
       s3.stall(12_000, (method) => method === 'PUT');
       for (let i = 0; waiting().length < 3; i++) {
