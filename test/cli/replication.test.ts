@@ -237,9 +237,12 @@ describe('replication to a directory', () => {
     const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
     try {
       const a = await seed.admin(t);
+      await eventually(() => expect(firstShipped(fs.readdirSync(dest))).toBe(true));
+      const shipped = () => fs.readdirSync(dest).filter((n) => n.includes('_wal_')).length;
       for (let i = 0; i < 4; i++) {
+        const before = shipped();
         await upload(a.client, `f-${i}.txt`, `content ${i}`);
-        await Bun.sleep(250);
+        await eventually(() => expect(shipped()).toBeGreaterThan(before));
       }
     } finally {
       await t.stop();
