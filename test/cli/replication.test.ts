@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, spyOn, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
@@ -380,6 +380,37 @@ describe('a long outage', () => {
     expect(r.code).toBe(0);
     expect(fileNames(out)).toContain('after.txt');
     expect(fileNames(out)).toContain('during-0.bin');
+  }, 120_000);
+  test('each round costs the same however many segments wait: the outbox is not listed again every round (counted: names read and files stat’ed in it stay under one per segment)', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    fs.writeFileSync(dest, 'the destination is away');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', REPLICATE_MAX_LAG_BYTES: '1G' } });
+    const outbox = path.join(t.dataDir, 'replication', 'outbox');
+    const inOutbox = (p: unknown) => String(p).startsWith(outbox);
+    // The server runs in this process: these see its listings of the outbox (calls go through unchanged).
+    const readdir = spyOn(fs, 'readdirSync');
+    const stat = spyOn(fs, 'statSync');
+    try {
+      const a = await seed.admin(t);
+      const waiting = async (kind: string) => (await fs.promises.readdir(outbox)).filter((n) => n.includes(kind)).length;
+      await eventually(async () => expect(await waiting('_snapshot')).toBe(1));
+      const written = 40;
+      for (let i = 0; i < written; i++) {
+        const before = await waiting('_wal_');
+        await upload(a.client, `during-${i}.txt`, `x${i}`);
+        // A segment a round: a listing each round would read again every segment waiting before it.
+        await eventually(async () => expect(await waiting('_wal_')).toBeGreaterThan(before));
+      }
+      const namesRead = readdir.mock.calls
+        .map(([p], i) => (inOutbox(p) ? (readdir.mock.results[i]!.value as unknown[]).length : 0))
+        .reduce((sum, n) => sum + n, 0);
+      expect(namesRead + stat.mock.calls.filter(([p]) => inOutbox(p)).length).toBeLessThan(written);
+    } finally {
+      readdir.mockRestore();
+      stat.mockRestore();
+      await t.stop();
+    }
   }, 120_000);
 });
 
