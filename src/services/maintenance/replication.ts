@@ -25,6 +25,7 @@ import {
   type SecretsDescription,
   type SnapshotDescription,
 } from './replica-format.ts';
+import { ReplicaOutbox } from './replica-outbox.ts';
 import { openOrNull, type SegmentInput, type SegmentOutput, writeSegment } from './replica-segment.ts';
 import type { SegmentReply } from './segment-worker.ts';
 import { replicaStore, type ReplicaStore } from './replica-store.ts';
@@ -39,7 +40,6 @@ const MAX_BACKOFF_MS = 5000;
 const BEHIND_MS = 10_000;
 /** How often a stopped replication tries to begin a new generation. */
 const RETRY_BROKEN_MS = 30_000;
-const KIND_ORDER = { descriptor: 0, secrets: 1, snapshot: 2, wal: 3 } as const;
 /** The segment thread's module: its own entry point in the executable (scripts/build.ts), the .ts beside this one from source. */
 const SEGMENT_WORKER = import.meta.url.includes('/$bunfs/')
   ? '/$bunfs/root/src/services/maintenance/segment-worker.js'
@@ -124,7 +124,7 @@ interface Deps {
  */
 export class ReplicationService {
   private replica: ReplicaStore | null = null;
-  private readonly outbox: string;
+  private readonly outbox: ReplicaOutbox;
   private hold: WalHold | null = null;
   private gen: Generation | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -154,7 +154,7 @@ export class ReplicationService {
   private lastStamp = 0;
 
   constructor(private readonly deps: Deps) {
-    this.outbox = path.join(deps.paths.root, 'replication', 'outbox');
+    this.outbox = new ReplicaOutbox(path.join(deps.paths.root, 'replication', 'outbox'));
     const { registry } = deps.metrics;
     registry.register(
       new Gauge(
@@ -172,7 +172,7 @@ export class ReplicationService {
     );
     registry.register(
       new Gauge('coffer_replication_backlog_bytes', 'Sealed replica bytes on disk waiting for the destination.', (g) =>
-        g.set(this.backlogBytes()),
+        g.set(this.outbox.bytes()),
       ),
     );
     this.failures = registry.register(
@@ -191,8 +191,10 @@ export class ReplicationService {
     return {
       name: 'replication',
       start: () => {
-        fs.mkdirSync(this.outbox, { recursive: true, mode: 0o700 });
-        for (const name of fs.readdirSync(this.outbox)) if (name.startsWith('.')) fs.rmSync(path.join(this.outbox, name), { force: true });
+        fs.mkdirSync(this.outbox.dir, { recursive: true, mode: 0o700 });
+        for (const name of fs.readdirSync(this.outbox.dir))
+          if (name.startsWith('.')) fs.rmSync(path.join(this.outbox.dir, name), { force: true });
+        this.outbox.load();
         if (!this.deps.passphrase()) throw new Error('BACKUP_PASSPHRASE_FILE is empty: a replica is sealed with its passphrase');
         this.shippingSince = this.deps.clock.now();
         const state = readReplicationState(this.deps.paths.root);
@@ -320,14 +322,14 @@ export class ReplicationService {
 
   /** Drops what waits in the outbox once it is over REPLICATE_MAX_LAG_BYTES; true when it did. */
   private boundBacklog(): boolean {
-    if (this.backlogBytes((name) => this.lagging(name)) <= this.deps.config.maxLagBytes) return false;
+    if (this.laggingBytes() <= this.deps.config.maxLagBytes) return false;
     this.dropBacklog();
     return true;
   }
 
   private dropBacklog(): void {
     const { log, config } = this.deps;
-    for (const name of fs.readdirSync(this.outbox)) fs.rmSync(path.join(this.outbox, name), { force: true });
+    this.outbox.clear();
     this.problem = `The replica destination ${this.store.where} has been unreachable for longer than REPLICATE_MAX_LAG_BYTES (${config.maxLagBytes} bytes) of changes; a new generation starts once it is back`;
     log.error('replication: backlog over REPLICATE_MAX_LAG_BYTES dropped', { destination: this.store.where });
     this.broken = true;
@@ -386,7 +388,7 @@ export class ReplicationService {
     const g = this.gen!;
     return {
       walFile: this.walFile(),
-      outbox: this.outbox,
+      outbox: this.outbox.dir,
       generation: g.id,
       key: g.key,
       index: g.nextIndex,
@@ -452,7 +454,7 @@ export class ReplicationService {
    * wait on the disk. settle() syncs it and renames it into the outbox, off the event loop, before it is sent.
    */
   private writeOutbox(name: string, description: object, body: (w: SealedObjectWriter) => void): number {
-    const aside = path.join(this.outbox, `.${name}`);
+    const aside = path.join(this.outbox.dir, `.${name}`);
     const fd = fs.openSync(aside, 'w', 0o600);
     try {
       const w = new SealedObjectWriter(this.gen!.key, name, fd, description);
@@ -473,12 +475,15 @@ export class ReplicationService {
     while (this.unsynced.length) {
       const { aside, name } = this.unsynced[0]!;
       const handle = await fsp.open(aside, 'r');
+      let bytes: number;
       try {
         await handle.sync();
+        bytes = (await handle.stat()).size;
       } finally {
         await handle.close();
       }
-      await fsp.rename(aside, path.join(this.outbox, name));
+      await fsp.rename(aside, path.join(this.outbox.dir, name));
+      this.outbox.add(name, bytes);
       this.unsynced.shift();
     }
   }
@@ -520,14 +525,14 @@ export class ReplicationService {
     this.gen = { id, key, startedAt, position: start, framesSinceCheckpoint: 0, nextIndex: 1, snapshotBytes: 0, walBytes: 0, secrets };
     this.broken = false;
     // Beside the outbox first, as every object: it is being sent meanwhile, and must see no half-written file.
-    const descriptorAside = path.join(this.outbox, `.${objectName.descriptor(id)}`);
+    const descriptorAside = path.join(this.outbox.dir, `.${objectName.descriptor(id)}`);
     fs.writeFileSync(descriptorAside, JSON.stringify(descriptor), { mode: 0o600 });
     this.unsynced.push({ aside: descriptorAside, name: objectName.descriptor(id) });
     this.writeOutbox(objectName.secrets(id), { kind: 'secrets', generation: id, bytes: secrets.length } satisfies SecretsDescription, (w) =>
       w.write(secrets),
     );
     const db = await fsp.open(paths.database, 'r');
-    const aside = path.join(this.outbox, `.${objectName.snapshot(id)}`);
+    const aside = path.join(this.outbox.dir, `.${objectName.snapshot(id)}`);
     const out = fs.openSync(aside, 'w', 0o600);
     try {
       const size = (await db.stat()).size;
@@ -570,9 +575,8 @@ export class ReplicationService {
   private async upload(): Promise<boolean> {
     const { clock, log } = this.deps;
     if (this.fenced || clock.now() < this.nextUploadAt) return false;
-    const names = this.pending();
-    for (const name of names) {
-      const file = path.join(this.outbox, name);
+    for (const name of this.outbox.names()) {
+      const file = path.join(this.outbox.dir, name);
       try {
         if (!(await this.checkFence(parseObjectName(name)!.generation))) return false;
         await this.store.putFile(name, file);
@@ -586,7 +590,7 @@ export class ReplicationService {
         if (this.uploadFailures === 1) log.warn('replication: the destination failed; changes wait on disk', { error: String(err) });
         return false;
       }
-      fs.rmSync(file, { force: true });
+      this.outbox.remove(name);
       this.lastShippedAt = clock.now();
       if (this.uploadFailures > 0) log.info('replication: the destination is back', { after: this.uploadFailures });
       this.uploadFailures = 0;
@@ -635,21 +639,7 @@ export class ReplicationService {
     this.unsynced = [];
     this.gen = null;
     this.releaseHold();
-    for (const name of fs.readdirSync(this.outbox)) fs.rmSync(path.join(this.outbox, name), { force: true });
-  }
-
-  /** Outbox objects in the order a restore needs them: by generation, then descriptor, secrets, snapshot, segments. */
-  private pending(): string[] {
-    const entries = fs.existsSync(this.outbox) ? fs.readdirSync(this.outbox).filter((n) => !n.startsWith('.')) : [];
-    return entries
-      .map((name) => ({ name, o: parseObjectName(name) }))
-      .filter((e) => e.o !== null)
-      .sort((a, b) => {
-        if (a.o!.generation !== b.o!.generation) return a.o!.generation < b.o!.generation ? -1 : 1;
-        if (a.o!.kind !== b.o!.kind) return KIND_ORDER[a.o!.kind] - KIND_ORDER[b.o!.kind];
-        return a.o!.kind === 'wal' && b.o!.kind === 'wal' ? a.o!.index - b.o!.index : 0;
-      })
-      .map((e) => e.name);
+    this.outbox.clear();
   }
 
   /** Deletes generations no moment within REPLICATE_RETENTION needs: those whose successor began before it. */
@@ -676,25 +666,16 @@ export class ReplicationService {
    * What REPLICATE_MAX_LAG_BYTES bounds: the segments, and every object of a generation before the current one
    * (each start and each day begins one, so a destination away across restarts would otherwise pile up snapshots).
    */
-  private lagging(name: string): boolean {
-    return name.includes('_wal_') || (this.gen !== null && !name.startsWith(`${this.gen.id}_`));
+  private laggingBytes(): number {
+    const g = this.gen;
+    if (!g) return this.outbox.segmentBytes();
+    const current = [objectName.descriptor(g.id), objectName.secrets(g.id), objectName.snapshot(g.id)];
+    return this.outbox.bytes() - current.reduce((sum, name) => sum + this.outbox.sizeOf(name), 0);
   }
 
-  /** Bytes in the outbox. */
-  private backlogBytes(which: (name: string) => boolean = () => true): number {
-    if (!fs.existsSync(this.outbox)) return 0;
-    let total = 0;
-    for (const name of fs.readdirSync(this.outbox).filter(which)) {
-      total += fs.statSync(path.join(this.outbox, name), { throwIfNoEntry: false })?.size ?? 0;
-    }
-    return total;
-  }
-
-  private lagSeconds(): number {
-    const first = this.pending()
-      .map(parseObjectName)
-      .find((o) => o?.kind === 'wal');
-    if (first?.kind === 'wal') return Math.max(0, (this.deps.clock.now() - first.at) / 1000);
+  private lagSeconds(outbox: ReplicaOutbox = this.outbox): number {
+    const oldest = outbox.oldestSegmentAt();
+    if (oldest !== null) return Math.max(0, (this.deps.clock.now() - oldest) / 1000);
     // Stopped or fenced before anything went out since the start: behind since then, not up to date.
     if (this.broken) return Math.max(0, (this.deps.clock.now() - (this.lastShippedAt || this.shippingSince)) / 1000);
     return 0;
@@ -707,7 +688,7 @@ export class ReplicationService {
       generation: this.gen?.id ?? null,
       lagSeconds,
       lastShippedAt: this.lastShippedAt ? new Date(this.lastShippedAt).toISOString() : null,
-      backlogBytes: this.backlogBytes(),
+      backlogBytes: this.outbox.bytes(),
       warning: this.problem ?? this.behind(lagSeconds),
     };
   }
@@ -722,7 +703,8 @@ export class ReplicationService {
    * outbox and since when, whether the destination answers, and whether another server took it over.
    */
   async inspect(): Promise<ReplicationCheck> {
-    const lagSeconds = this.lagSeconds();
+    const outbox = new ReplicaOutbox(this.outbox.dir).load();
+    const lagSeconds = this.lagSeconds(outbox);
     let problem: string | null = null;
     try {
       const fence = await this.readFence();
@@ -730,6 +712,6 @@ export class ReplicationService {
     } catch (err) {
       problem = `The replica destination ${this.store.where} cannot be read: ${err instanceof Error ? err.message : String(err)}`;
     }
-    return { destination: this.store.where, lagSeconds, backlogBytes: this.backlogBytes(), warning: problem ?? this.behind(lagSeconds) };
+    return { destination: this.store.where, lagSeconds, backlogBytes: outbox.bytes(), warning: problem ?? this.behind(lagSeconds) };
   }
 }
