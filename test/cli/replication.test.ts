@@ -50,6 +50,16 @@ async function nextSecond(at: number): Promise<void> {
  */
 const firstShipped = (objects: string[]) => objects.some((n) => n.endsWith('_snapshot'));
 
+/**
+ * The generation `client`'s server replicates under, once it has begun: what is committed from then on ships in its
+ * segments, while what is committed before its snapshot (a promotion or a start on a loaded machine) is in that snapshot.
+ */
+const generationOf = (client: TestClient) =>
+  eventually(async () => {
+    const r = (await (await client.get('/api/user/backups')).json()) as { replication: { generation: string | null } };
+    return r.replication.generation ?? false;
+  });
+
 /** `coffer serve --standby DEST` on `<dir>/standby`, following every 100 ms. */
 function standbyOn(dest: string, dir: string, env: Record<string, string>, opts: { preload?: string } = {}) {
   return serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', path.join(dir, 'standby'), '--standby', dest], {
@@ -655,6 +665,7 @@ describe('a standby', () => {
       expect(davGet.status).toBe(200);
       expect(await davGet.text()).toBe('written before the standby started');
       // The promoted server replicates under a new generation and holds the fence.
+      await generationOf(client);
       await upload(client, 'after-promotion.txt', 'on the new primary');
       // The fence moves from the old primary's generation to the new one's, which then ships its log.
       await eventually(() => {
@@ -718,6 +729,7 @@ describe('a promoted standby restarted', () => {
       standby = await standbyOn(dest, dir, env);
       const client = new TestClient(standby.url);
       expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
+      await generationOf(client);
       await upload(client, 'after-the-reboot.txt', 'two');
       const fence = () => JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation as string;
       const shippedBefore = fs.readdirSync(dest).length;
@@ -955,15 +967,10 @@ describe('a wall clock set back', () => {
     const segments = () => (fs.existsSync(dest) ? fs.readdirSync(dest) : []).filter((n) => n.includes('_wal_'));
     /** Uploads once the server's generation began, and waits until the upload is in one of its segments. */
     const shipped = async (client: TestClient, name: string) => {
-      let generation: string | null = null;
-      await eventually(async () => {
-        generation = ((await (await client.get('/api/user/backups')).json()) as { replication: { generation: string | null } }).replication
-          .generation;
-        expect(generation).not.toBeNull();
-      });
+      const generation = await generationOf(client);
       const before = segments().length;
       await upload(client, name, name);
-      await eventually(() => expect(segments().filter((n) => n.startsWith(generation!)).length).toBeGreaterThan(0));
+      await eventually(() => expect(segments().filter((n) => n.startsWith(generation)).length).toBeGreaterThan(0));
       await eventually(() => expect(segments().length).toBeGreaterThan(before));
     };
     let t = await startTestServer({ dataDir, env: replicating });
@@ -1016,6 +1023,7 @@ describe('a wall clock set back', () => {
       await eventually(async () => expect((await login(standby.url, a.email)).status).toBe(200));
       const client = new TestClient(standby.url);
       await client.post('/api/login', { email: a.email, password: a.password });
+      await generationOf(client);
       await upload(client, 'on-the-promoted-standby.txt', 'two');
       const fence = () => JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation as string;
       await eventually(() =>

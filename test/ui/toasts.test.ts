@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test';
+import { generate } from 'otplib';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { apiSettled, expectAccessible, hasFocus, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -251,6 +252,31 @@ describe('toasts', () => {
       await page.getByRole('status').filter({ hasText: text }).waitFor();
       expect(await clear(page, text, '.sticky-actions', 'Delete selected')).toBe('clear');
       await screenshot(page, `toast-orphans-bar-${name}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  test("a toast leaves the line of controls just used within reach: Settings → Security's backup codes, Copy beside Download and I have saved them, at desktop and phone width", async () => {
+    for (const [name, opts] of CONFIGS) {
+      const o = await seed.owner(t);
+      const { context, page, errors } = await signedInContext(browser, t.url, o, opts);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+      await installClock(page);
+      await page.goto('/settings/security');
+      await page.getByRole('button', { name: 'Enable two-factor authentication' }).click();
+      const secret = (await page.getByLabel('Secret key').textContent())!.replace(/\s/g, '');
+      await page.getByLabel('Authentication code').fill(await generate({ secret }));
+      await page.getByRole('button', { name: 'Verify' }).click();
+      const copy = page.getByRole('button', { name: 'Copy', exact: true });
+      await copy.waitFor();
+      await apiSettled(page);
+      await pauseClock(page);
+      await copy.click();
+      await page.getByRole('status').filter({ hasText: 'Backup codes copied' }).waitFor();
+      for (const button of ['Copy', 'Download', 'I have saved them'])
+        expect(await clear(page, 'Backup codes copied', '.backup-codes .form-actions', button)).toBe('clear');
+      await screenshot(page, `toast-backup-codes-${name}`);
       expect(errors).toEqual([]);
       await context.close();
     }

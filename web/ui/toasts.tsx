@@ -24,17 +24,41 @@ const GAP = 12;
 const FOOT = 20;
 
 /**
- * How far above the window's foot the toasts must sit to leave every docked part under them uncovered: the highest
- * top of those at the foot that share the toasts' width, at most half the window (a taller panel keeps its head).
+ * The line of controls the focus is on: the control just used and those level with it beside it (its row of buttons),
+ * which the person is about to press next; null with the focus on nothing or in the toasts.
+ */
+function focusedLine(): DOMRect | null {
+  const el = document.activeElement;
+  if (!(el instanceof HTMLElement) || el === document.body || host.contains(el)) return null;
+  const r = el.getBoundingClientRect();
+  if (r.height === 0) return null;
+  let [left, right, top, bottom] = [r.left, r.right, r.top, r.bottom];
+  for (const s of el.parentElement?.children ?? []) {
+    const b = s.getBoundingClientRect();
+    if (b.height === 0 || b.top >= r.bottom || b.bottom <= r.top) continue;
+    [left, right, top, bottom] = [Math.min(left, b.left), Math.max(right, b.right), Math.min(top, b.top), Math.max(bottom, b.bottom)];
+  }
+  return new DOMRect(left, top, right - left, bottom - top);
+}
+
+/**
+ * How far above the window's foot the toasts must sit to leave every docked part under them uncovered, and the line
+ * of controls the focus is on if they would cover it: the highest top of those that share the toasts' width, at most
+ * half the window (a taller panel keeps its head).
  */
 function clearance(region: HTMLElement): number {
   const band = region.getBoundingClientRect();
+  const across = (r: DOMRect) => r.left < band.right && r.right > band.left;
   let top = innerHeight;
   for (const el of document.querySelectorAll<HTMLElement>('[data-docked="bottom"]')) {
     const r = el.getBoundingClientRect();
     const atFoot = r.height > 0 && r.bottom > innerHeight * 0.6 && r.top < innerHeight;
-    if (atFoot && r.left < band.right && r.right > band.left) top = Math.min(top, r.top);
+    if (atFoot && across(r)) top = Math.min(top, r.top);
   }
+  const line = focusedLine();
+  // Where the toasts sit above the docked parts alone: the line rises them further only if they would cover it.
+  const foot = innerHeight - Math.max(FOOT, innerHeight - top + GAP);
+  if (line && across(line) && line.bottom > foot - region.offsetHeight - GAP && line.top < foot) top = Math.min(top, line.top);
   return Math.min(innerHeight - top, innerHeight / 2);
 }
 
@@ -45,7 +69,7 @@ const lift = (region: HTMLElement, px: number) => {
 
 /**
  * Keeps the toasts clear of what they would cover while they show. On the page: above the parts docked at its foot,
- * which come and go, scroll and resize under them. With a modal dialog open (the docked parts are behind its backdrop):
+ * which come and go, scroll and resize under them, and above the line of controls the focus is on. With a modal dialog open (the docked parts are behind its backdrop):
  * in the band below the dialog, else the dialog makes room at the window's foot (`--toast-room`) and keeps it until
  * the toasts are gone, so it does not jump back and forth as they come and go.
  */
@@ -83,11 +107,13 @@ function useClearance(region: { current: HTMLElement | null }, shown: readonly u
     const changes = new MutationObserver(soon);
     changes.observe(document.body, { childList: true, subtree: true, attributes: true, attributeFilter: ['class', 'open'] });
     addEventListener('resize', soon);
+    addEventListener('focusin', soon);
     addEventListener('scroll', soon, { capture: true, passive: true });
     return () => {
       cancelAnimationFrame(frame);
       changes.disconnect();
       removeEventListener('resize', soon);
+      removeEventListener('focusin', soon);
       removeEventListener('scroll', soon, { capture: true });
       room.current?.style.removeProperty('--toast-room');
       room.current = null;
