@@ -10,6 +10,7 @@ import { type Command, CommanderError } from 'commander';
 import { buildProgram } from '../../cli/program.ts';
 import { DAY, rowWithoutObject, storeFile, strayObject } from '../helpers/stored-files.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { upload } from '../helpers/files.ts';
 import { SETTINGS_RECHECK_MS } from '../../src/services/admin/settings.ts';
 
 let t: TestServer;
@@ -123,6 +124,25 @@ describe('coffer shares, beside the running server', () => {
     const dashed = await cli(['shares', 'revoke', '-8gcZCmUJlWvQoRmaNvQq6LRTBpjiuaO']);
     expect(dashed.code).toBe(1);
     expect(dashed.stderr).toContain('Share link not found');
+  });
+
+  test('revoke of a folder’s link records a link.removed (details.joined) for each item that joined it, the change the server announces', async () => {
+    const o = await seed.owner(t);
+    const album = await json(await o.client.post('/api/files/folder', { name: 'CLI album' }));
+    const shared = await json(await o.client.post('/api/files/share', { ids: [album.id], shared: true }));
+    const token = /\/s\/([\w-]+)/.exec(shared.links[album.id])![1]!;
+    const file = await upload(o.client, 'a.jpg', 'a', { parentId: album.id });
+    expect((await o.client.post('/api/files/link-parent-share', { ids: [file.id] })).status).toBe(200);
+    const from = t.server.ctx.services.changes.latestSeq();
+    expect((await cli(['shares', 'revoke', token])).code).toBe(0);
+    const removed = t.server.ctx.repos.changes
+      .pageOfAccounts([o.id], from, 100)
+      .filter((r) => r.kind === 'link.removed')
+      .map((r) => [r.itemId, JSON.parse(r.details!).joined]);
+    expect(removed).toEqual([
+      [album.id, undefined],
+      [file.id, true],
+    ]);
   });
 
   test('a server on an IPv6 address: the links listed open on it; with COFFER_PUBLIC_URL they are at that address', async () => {

@@ -214,6 +214,21 @@ export class SharesRepo {
       .all(id);
   }
 
+  /**
+   * Memberships added with link-parent-share that removing the links `linkIds`, or the items `itemIds`' own
+   * links and memberships (removeForItems), ends.
+   */
+  joinedEndedBy(ends: { linkIds?: readonly string[]; itemIds?: readonly string[] }): Array<{ linkId: string; itemId: string }> {
+    return this.sqlite
+      .query<{ linkId: string; itemId: string }, [string, string]>(
+        `SELECT si.link_id AS linkId, si.item_id AS itemId FROM share_items si JOIN share_links l ON l.id = si.link_id
+         WHERE l.item_id != si.item_id AND (l.id IN (SELECT value FROM json_each(?1))
+           OR l.item_id IN (SELECT value FROM json_each(?2)) OR si.item_id IN (SELECT value FROM json_each(?2)))
+         ORDER BY si.shared_at, si.item_id`,
+      )
+      .all(JSON.stringify(ends.linkIds ?? []), JSON.stringify(ends.itemIds ?? []));
+  }
+
   removeMember(linkId: string, itemId: string): number {
     return this.sqlite.query('DELETE FROM share_items WHERE link_id = ? AND item_id = ?').run(linkId, itemId).changes;
   }

@@ -472,9 +472,11 @@ export class DavService {
       shown.push({ row, role });
     }
     // Two team folders of one name: the older keeps it, the other is numbered past the account's own names at the root.
+    // One named SHARED_WITH_ME is numbered too, shared or not, as that path lists what is shared with the account.
     const names = distinctNames(
       shown.map((s) => s.row.name),
       (name) => this.d.items.liveByName(principal.accountId, null, name) !== null,
+      [SHARED_NAME_KEY],
     );
     return shown.map(({ row, role }, i) => ({ name: names[i]!, item: davItem(row, rightsTag(principal, role)), role }));
   }
@@ -1395,11 +1397,11 @@ function crossesTrees(from: DavPlace | Refused, to: DavPlace | Refused | null): 
 }
 
 /**
- * One WebDAV name per mount: a name met again (case aside) becomes `name (n)`, n the first free from 1, in the
- * order given; `taken` says a name is used beside them (an own item at the root).
+ * One WebDAV name per mount: a name met again (case aside) or `reserved` (name keys) becomes `name (n)`, n the
+ * first free from 1, in the order given; `taken` says a name is used beside them (an own item at the root).
  */
-function distinctNames(names: readonly string[], taken: (name: string) => boolean): string[] {
-  const used = new Set<string>();
+function distinctNames(names: readonly string[], taken: (name: string) => boolean, reserved: readonly string[] = []): string[] {
+  const used = new Set(reserved);
   return names.map((name) => {
     let out = name;
     for (let n = 1; used.has(nameKeyOf(out)) || (out !== name && taken(out)); n++) out = `${name} (${n})`;

@@ -206,9 +206,12 @@ export class ShareService {
   unshare(principal: Principal, ids: readonly string[]): { message: string } {
     const { rows, removed } = this.d.transactions.immediate(() => {
       const rows = this.ownItems(principal, ids, true);
-      const removed = this.d.shares.removeForItems(rows.map((r) => r.id));
+      const itemIds = rows.map((r) => r.id);
+      const joined = this.d.shares.joinedEndedBy({ itemIds });
+      const removed = this.d.shares.removeForItems(itemIds);
       this.recordRemoved(principal, removed, rows);
-      return { rows, removed };
+      const left = this.recordLeft(principal, joined).filter((item) => !itemIds.includes(item.id));
+      return { rows: [...rows, ...left], removed };
     });
     for (const l of removed) {
       this.d.audit.record({
@@ -282,6 +285,7 @@ export class ShareService {
     const link = this.d.shares.linkByToken(token);
     if (!link) throw notFound(Messages.shareNotFound);
     this.d.transactions.immediate(() => {
+      const joined = this.d.shares.joinedEndedBy({ itemIds: [link.itemId] });
       const removed = this.d.shares.removeForItems([link.itemId]);
       const item = this.d.items.get(link.accountId, link.itemId);
       const changer: ChangeBy =
@@ -289,6 +293,7 @@ export class ShareService {
           ? { accountId: link.accountId, actor: { kind: 'system', id: null } }
           : { loginId: by.loginId, accountId: link.accountId };
       if (item) this.recordRemoved(changer, removed, [item]);
+      this.recordLeft(changer, joined);
     });
     this.d.audit.record({
       action: AuditActions.shareRemove,
@@ -363,17 +368,28 @@ export class ShareService {
    * joining was a link.created. Run in the move's transaction; answers the items that left, for their `file.shared`.
    */
   leaveSharesOutside(by: ChangeBy, movedIds: readonly string[]): Item[] {
-    const left: Item[] = [];
+    const left: Array<{ linkId: string; itemId: string }> = [];
     for (const id of movedIds) {
       for (const m of this.d.shares.joinedMembershipsBelow(id)) {
-        if (this.d.tree.isInside(new Set([m.linkRootId]), m.itemId) || this.d.shares.removeMember(m.linkId, m.itemId) === 0) continue;
-        const item = this.d.items.get(by.accountId, m.itemId);
-        if (!item) continue;
-        this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: m.linkId, joined: true } });
-        left.push(item);
+        if (!this.d.tree.isInside(new Set([m.linkRootId]), m.itemId) && this.d.shares.removeMember(m.linkId, m.itemId) > 0) left.push(m);
       }
     }
-    return left;
+    return this.recordLeft(by, left);
+  }
+
+  /**
+   * Items that left a link they joined (link-parent-share), however it ended: each a link.removed of its own
+   * (details.joined), as joining was a link.created; answers them, for their `file.shared` `{shared: false}`.
+   */
+  private recordLeft(by: ChangeBy, left: ReadonlyArray<{ linkId: string; itemId: string }>): Item[] {
+    const items: Item[] = [];
+    for (const m of left) {
+      const item = this.d.items.get(by.accountId, m.itemId);
+      if (!item) continue;
+      this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: m.linkId, joined: true } });
+      items.push(item);
+    }
+    return items;
   }
 
   /** Daily: links that expired more than EXPIRED_LINK_KEEP_MS ago go (their memberships with them). */
@@ -388,7 +404,7 @@ export class ShareService {
           const by: ChangeBy = { accountId: link.accountId, actor: { kind: 'system', id: null } };
           if (!item) continue;
           this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: link.id, expired: true } });
-          unshared.push(item);
+          unshared.push(item, ...this.recordLeft(by, this.d.shares.joinedEndedBy({ linkIds: [link.id] })));
         }
         return this.d.shares.removeLinks(links.map((l) => l.id));
       });

@@ -339,6 +339,40 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await resumed.close();
   });
 
+  test('an item that joined a folder’s link leaves it as a link.removed of its own when it is unshared and when the folder’s link is: heard live as an unshare, replayed alike', async () => {
+    const o = await seed.owner(t);
+    const album = await folder(o.client, 'Album');
+    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: true })).status).toBe(200);
+    const a = await upload(o.client, 'a.jpg', 'a', { parentId: album.id });
+    const b = await upload(o.client, 'b.jpg', 'b', { parentId: album.id });
+    expect((await o.client.post('/api/files/link-parent-share', { ids: [a.id, b.id] })).status).toBe(200);
+    const rowsOf = (after: number) => t.server.ctx.repos.changes.pageOfAccounts([o.id], after, 100);
+    const { linkId } = JSON.parse(rowsOf(0).find((r) => r.kind === ChangeKinds.linkCreated && r.itemId === album.id)!.details!);
+    const from = t.server.ctx.services.changes.latestSeq();
+    const live = await open(o.client);
+    expect((await o.client.post('/api/files/share', { ids: [a.id], shared: false })).status).toBe(200);
+    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: false })).status).toBe(200);
+    const heard = (await live.untilQuiet()).map((e) => ({ type: e.type, data: e.data }));
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.shared])).toEqual([
+      ['file.shared', a.id, false],
+      ['file.shared', album.id, false],
+      ['file.shared', b.id, false],
+    ]);
+    expect(
+      rowsOf(from)
+        .filter((r) => r.kind === ChangeKinds.linkRemoved)
+        .map((r) => [r.itemId, JSON.parse(r.details!)]),
+    ).toEqual([
+      [a.id, { linkId, joined: true }],
+      [album.id, { linkId }],
+      [b.id, { linkId, joined: true }],
+    ]);
+    const resumed = await open(o.client, String(from));
+    expect((await resumed.untilQuiet()).map((e) => ({ type: e.type, data: e.data }))).toEqual(heard);
+    await resumed.close();
+  });
+
   test('a member hears live an item of the share deleted for good (from the trash, and by a WebDAV MOVE onto a file outside), as a resumed stream replays it', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
@@ -461,6 +495,34 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     await resumed.close();
     expect((await owned.untilQuiet()).filter((e) => e.data?.id === file.id)).toEqual(heard);
     await owned.close();
+  });
+
+  test('an item that joined a folder’s expired link leaves it with the link at the daily clean-up: a link.removed of its own, heard live as an unshare, replayed alike', async () => {
+    const o = await seed.owner(t);
+    const album = await folder(o.client, 'Expiring album');
+    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: true, expiry: '7d' })).status).toBe(200);
+    const a = await upload(o.client, 'a.jpg', 'a', { parentId: album.id });
+    expect((await o.client.post('/api/files/link-parent-share', { ids: [a.id] })).status).toBe(200);
+    clock.advance(38 * DAY);
+    const owner = await seed.login(t, o.email);
+    const live = await open(owner);
+    const from = t.server.ctx.services.changes.latestSeq();
+    t.server.ctx.queue.enqueue(Jobs.sharesCleanup, null);
+    await t.server.worker.drain();
+    const heard = (await live.untilQuiet()).filter((e) => [album.id, a.id].includes(e.data?.id));
+    await live.close();
+    expect(heard.map((e) => [e.type, e.data.id, e.data.shared])).toEqual([
+      ['file.shared', album.id, false],
+      ['file.shared', a.id, false],
+    ]);
+    const removed = t.server.ctx.repos.changes.pageOfAccounts([o.id], from, 100).filter((r) => r.kind === ChangeKinds.linkRemoved);
+    expect(removed.map((r) => [r.itemId, JSON.parse(r.details!).joined])).toEqual([
+      [album.id, undefined],
+      [a.id, true],
+    ]);
+    const resumed = await open(owner, String(from));
+    expect((await resumed.untilQuiet()).filter((e) => [album.id, a.id].includes(e.data?.id))).toEqual(heard);
+    await resumed.close();
   });
 
   test('while the admin has sharing with people off, a member hears nothing live of the share, as a resumed stream replays nothing', async () => {

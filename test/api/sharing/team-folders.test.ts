@@ -298,6 +298,40 @@ describe('team folders', () => {
     expect([await names(ids[0]!), await names(ids[1]!)]).toEqual([['a.txt'], ['b.txt']]);
   });
 
+  test('WebDAV: a team folder named Shared with me is numbered past the names at the root, shared or not, and read and written there', async () => {
+    const member = await seed.owner(t);
+    const other = await seed.owner(t);
+    const res = await admin.client.post('/api/admin/team-folders', {
+      name: 'Shared with me',
+      groups: [{ groupId: await groupOf(member), role: 'editor' }],
+    });
+    expect(res.status).toBe(201);
+    const team = await json(res);
+    await folder(member.client, 'Shared with me (1)');
+    const dav = await davLogin(t, member);
+    const ALIAS = 'Shared%20with%20me%20(2)';
+    const atRoot = async () => (await dav.list('')).filter((h) => h.startsWith('/dav/Shared with me')).sort();
+
+    // Nothing shared yet: the team folder is already at the path it keeps once something is.
+    expect(await atRoot()).toEqual(['/dav/Shared with me (1)/', '/dav/Shared with me (2)/']);
+    expect(await status(dav.put(`${ALIAS}/a.txt`, 'before'))).toBe(201);
+    const theirs = await folder(other.client, 'Holiday');
+    expect(await status(other.client.post(`/api/files/${theirs.id}/members`, { email: member.email, role: 'viewer' }))).toBe(201);
+    expect(await atRoot()).toEqual(['/dav/Shared with me (1)/', '/dav/Shared with me (2)/', '/dav/Shared with me/'].sort());
+    expect(await dav.list('Shared%20with%20me/')).toEqual(['/dav/Shared with me/', '/dav/Shared with me/Holiday/']);
+
+    expect(await status(dav.put(`${ALIAS}/b.txt`, 'after'))).toBe(201);
+    expect((await dav.list(`${ALIAS}/`)).sort()).toEqual([
+      '/dav/Shared with me (2)/',
+      '/dav/Shared with me (2)/a.txt',
+      '/dav/Shared with me (2)/b.txt',
+    ]);
+    expect(await (await dav.request('GET', `${ALIAS}/a.txt`)).text()).toBe('before');
+    expect(await (await dav.request('GET', `${ALIAS}/b.txt`)).text()).toBe('after');
+    const inTeam = (await json(await member.client.get(`/api/files?parentId=${team.folderId}`))).map((i: any) => i.name).sort();
+    expect(inTeam).toEqual(['a.txt', 'b.txt']);
+  });
+
   test('WebDAV: a team folder is at the root as /dav/<name>/ (an own item of that name hides it); viewers read, strangers 404', async () => {
     const s = await scene();
     const dav = await davLogin(t, s.editor);
