@@ -12,19 +12,25 @@ let browser: Browser;
 
 serverAndBrowser((s) => ({ t, browser } = s));
 
+/** An owner with note.txt at the root and Big holding `count` subfolders (Sub 000…), and the list of Big's subfolders open in the picker of `action`. */
+async function bigFolderPicker(action: 'Move' | 'Copy', count: number) {
+  const o = await seed.owner(t);
+  const big = await folder(o.client, 'Big');
+  seedRows(t, o.id, big.id, count, (i) => ({ name: `Sub ${String(i).padStart(3, '0')}`, type: 'folder' }));
+  await upload(o.client, 'note.txt', 'hello');
+  const { context, page, errors } = await signedInContext(browser, t.url, o);
+  await page.goto('/files');
+  await page.getByRole('row', { name: /^note\.txt,/ }).click();
+  await page.getByRole('button', { name: action, exact: true }).click();
+  const picker = page.getByRole('dialog', { name: new RegExp(`^${action}`) });
+  await picker.getByRole('button', { name: 'Big' }).waitFor();
+  await apiSettled(page);
+  return { o, big, context, page, errors, picker };
+}
+
 describe('folder picker', () => {
   test('a folder of 650 subfolders shows its first page after one request; scrolling to the end reads the next, to the last, which takes the move', async () => {
-    const o = await seed.owner(t);
-    const big = await folder(o.client, 'Big');
-    seedRows(t, o.id, big.id, 650, (i) => ({ name: `Sub ${String(i).padStart(3, '0')}`, type: 'folder' }));
-    await upload(o.client, 'note.txt', 'hello');
-    const { context, page, errors } = await signedInContext(browser, t.url, o);
-    await page.goto('/files');
-    await page.getByRole('row', { name: /^note\.txt,/ }).click();
-    await page.getByRole('button', { name: 'Move', exact: true }).click();
-    const picker = page.getByRole('dialog', { name: /^Move/ });
-    await picker.getByRole('button', { name: 'Big' }).waitFor();
-    await apiSettled(page);
+    const { o, big, context, page, errors, picker } = await bigFolderPicker('Move', 650);
 
     const reads: string[] = [];
     page.on('request', (r) => {
@@ -65,15 +71,7 @@ describe('folder picker', () => {
   });
 
   test('the keyboard alone reaches the rest: More folders, the end of the list, reads a page in view and again on Enter, keeping the focus', async () => {
-    const o = await seed.owner(t);
-    const big = await folder(o.client, 'Big');
-    seedRows(t, o.id, big.id, 650, (i) => ({ name: `Sub ${String(i).padStart(3, '0')}`, type: 'folder' }));
-    await upload(o.client, 'note.txt', 'hello');
-    const { context, page, errors } = await signedInContext(browser, t.url, o);
-    await page.goto('/files');
-    await page.getByRole('row', { name: /^note\.txt,/ }).click();
-    await page.getByRole('button', { name: 'Copy', exact: true }).click();
-    const picker = page.getByRole('dialog', { name: /^Copy/ });
+    const { context, page, errors, picker } = await bigFolderPicker('Copy', 650);
     await picker.getByRole('button', { name: 'Big' }).click();
     const list = picker.getByRole('list', { name: 'Folders' });
     const subs = list.getByRole('button', { name: /^Sub \d+$/ });

@@ -33,6 +33,40 @@ async function open(client: TestClient, lastEventId?: string): Promise<SseReader
 }
 
 describe('GET /api/files/events with Last-Event-ID', () => {
+  /** A folder shared by link (`expiry` its link's) holding files that joined its link (link-parent-share), and that link's id. */
+  async function joinedAlbum(o: seed.SeededLogin, names: string[], expiry?: string) {
+    const album = await folder(o.client, 'Album');
+    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: true, ...(expiry ? { expiry } : {}) })).status).toBe(200);
+    const files: any[] = [];
+    for (const name of names) files.push(await upload(o.client, name, name, { parentId: album.id }));
+    expect((await o.client.post('/api/files/link-parent-share', { ids: files.map((f) => f.id) })).status).toBe(200);
+    const created = t.server.ctx.repos.changes.pageOfAccounts([o.id], 0, 100);
+    const { linkId } = JSON.parse(created.find((r) => r.kind === ChangeKinds.linkCreated && r.itemId === album.id)!.details!);
+    return { album, files, linkId: linkId as string };
+  }
+
+  /** The link.removed changes of the account after `seq`: item and details. */
+  const linkRemovals = (accountId: string, seq: number) =>
+    t.server.ctx.repos.changes
+      .pageOfAccounts([accountId], seq, 100)
+      .filter((r) => r.kind === ChangeKinds.linkRemoved)
+      .map((r) => [r.itemId, JSON.parse(r.details!)]);
+
+  /** What a stream opened now hears while `act` runs (type and data), checked to be what a stream resumed from before it replays. */
+  async function heardAndReplayed(client: TestClient, act: () => Promise<void>, only: (id: unknown) => boolean = () => true) {
+    const from = t.server.ctx.services.changes.latestSeq();
+    const live = await open(client);
+    await act();
+    const seen = async (reader: SseReader) =>
+      (await reader.untilQuiet()).filter((e) => only(e.data?.id)).map((e) => ({ type: e.type, data: e.data }));
+    const heard = await seen(live);
+    await live.close();
+    const resumed = await open(client, String(from));
+    expect(await seen(resumed)).toEqual(heard);
+    await resumed.close();
+    return { heard, from };
+  }
+
   test('each change event carries its seq as `id:` after its `data:` line; a star (not a change) has none', async () => {
     const o = await seed.owner(t);
     const stream = await open(o.client);
@@ -306,71 +340,43 @@ describe('GET /api/files/events with Last-Event-ID', () => {
 
   test('an item moved out of the folder whose link it joined (by the API and by WebDAV) is a link.removed of its own: heard live as an unshare, replayed alike', async () => {
     const o = await seed.owner(t);
-    const album = await folder(o.client, 'Album');
-    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: true })).status).toBe(200);
-    const a = await upload(o.client, 'a.jpg', 'a', { parentId: album.id });
-    const b = await upload(o.client, 'b.jpg', 'b', { parentId: album.id });
-    expect((await o.client.post('/api/files/link-parent-share', { ids: [a.id, b.id] })).status).toBe(200);
-    const rowsOf = (after: number) => t.server.ctx.repos.changes.pageOfAccounts([o.id], after, 100);
-    const { linkId } = JSON.parse(rowsOf(0).find((r) => r.kind === ChangeKinds.linkCreated && r.itemId === a.id)!.details!);
+    const { files, linkId } = await joinedAlbum(o, ['a.jpg', 'b.jpg']);
+    const [a, b] = files;
     const dav = await davLogin(t, o);
-    const from = t.server.ctx.services.changes.latestSeq();
-    const live = await open(o.client);
-    expect((await o.client.post('/api/files/move', { ids: [a.id], parentId: null })).status).toBe(200);
-    expect((await dav.request('MOVE', 'Album/b.jpg', { headers: { destination: `${t.url}/dav/b.jpg` } })).status).toBe(201);
-    const heard = (await live.untilQuiet()).map((e) => ({ type: e.type, data: e.data }));
-    await live.close();
+    const { heard, from } = await heardAndReplayed(o.client, async () => {
+      expect((await o.client.post('/api/files/move', { ids: [a.id], parentId: null })).status).toBe(200);
+      expect((await dav.request('MOVE', 'Album/b.jpg', { headers: { destination: `${t.url}/dav/b.jpg` } })).status).toBe(201);
+    });
     expect(heard.map((e) => [e.type, e.data.id, e.data.shared])).toEqual([
       ['file.moved', a.id, undefined],
       ['file.shared', a.id, false],
       ['file.moved', b.id, undefined],
       ['file.shared', b.id, false],
     ]);
-    expect(
-      rowsOf(from)
-        .filter((r) => r.kind === ChangeKinds.linkRemoved)
-        .map((r) => [r.itemId, JSON.parse(r.details!)]),
-    ).toEqual([
+    expect(linkRemovals(o.id, from)).toEqual([
       [a.id, { linkId, joined: true }],
       [b.id, { linkId, joined: true }],
     ]);
-    const resumed = await open(o.client, String(from));
-    expect((await resumed.untilQuiet()).map((e) => ({ type: e.type, data: e.data }))).toEqual(heard);
-    await resumed.close();
   });
 
   test('an item that joined a folder’s link leaves it as a link.removed of its own when it is unshared and when the folder’s link is: heard live as an unshare, replayed alike', async () => {
     const o = await seed.owner(t);
-    const album = await folder(o.client, 'Album');
-    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: true })).status).toBe(200);
-    const a = await upload(o.client, 'a.jpg', 'a', { parentId: album.id });
-    const b = await upload(o.client, 'b.jpg', 'b', { parentId: album.id });
-    expect((await o.client.post('/api/files/link-parent-share', { ids: [a.id, b.id] })).status).toBe(200);
-    const rowsOf = (after: number) => t.server.ctx.repos.changes.pageOfAccounts([o.id], after, 100);
-    const { linkId } = JSON.parse(rowsOf(0).find((r) => r.kind === ChangeKinds.linkCreated && r.itemId === album.id)!.details!);
-    const from = t.server.ctx.services.changes.latestSeq();
-    const live = await open(o.client);
-    expect((await o.client.post('/api/files/share', { ids: [a.id], shared: false })).status).toBe(200);
-    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: false })).status).toBe(200);
-    const heard = (await live.untilQuiet()).map((e) => ({ type: e.type, data: e.data }));
-    await live.close();
+    const { album, files, linkId } = await joinedAlbum(o, ['a.jpg', 'b.jpg']);
+    const [a, b] = files;
+    const { heard, from } = await heardAndReplayed(o.client, async () => {
+      expect((await o.client.post('/api/files/share', { ids: [a.id], shared: false })).status).toBe(200);
+      expect((await o.client.post('/api/files/share', { ids: [album.id], shared: false })).status).toBe(200);
+    });
     expect(heard.map((e) => [e.type, e.data.id, e.data.shared])).toEqual([
       ['file.shared', a.id, false],
       ['file.shared', album.id, false],
       ['file.shared', b.id, false],
     ]);
-    expect(
-      rowsOf(from)
-        .filter((r) => r.kind === ChangeKinds.linkRemoved)
-        .map((r) => [r.itemId, JSON.parse(r.details!)]),
-    ).toEqual([
+    expect(linkRemovals(o.id, from)).toEqual([
       [a.id, { linkId, joined: true }],
       [album.id, { linkId }],
       [b.id, { linkId, joined: true }],
     ]);
-    const resumed = await open(o.client, String(from));
-    expect((await resumed.untilQuiet()).map((e) => ({ type: e.type, data: e.data }))).toEqual(heard);
-    await resumed.close();
   });
 
   test('a member hears live an item of the share deleted for good (from the trash, and by a WebDAV MOVE onto a file outside), as a resumed stream replays it', async () => {
@@ -499,30 +505,26 @@ describe('GET /api/files/events with Last-Event-ID', () => {
 
   test('an item that joined a folder’s expired link leaves it with the link at the daily clean-up: a link.removed of its own, heard live as an unshare, replayed alike', async () => {
     const o = await seed.owner(t);
-    const album = await folder(o.client, 'Expiring album');
-    expect((await o.client.post('/api/files/share', { ids: [album.id], shared: true, expiry: '7d' })).status).toBe(200);
-    const a = await upload(o.client, 'a.jpg', 'a', { parentId: album.id });
-    expect((await o.client.post('/api/files/link-parent-share', { ids: [a.id] })).status).toBe(200);
+    const { album, files, linkId } = await joinedAlbum(o, ['a.jpg'], '7d');
+    const [a] = files;
     clock.advance(38 * DAY);
     const owner = await seed.login(t, o.email);
-    const live = await open(owner);
-    const from = t.server.ctx.services.changes.latestSeq();
-    t.server.ctx.queue.enqueue(Jobs.sharesCleanup, null);
-    await t.server.worker.drain();
-    const heard = (await live.untilQuiet()).filter((e) => [album.id, a.id].includes(e.data?.id));
-    await live.close();
+    const { heard, from } = await heardAndReplayed(
+      owner,
+      async () => {
+        t.server.ctx.queue.enqueue(Jobs.sharesCleanup, null);
+        await t.server.worker.drain();
+      },
+      (id) => id === album.id || id === a.id,
+    );
     expect(heard.map((e) => [e.type, e.data.id, e.data.shared])).toEqual([
       ['file.shared', album.id, false],
       ['file.shared', a.id, false],
     ]);
-    const removed = t.server.ctx.repos.changes.pageOfAccounts([o.id], from, 100).filter((r) => r.kind === ChangeKinds.linkRemoved);
-    expect(removed.map((r) => [r.itemId, JSON.parse(r.details!).joined])).toEqual([
-      [album.id, undefined],
-      [a.id, true],
+    expect(linkRemovals(o.id, from)).toEqual([
+      [album.id, { linkId, expired: true }],
+      [a.id, { linkId, joined: true }],
     ]);
-    const resumed = await open(owner, String(from));
-    expect((await resumed.untilQuiet()).filter((e) => [album.id, a.id].includes(e.data?.id))).toEqual(heard);
-    await resumed.close();
   });
 
   test('while the admin has sharing with people off, a member hears nothing live of the share, as a resumed stream replays nothing', async () => {
