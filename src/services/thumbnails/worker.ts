@@ -7,6 +7,7 @@ import type { MakeRequest, MakeResult, PhotoFacts, WorkerSetup } from './formats
 import { decodeHeicReduced, type ReducedHeic } from './heic.ts';
 import { loadPdfium, openFirstPage, type Pdfium, type PdfHeap } from './pdf.ts';
 import { THUMBNAIL_SIZES } from '../../contract/files.ts';
+import { jpegLoadShrink, withReducedJpeg } from './jpeg-reduced.ts';
 import { loadSharp } from './sharp.ts';
 import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
@@ -141,7 +142,8 @@ async function fromImage(bytes: Uint8Array) {
   const meta = await sharp(bytes, opts).metadata();
   // The header's size, before any pixel is decoded: a decompression bomb stops here.
   tooLarge(meta.width ?? 0, meta.pageHeight ?? meta.height ?? 0, setup.maxPixels);
-  const out = await encode(sharp(bytes, opts));
+  const shrink = meta.format === 'jpeg' ? jpegLoadShrink(Math.max(meta.width ?? 0, meta.height ?? 0), THUMBNAIL_SIZES.large) : 1;
+  const out = await withReducedJpeg(bytes, shrink, (input) => encode(sharp(input, opts)));
   // Orientations 5-8 swap the sides.
   const swap = (meta.orientation ?? 1) >= 5;
   const w = meta.width ?? out.width;

@@ -1,0 +1,35 @@
+import fs from 'node:fs';
+import { FFIType, ptr } from 'bun:ffi';
+import { openLibc } from '../../lib/libc.ts';
+
+const MFD_CLOEXEC = 1;
+const NAME = Buffer.from('coffer-thumbnail\0');
+
+// sharp reads a file, not a buffer, with libjpeg's scaled decode: an anonymous in-memory file names the bytes.
+const libc = fs.existsSync('/proc/self/fd') ? openLibc({ memfd_create: { args: [FFIType.ptr, FFIType.u32], returns: FFIType.i32 } }) : null;
+
+/** The power of two libjpeg may decode a JPEG smaller by and still leave its long edge at least `target`. */
+export function jpegLoadShrink(longEdge: number, target: number): 1 | 2 | 4 | 8 {
+  for (const p of [8, 4, 2] as const) if (longEdge / p >= target) return p;
+  return 1;
+}
+
+/**
+ * Runs `use` with a JPEG's source decoded `shrink` times smaller on load: a path with libvips' `[shrink=N]`
+ * (sharp asks for it itself only when its shrink's integer part is above the factor, so never from 4000 to
+ * 1,600 px: half the decode's CPU); the bytes themselves where the shrink is 1 or no in-memory file can be made.
+ */
+export async function withReducedJpeg<T>(
+  bytes: Uint8Array,
+  shrink: 1 | 2 | 4 | 8,
+  use: (input: string | Uint8Array) => Promise<T>,
+): Promise<T> {
+  const fd = shrink > 1 && libc ? libc.memfd_create(ptr(NAME), MFD_CLOEXEC) : -1;
+  if (fd < 0) return use(bytes);
+  try {
+    for (let done = 0; done < bytes.length; ) done += fs.writeSync(fd, bytes, done);
+    return await use(`/proc/self/fd/${fd}[shrink=${shrink}]`);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
