@@ -4,6 +4,7 @@
 import os from 'node:os';
 import exifr from 'exifr';
 import sharp, { type Create, type KernelEnum } from 'sharp';
+import { withReducedJpeg } from '../src/services/thumbnails/jpeg-reduced.ts';
 import { flag } from './flags.ts';
 import { median } from './streams.ts';
 
@@ -35,9 +36,11 @@ const inside = (size: number, kernel: keyof KernelEnum) => ({
 const upright = await sharp(jpeg).autoOrient().resize(inside(1600, 'lanczos3')).raw().toBuffer({ resolveWithObject: true });
 const raw = { raw: { width: upright.info.width, height: upright.info.height, channels: upright.info.channels } };
 
-/** The worker's whole encode: upright 1,600 px raw pixels, then the two WebP sizes from them. */
-async function pipeline(kernel: keyof KernelEnum, effort: number) {
-  const { data, info } = await sharp(jpeg).autoOrient().resize(inside(1600, kernel)).raw().toBuffer({ resolveWithObject: true });
+/** The worker's whole encode: upright 1,600 px raw pixels (from the JPEG decoded `shrink` times smaller), then the two WebP sizes. */
+async function pipeline(kernel: keyof KernelEnum, effort: number, shrink: 1 | 2 = 1) {
+  const { data, info } = await withReducedJpeg(jpeg, shrink, (input) =>
+    sharp(input).autoOrient().resize(inside(1600, kernel)).raw().toBuffer({ resolveWithObject: true }),
+  );
   const r = { raw: { width: info.width, height: info.height, channels: info.channels } };
   await Promise.all([
     sharp(data, r).webp({ quality: 80, effort }).toBuffer(),
@@ -59,6 +62,10 @@ const stages: Array<[string, () => Promise<unknown>]> = [
   ['decode + autoOrient + lanczos3 to 1,600 (before)', () => sharp(jpeg).autoOrient().resize(inside(1600, 'lanczos3')).raw().toBuffer()],
   ['decode + lanczos3 to 1,600, no orient', () => sharp(jpeg).resize(inside(1600, 'lanczos3')).raw().toBuffer()],
   ['decode + autoOrient + lanczos2 to 1,600 (after)', () => sharp(jpeg).autoOrient().resize(inside(1600, 'lanczos2')).raw().toBuffer()],
+  [
+    'decode at 1/2 from an in-memory file + autoOrient + lanczos2 to 1,600 (twentieth pass)',
+    () => withReducedJpeg(jpeg, 2, (input) => sharp(input).autoOrient().resize(inside(1600, 'lanczos2')).raw().toBuffer()),
+  ],
   ['WebP 1,600 q80 effort 2 (before)', () => sharp(upright.data, raw).webp({ quality: 80, effort: 2 }).toBuffer()],
   ['WebP 1,600 q80 effort 0 (after)', () => sharp(upright.data, raw).webp({ quality: 80, effort: 0 }).toBuffer()],
   [
@@ -69,6 +76,7 @@ const stages: Array<[string, () => Promise<unknown>]> = [
   ['copy of the JPEG (a message not transferred)', async () => new Uint8Array(jpeg)],
   ['whole encode, before (lanczos3, effort 2)', () => pipeline('lanczos3', 2)],
   ['whole encode, after (lanczos2, effort 0)', () => pipeline('lanczos2', 0)],
+  ['whole encode, twentieth pass (the decode at 1/2)', () => pipeline('lanczos2', 0, 2)],
 ];
 
 const rounds = flag('rounds', 3);
