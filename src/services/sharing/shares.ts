@@ -379,14 +379,15 @@ export class ShareService {
 
   /**
    * Items that left a link they joined (link-parent-share), however it ended: each a link.removed of its own
-   * (details.joined), as joining was a link.created; answers them, for their `file.shared` `{shared: false}`.
+   * (details.joined, and details.expired when the link expired), as joining was a link.created; answers them, for
+   * their `file.shared` `{shared: false}`.
    */
-  private recordLeft(by: ChangeBy, left: ReadonlyArray<{ linkId: string; itemId: string }>): Item[] {
+  private recordLeft(by: ChangeBy, left: ReadonlyArray<{ linkId: string; itemId: string }>, why: { expired?: true } = {}): Item[] {
     const items: Item[] = [];
     for (const m of left) {
       const item = this.d.items.get(by.accountId, m.itemId);
       if (!item) continue;
-      this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: m.linkId, joined: true } });
+      this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: m.linkId, joined: true, ...why } });
       items.push(item);
     }
     return items;
@@ -404,7 +405,7 @@ export class ShareService {
           const by: ChangeBy = { accountId: link.accountId, actor: { kind: 'system', id: null } };
           if (!item) continue;
           this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: link.id, expired: true } });
-          unshared.push(item, ...this.recordLeft(by, this.d.shares.joinedEndedBy({ linkIds: [link.id] })));
+          unshared.push(item, ...this.recordLeft(by, this.d.shares.joinedEndedBy({ linkIds: [link.id] }), { expired: true }));
         }
         return this.d.shares.removeLinks(links.map((l) => l.id));
       });

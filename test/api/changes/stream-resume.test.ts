@@ -523,7 +523,7 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     ]);
     expect(linkRemovals(o.id, from)).toEqual([
       [album.id, { linkId, expired: true }],
-      [a.id, { linkId, joined: true }],
+      [a.id, { linkId, joined: true, expired: true }],
     ]);
   });
 
