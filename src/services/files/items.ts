@@ -74,7 +74,8 @@ export class ItemService {
     this.movedListeners.push(listener);
   }
 
-  private moved(by: ChangeBy, ids: string[]): Item[] {
+  /** Runs the onMoved listeners, in the transaction that put `ids` in another folder (a move, or a restore elsewhere). */
+  afterMove(by: ChangeBy, ids: string[]): Item[] {
     return this.movedListeners.flatMap((listener) => listener(by, ids));
   }
 
@@ -326,7 +327,7 @@ export class ItemService {
         out.push({ moved, from: row.parentId });
       }
       const ids = out.map((r) => r.moved.id);
-      return { moved: out, unshared: this.moved(principal, ids) };
+      return { moved: out, unshared: this.afterMove(principal, ids) };
     });
     for (const { moved: row, from } of moved) this.d.events.moved(principal, FileEventType.moved, row, from);
     for (const row of unshared) this.d.events.item(principal, FileEventType.shared, row, { shared: false });
@@ -348,7 +349,7 @@ export class ItemService {
       const row = this.d.items.move(before.id, targetId, name);
       const kind = targetId !== before.parentId ? ChangeKinds.moved : ChangeKinds.renamed;
       if (targetId !== before.parentId || name !== before.name) this.d.changes.record(principal, kind, row, { before });
-      return { row, before, unshared: targetId !== before.parentId ? this.moved(principal, [row.id]) : [] };
+      return { row, before, unshared: targetId !== before.parentId ? this.afterMove(principal, [row.id]) : [] };
     });
     if (before.parentId !== row.parentId) this.d.events.moved(principal, FileEventType.moved, row, before.parentId);
     if (before.name !== row.name) this.d.events.moved(principal, FileEventType.renamed, row, before.parentId, { oldName: before.name });

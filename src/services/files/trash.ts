@@ -43,6 +43,8 @@ function progressBatch(total: number): number {
 /** Whom a queued file job is for (its payload's starter), and the ids it names. */
 type JobStarter = { accountId: string; loginId: string; memberAccountId?: string };
 type JobTrees = JobStarter & { ids: string[] };
+/** A trash root put back, and the items that left share links with it. */
+type Restored = { row: Item; unshared: readonly Item[] };
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -175,26 +177,29 @@ export class TrashService {
   private async *runRestore(principal: Principal, sets: Array<{ root: Item; ids: string[] }>, total: number): InlineRun {
     const steps = sets.flatMap((s) => [...s.ids.map((id) => ({ id, root: s.root.id })), { id: s.root.id, root: s.root.id }]);
     const size = progressBatch(total);
-    const restored: Item[] = [];
+    const restored: Restored[] = [];
     yield { done: 0, total };
     for (let i = 0; i < steps.length; i += size) {
       const batch = steps.slice(i, i + size);
       this.d.transactions.immediate(() => {
         for (const s of batch) {
           if (s.id === s.root) {
-            const row = this.restoreRoot(principal, s.root);
-            if (row) restored.push(row);
+            const back = this.restoreRoot(principal, s.root);
+            if (back) restored.push(back);
           } else this.d.items.restoreMember(s.id, s.root);
         }
       });
       yield { done: Math.min(total, i + batch.length), total };
     }
-    for (const row of restored) this.d.events.item(principal, FileEventType.restored, row);
+    for (const back of restored) this.announceRestored(principal, back);
     return { message: `Restored ${plural(restored.length, 'item')}` };
   }
 
-  /** Puts a trash root back: in its original folder when that is live, else the root; a taken name gets `(n)`. */
-  private restoreRoot(by: { accountId: string; loginId: string }, rootId: string): Item | null {
+  /**
+   * Puts a trash root back: in its original folder when that is live, else the root; a taken name gets `(n)`.
+   * Put back elsewhere, it leaves the links it joined in its old folder, as a move out of it does.
+   */
+  private restoreRoot(by: { accountId: string; loginId: string }, rootId: string): Restored | null {
     const { accountId } = by;
     const root = this.d.items.get(accountId, rootId);
     if (!root || root.deletedRootId !== root.id) return null;
@@ -205,7 +210,13 @@ export class TrashService {
     const parentId = fits ? parent.id : (this.d.libraries.ofItem(root.id)?.folderId ?? null);
     const row = this.d.items.restoreRoot(root.id, parentId, this.d.tree.uniqueName(accountId, parentId, root.name));
     this.d.changes.record(by, ChangeKinds.restored, row, { before: root });
-    return row;
+    return { row, unshared: parentId !== root.parentId ? this.d.listing.afterMove(by, [row.id]) : [] };
+  }
+
+  /** After the restore's commit: the item back, and each item that left a link with it unshared. */
+  private announceRestored(by: { accountId: string; loginId: string }, back: Restored): void {
+    this.d.events.item(by, FileEventType.restored, back.row);
+    for (const left of back.unshared) this.d.events.item(by, FileEventType.shared, left, { shared: false });
   }
 
   /** The change log's row of a trash root just marked, in the batch's transaction. */
@@ -238,13 +249,13 @@ export class TrashService {
         });
       }
       const restored = this.d.transactions.immediate(() => {
-        const row = this.restoreRoot({ accountId, loginId }, root.id);
-        if (row) run.onBatch?.(1);
-        return row;
+        const back = this.restoreRoot({ accountId, loginId }, root.id);
+        if (back) run.onBatch?.(1);
+        return back;
       });
       if (restored) {
         count++;
-        this.d.events.item({ accountId, loginId }, FileEventType.restored, restored);
+        this.announceRestored({ accountId, loginId }, restored);
       }
     }
     return count;

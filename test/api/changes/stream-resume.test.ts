@@ -359,6 +359,28 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     ]);
   });
 
+  test('an item that joined a folder’s link, restored from the trash to the top because the folder is in the trash too, leaves the link: a link.removed of its own, heard live as an unshare, replayed alike', async () => {
+    const o = await seed.owner(t);
+    const { album, files, linkId } = await joinedAlbum(o, ['a.jpg', 'b.jpg']);
+    const [a, b] = files;
+    expect((await o.client.post('/api/files/delete', { ids: [a.id] })).status).toBe(200);
+    expect((await o.client.post('/api/files/delete', { ids: [album.id] })).status).toBe(200);
+    const { heard, from } = await heardAndReplayed(o.client, async () => {
+      expect((await o.client.post('/api/files/trash/restore', { ids: [a.id] })).status).toBe(200);
+      expect((await o.client.post('/api/files/trash/restore', { ids: [album.id] })).status).toBe(200);
+    });
+    expect(heard.map((e) => [e.type, e.data.id, e.data.parentId ?? null, e.data.shared])).toEqual([
+      ['file.restored', a.id, null, undefined],
+      ['file.shared', a.id, null, false],
+      ['file.restored', album.id, null, undefined],
+    ]);
+    expect(linkRemovals(o.id, from)).toEqual([[a.id, { linkId, joined: true }]]);
+    const listed = async (query: string) =>
+      (await (await o.client.get(`/api/files${query}`)).json()) as Array<{ id: string; shared: boolean }>;
+    expect((await listed('')).find((i) => i.id === a.id)?.shared).toBe(false);
+    expect((await listed(`?parentId=${album.id}`)).map((i) => [i.id, i.shared])).toEqual([[b.id, true]]);
+  });
+
   test('an item that joined a folder’s link leaves it as a link.removed of its own when it is unshared and when the folder’s link is: heard live as an unshare, replayed alike', async () => {
     const o = await seed.owner(t);
     const { album, files, linkId } = await joinedAlbum(o, ['a.jpg', 'b.jpg']);
