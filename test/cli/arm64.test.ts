@@ -57,5 +57,11 @@ describe.skipIf(noQemu)('the linux-arm64 executable under qemu', () => {
     expect(res.status).toBe(200);
     const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
     expect([meta.format, meta.width, meta.height]).toEqual(['webp', 171, 256]);
+    // 3,400 px wide: decoded at half size through an in-memory file, the C library's memfd_create on arm64.
+    const wide = await upload(client, 'wide.jpg', await img.jpeg(3400, 2000), { type: 'image/jpeg' });
+    const large = await client.get(`/api/files/${wide.id}/thumbnail?size=large`);
+    expect(large.status).toBe(200);
+    const largeMeta = await sharp(Buffer.from(await large.arrayBuffer())).metadata();
+    expect([largeMeta.format, largeMeta.width, largeMeta.height]).toEqual(['webp', 1600, 941]);
   }, 180_000);
 });
