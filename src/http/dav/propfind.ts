@@ -78,7 +78,8 @@ export function propfind(place: Walked, view: TreeView | null, asked: Propfind, 
   const tree = place.view!;
   const listsShares = place.kind === 'list';
   const answer = new PropfindAnswer(view, want, listsShares);
-  const self = res.item;
+  // A mount's root answers under its WebDAV name (numbered, or with its owner's name), as its href does.
+  const self = res.item && place.kind === 'mount' && place.isRoot ? { ...res.item, name: place.mount.name } : res.item;
   const selfDead = answer.take(tree.self);
   const first =
     XML_HEAD +
@@ -92,7 +93,7 @@ export function propfind(place: Walked, view: TreeView | null, asked: Propfind, 
       yield new ListParts(
         tree.mounts.shares.map((s) =>
           answer.responseXml(
-            s.item,
+            { ...s.item, name: s.name },
             `${res.path.key}/${davPath([s.name]).key.slice(1)}`,
             base + encodeSegment(s.name) + (s.item.type === 'folder' ? '/' : ''),
             dead.get(s.item.id),
@@ -107,7 +108,7 @@ export function propfind(place: Walked, view: TreeView | null, asked: Propfind, 
       const dead = answer.take(tree.mounts.rows);
       yield new ListParts(
         tree.mounts.shares.map((t) =>
-          answer.responseXml(t.item, davPath([t.name]).key, `${base}${encodeSegment(t.name)}/`, dead.get(t.item.id)),
+          answer.responseXml({ ...t.item, name: t.name }, davPath([t.name]).key, `${base}${encodeSegment(t.name)}/`, dead.get(t.item.id)),
         ),
       );
     }
@@ -332,7 +333,7 @@ class PropfindAnswer {
       case 'resourcetype':
         return folder ? '<D:collection/>' : '';
       case 'displayname':
-        return item ? escapeXml(item.name) : this.sharedList ? escapeXml(SHARED_WITH_ME) : '';
+        return item ? escapeXml(item.name) : shared ? escapeXml(SHARED_WITH_ME) : '';
       case 'creationdate':
         return item ? isoString(item.createdAt) : undefined;
       case 'getlastmodified':

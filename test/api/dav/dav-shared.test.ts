@@ -41,6 +41,11 @@ describe('WebDAV: Shared with me', () => {
     expect(shares.slice(1).sort()).toEqual(['/dav/Shared with me/Photos (Bea)/', '/dav/Shared with me/Photos (Owner)/'].sort());
 
     const inA = `${SHARED}/Photos%20(Owner)`;
+    // Each mount's displayname is its WebDAV name, as clients that show displaynames (KDE's) would tell them apart.
+    const displaynames = async (path: string, depth: '0' | '1') =>
+      [...(await (await dav.propfind(path, depth)).text()).matchAll(/<D:displayname>([^<]*)<\/D:displayname>/g)].map((m) => m[1]);
+    expect((await displaynames(`${SHARED}/`, '1')).sort()).toEqual(['Photos (Bea)', 'Photos (Owner)', 'Shared with me']);
+    expect(await displaynames(`${inA}/`, '0')).toEqual(['Photos (Owner)']);
     expect(await dav.list(`${inA}/`)).toEqual([`/dav/Shared with me/Photos (Owner)/`, `/dav/Shared with me/Photos (Owner)/beach.txt`]);
     let res = await dav.request('GET', `${inA}/beach.txt`);
     expect(await res.text()).toBe('sand');

@@ -328,6 +328,18 @@ describe('team folders', () => {
     ]);
     expect(await (await dav.request('GET', `${ALIAS}/a.txt`)).text()).toBe('before');
     expect(await (await dav.request('GET', `${ALIAS}/b.txt`)).text()).toBe('after');
+    // Its displayname is the numbered name, at the root's depth 1 and on itself; the share list's is its own.
+    const rootAnswer = await (await dav.propfind('', '1')).text();
+    const named = [...rootAnswer.matchAll(/<D:href>([^<]*)<\/D:href>.*?<D:displayname(?:\/>|>([^<]*)<)/g)].map((m) => [m[1], m[2] ?? '']);
+    expect(named.sort()).toEqual(
+      [
+        ['/dav/', ''],
+        ['/dav/Shared%20with%20me/', 'Shared with me'],
+        ['/dav/Shared%20with%20me%20%281%29/', 'Shared with me (1)'],
+        ['/dav/Shared%20with%20me%20%282%29/', 'Shared with me (2)'],
+      ].sort(),
+    );
+    expect(await (await dav.propfind(`${ALIAS}/`, '0')).text()).toContain('<D:displayname>Shared with me (2)</D:displayname>');
     const inTeam = (await json(await member.client.get(`/api/files?parentId=${team.folderId}`))).map((i: any) => i.name).sort();
     expect(inTeam).toEqual(['a.txt', 'b.txt']);
   });
