@@ -23,12 +23,31 @@ const GAP = 12;
 /** How far above the window's foot the toasts sit when nothing is under them. */
 const FOOT = 20;
 
+/** What a press can land on that the person may press again next. */
+const CONTROLS = 'button, a[href], input, select, textarea, summary, [role="button"], [tabindex]';
+
 /**
- * The line of controls the focus is on: the control just used and those level with it beside it (its row of buttons),
- * which the person is about to press next; null with the focus on nothing or in the toasts.
+ * The control last focused or pressed: Safari and iOS do not focus a button that is pressed, so there the press
+ * stands for the focus (null: the last press was on no control).
+ */
+let used: Element | null = null;
+addEventListener('focusin', (e) => {
+  used = e.target instanceof Element ? e.target : null;
+});
+addEventListener(
+  'pointerdown',
+  (e) => {
+    used = e.target instanceof Element ? e.target.closest(CONTROLS) : null;
+  },
+  { capture: true },
+);
+
+/**
+ * The line of controls just used: the control last focused or pressed and those level with it beside it (its row
+ * of buttons), which the person is about to press next; null with none, or one in the toasts.
  */
 function focusedLine(): DOMRect | null {
-  const el = document.activeElement;
+  const el = used?.isConnected ? used : document.activeElement;
   if (!(el instanceof HTMLElement) || el === document.body || host.contains(el)) return null;
   const r = el.getBoundingClientRect();
   if (r.height === 0) return null;
