@@ -164,6 +164,25 @@ describe('toasts', () => {
     }
   });
 
+  test('a press on the page’s empty space (which focuses its main region) leaves the next toast at the window’s foot', async () => {
+    const o = await seed.owner(t);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/settings/app-passwords');
+    await page.getByRole('button', { name: 'Copy address' }).waitFor();
+    const main = page.locator('main');
+    const box = (await main.boundingBox())!;
+    await page.mouse.click(box.x + box.width - 8, box.y + box.height - 8);
+    expect(await hasFocus(main)).toBe(true);
+    const text = 'After a press on nothing';
+    await shareWith(o, text);
+    const shown = page.getByRole('status').filter({ hasText: text });
+    await shown.waitFor();
+    const toastBox = (await shown.boundingBox())!;
+    expect(toastBox.y + toastBox.height).toBeGreaterThan(page.viewportSize()!.height - 40);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test("on a phone with a dialog open, the toast is not lifted above the New button behind the dialog's backdrop", async () => {
     const o = await seed.owner(t);
     const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE });

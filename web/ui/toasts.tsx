@@ -50,7 +50,8 @@ function focusedLine(): DOMRect | null {
   const el = used?.isConnected ? used : document.activeElement;
   if (!(el instanceof HTMLElement) || el === document.body || host.contains(el)) return null;
   const r = el.getBoundingClientRect();
-  if (r.height === 0) return null;
+  // Taller is a region (the page's main, focused by a press on its empty space), not a line of controls.
+  if (r.height === 0 || r.height > innerHeight / 4) return null;
   let [left, right, top, bottom] = [r.left, r.right, r.top, r.bottom];
   for (const s of el.parentElement?.children ?? []) {
     const b = s.getBoundingClientRect();
