@@ -839,19 +839,24 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string): Re
 
 /**
  * A bucket of backups or replicas: BACKUP_S3_* first, then the storage's S3_* settings, so one store can hold
- * both; errors name the BACKUP_S3_* settings and `why` the bucket is needed.
+ * both; errors name the setting a value was read from (`S3_REGION (read for BACKUP_S3_REGION)`) and `why` the
+ * bucket is needed.
  */
 function backupBucket(bucket: string, prefix: string, env: Env, cwd: string, why: string): S3Config {
   const s3Env: Env = { S3_BUCKET: bucket, S3_PREFIX: prefix };
   for (const name of BUCKET_SETTINGS) {
     s3Env[`S3_${name}`] = env[`BACKUP_S3_${name}`] ?? env[`S3_${name}`];
   }
+  const readFrom = (name: string) =>
+    (BUCKET_SETTINGS as readonly string[]).includes(name) && env[`BACKUP_S3_${name}`] === undefined && env[`S3_${name}`] !== undefined
+      ? `S3_${name} (read for BACKUP_S3_${name})`
+      : `BACKUP_S3_${name}`;
   let s3: StorageConfig;
   try {
     s3 = storageConfig('s3', s3Env, cwd);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    throw new ConfigError(err.message.replace(/\bS3_/g, 'BACKUP_S3_').replace('COFFER_STORAGE=s3', why));
+    throw new ConfigError(err.message.replace(/\bS3_([A-Z_]+)/g, (_, name: string) => readFrom(name)).replace('COFFER_STORAGE=s3', why));
   }
   // storageConfig('s3') always answers a bucket; this narrows its type.
   if (s3.driver !== 's3') throw new ConfigError(`${why}: not a bucket`);

@@ -57,6 +57,20 @@ describe('coffer doctor, beside the running server', () => {
     expect(r.stdout).toContain('database integrity: ok');
   });
 
+  test('a bucket setting that backups read from the storage’s S3_* line is named by that line, and the checking goes on past it', async () => {
+    const conf = path.join(tempDir(), 'coffer.env');
+    fs.writeFileSync(
+      conf,
+      `BACKUP_S3_BUCKET=backups\nBACKUP_PASSPHRASE_FILE=/etc/coffer/passphrase\nS3_ENDPOINT=minio:9000\nLOG_LEVEL=loud\n`,
+    );
+    const r = await runCli(['doctor', '--data-dir', t.dataDir], { env: { COFFER_CONFIG: conf } });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain(
+      `configuration file ${conf}, line 3: S3_ENDPOINT (read for BACKUP_S3_ENDPOINT) must be an http:// or https:// URL such as http://127.0.0.1:9000, got "minio:9000"`,
+    );
+    expect(r.stdout).toContain(`configuration file ${conf}, line 4: LOG_LEVEL must be one of debug, info, warn, error, silent, got "loud"`);
+  });
+
   test("a stale data directory line: names it with its line beside the file's other problems and the missing directory", async () => {
     const gone = path.join(tempDir(), 'moved-away', 'data');
     const conf = path.join(tempDir(), 'coffer.env');
