@@ -104,8 +104,11 @@ function balance(units: Unit[], count: number): Shard[] {
   return shards;
 }
 
-/** Whether a test file runs `coffer` commands through test/helpers/cli.ts (they run the executable the runner builds). */
-const runsCommands = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8').includes('helpers/cli.ts');
+/**
+ * Whether a test file runs `coffer` commands through test/helpers/cli.ts, or the executable itself through
+ * test/helpers/binary.ts (they run the executable the runner builds).
+ */
+const runsCommands = (file: string) => /helpers\/(cli|binary)\.ts/.test(fs.readFileSync(path.join(ROOT, file), 'utf8'));
 
 interface ExecutableBuild {
   /** The executable's path once built, or the build's output when it failed. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { BINARY, ensureBinary, startBinary, type RunningBinary } from '../helpers/binary.ts';
+import { ensureBinary, startBinary, type RunningBinary } from '../helpers/binary.ts';
 import { BACKEND_VERSION } from '../../src/services/admin/version.ts';
 import { listenNotifySocket } from '../helpers/notify-socket.ts';
 import { tempDir } from '../helpers/server.ts';
@@ -13,12 +13,13 @@ import { skipWithout } from '../helpers/prerequisites.ts';
 import sharp from 'sharp';
 
 describe('the built executable', () => {
+  let binary: string;
   let running: RunningBinary;
   const socketDir = tempDir('coffer-bin-notify-');
   const notify = listenNotifySocket(path.join(socketDir, 'notify.sock'));
   beforeAll(async () => {
-    await ensureBinary();
-    running = await startBinary({ env: { NOTIFY_SOCKET: path.join(socketDir, 'notify.sock') } });
+    binary = await ensureBinary();
+    running = await startBinary({ binary, env: { NOTIFY_SOCKET: path.join(socketDir, 'notify.sock') } });
   }, 120_000);
   afterAll(async () => {
     notify.close();
@@ -61,7 +62,7 @@ describe('the built executable', () => {
   });
 
   test('--version: version, the commit it was built from, the build date and the runtime, on one line', () => {
-    const r = Bun.spawnSync([BINARY, '--version']);
+    const r = Bun.spawnSync([binary, '--version']);
     expect(r.exitCode).toBe(0);
     const commit = Bun.spawnSync(['git', 'rev-parse', '--short=12', 'HEAD']).stdout.toString().trim();
     const m = /^(\d+\.\d+\.\d+) \(commit ([0-9a-f]{12})(-dirty)?, built (\S+), Bun (\d+\.\d+\.\d+) linux-(x64|arm64)\)\n$/.exec(
@@ -107,7 +108,7 @@ describe('the built executable', () => {
   skipWithout(ffmpegMissing, 'video thumbnails from the built executable');
 
   test('--help lists the commands', () => {
-    const r = Bun.spawnSync([BINARY, '--help']);
+    const r = Bun.spawnSync([binary, '--help']);
     expect(r.exitCode).toBe(0);
     expect(r.stdout.toString()).toMatch(/serve/);
     expect(r.stdout.toString()).toMatch(/migrate/);

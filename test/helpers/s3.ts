@@ -3,6 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { createRequire } from 'node:module';
+import type { Server } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { StorageDriver } from '../../src/storage/driver.ts';
@@ -53,6 +54,7 @@ const S3rver = require('s3rver') as new (
   store: S3rverStore;
   run(): Promise<{ port: number }>;
   close(): Promise<void>;
+  httpServer: Server;
 };
 
 interface S3rverStore {
@@ -183,7 +185,10 @@ export async function startTestS3(opts: { plain?: boolean } = {}): Promise<TestS
     },
     async stop() {
       endStalls();
-      await server.close();
+      const closed = server.close();
+      // A request a stall held may wait for a body its client (a stopped server) never sends: 6 s before the close ended.
+      server.httpServer.closeAllConnections();
+      await closed;
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -54,15 +54,15 @@ const TILES_PAINTED = `(() => {
   return shown.length > 0 && shown.every((i) => i.complete && i.naturalWidth > 0);
 })()`;
 
+// evaluateAll, not evaluate: a photo the virtualised grid has not rendered is not in view, rather than waited for (30 s).
 const inView = (page: Page, name: string) =>
-  page
-    .getByRole('option', { name, exact: true })
-    .evaluate((el: any) => {
+  page.getByRole('option', { name, exact: true }).evaluateAll((els: any[]) =>
+    els.some((el) => {
       const r = el.getBoundingClientRect();
       const box = el.closest('.scroller').getBoundingClientRect();
       return r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
-    })
-    .catch(() => false);
+    }),
+  );
 
 /** Scrolls the grid from the top until the photo is rendered (the grid is virtualised, a day header over each day). */
 async function reveal(page: Page, name: string) {

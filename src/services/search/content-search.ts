@@ -54,8 +54,9 @@ const BACKFILL_BATCH = 2000;
 const EXTRACT_BATCH = 32;
 // Between two batches, so a long backfill leaves the event loop a moment; the workers' nice value does the rest.
 const PAUSE_MS = 15;
-/** How long the indexer waits before trying the storage again after it did not answer. */
-const STORAGE_RETRY_MS = 10_000;
+/** How long the indexer waits before trying the storage again after it did not answer: doubled each time up to the most. */
+const STORAGE_RETRY_FIRST_MS = 1000;
+const STORAGE_RETRY_MOST_MS = 10_000;
 // Texts the index writer stores in one transaction: a few, so a request waiting for the write lock waits little.
 const WRITE_BATCH_DOCS = 8;
 const WRITE_BATCH_BYTES = 1024 ** 2;
@@ -80,8 +81,8 @@ export class ContentSearchService {
 
   // A round that found the database busy recorded nothing: its files stay queued and are extracted again.
   private readonly rounds: BusyRounds;
-  /** The storage did not answer the last round: one warning per spell, not one per round. */
-  private storageAway = false;
+  /** The wait before the next try of a storage that did not answer the last round (0: it answered); one warning per spell. */
+  private storageRetryMs = 0;
 
   constructor(private readonly d: Deps) {
     this.rounds = new BusyRounds(d.log, 'content index');
@@ -238,12 +239,13 @@ export class ContentSearchService {
       try {
         busy = await this.step();
         this.rounds.succeeded();
-        this.storageAway = false;
+        this.storageRetryMs = 0;
       } catch (err) {
         if (err instanceof StorageUnavailableError) {
-          if (!this.storageAway) this.d.log.warn('content indexing waits for the storage', { err: err.message });
-          this.storageAway = true;
-          wait = STORAGE_RETRY_MS;
+          if (!this.storageRetryMs) this.d.log.warn('content indexing waits for the storage', { err: err.message });
+          // A short blip is over in a second or two; a long outage is tried no more often than every 10 s.
+          this.storageRetryMs = this.storageRetryMs ? Math.min(this.storageRetryMs * 2, STORAGE_RETRY_MOST_MS) : STORAGE_RETRY_FIRST_MS;
+          wait = this.storageRetryMs;
         } else if (!this.rounds.failed(err)) this.d.log.error('content indexing failed', { err: String(err) });
       }
       await this.sleep(wait ?? (busy ? PAUSE_MS : this.d.pollMs));
