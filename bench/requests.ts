@@ -151,7 +151,7 @@ export async function runRequestsBench(): Promise<void> {
 
     // The profile against its floors, each in its own process over the same database, taking turns (order reversed
     // every other round) so that each round's figures saw the same load: bare Bun doing the same read (bench/bare-read.ts,
-    // the goal's 1.2×), and Elysia compiled as Coffer is (bench/bare-elysia.ts), alone and with minimal forms of the
+    // the goal's 1.2×), the same asking the runtime for the peer's address (what Coffer's per-address limits need), and Elysia compiled as Coffer is (bench/bare-elysia.ts), alone and with minimal forms of the
     // hooks Coffer runs on every request, which look up this run's session.
     const readDb = new Database(dbPath, { readonly: true });
     const session = readDb.query<{ id: string }, [string]>('SELECT id FROM sessions WHERE user_id = ?').get(profile.id)!.id;
@@ -161,6 +161,7 @@ export async function runRequestsBench(): Promise<void> {
       (
         [
           ['bare_bun', [process.execPath, path.join(import.meta.dir, 'bare-read.ts'), dbPath], {}],
+          ['bare_bun_with_peer', [process.execPath, path.join(import.meta.dir, 'bare-read.ts'), dbPath], {}, 'peer'],
           ['bare_elysia', [elysia, dbPath], {}, 'bare'],
           ['elysia_with_hooks', [elysia, dbPath], { authorization: `Bearer ${session}` }, 'hooks'],
         ] as const
