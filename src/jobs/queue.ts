@@ -30,7 +30,7 @@ export interface EnqueueOptions {
 export class JobQueue {
   /** False while no worker serves this queue: enqueue then refuses (503) instead of parking work silently. */
   available: boolean;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(runAt: number) => void>();
 
   constructor(
     private readonly repo: JobsRepo,
@@ -40,8 +40,8 @@ export class JobQueue {
     this.available = opts.available;
   }
 
-  /** Called after every enqueue (the worker wakes up instead of waiting for its next poll). */
-  onEnqueue(listener: () => void): () => void {
+  /** Called after every enqueue with when the job is due (the worker wakes up then instead of at its next poll). */
+  onEnqueue(listener: (runAt: number) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -59,17 +59,18 @@ export class JobQueue {
   /** A job whose kind and payload were stored earlier (a schedule row). */
   insertRaw(kind: string, payload: unknown, opts: EnqueueOptions & { maxAttempts?: number } = {}): string {
     const now = this.clock.now();
+    const runAt = opts.runAt ?? now;
     const id = this.repo.insert({
       id: crypto.randomUUID(),
       kind,
       accountId: opts.accountId ?? null,
       payload: JSON.stringify(payload ?? null),
       maxAttempts: opts.maxAttempts ?? 5,
-      runAt: opts.runAt ?? now,
+      runAt,
       idempotencyKey: opts.idempotencyKey ?? null,
       at: now,
     });
-    for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) listener(runAt);
     return id;
   }
 

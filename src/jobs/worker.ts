@@ -23,6 +23,7 @@ export interface WorkerOptions {
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000;
+const DEFAULT_POLL_MS = 1000;
 
 export function retryDelay(attempt: number): number {
   return Math.min(1000 * 2 ** Math.max(0, attempt - 1), MAX_BACKOFF_MS);
@@ -35,6 +36,8 @@ export class Worker {
   private readonly inSlots = new Map<string, number>();
   private readonly abort = new AbortController();
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** Wake-ups set for jobs queued to run before the next poll. */
+  private readonly dueTimers = new Set<ReturnType<typeof setTimeout>>();
   private unsubscribe: (() => void) | null = null;
   private wakeScheduled = false;
   private stopped = false;
@@ -42,7 +45,10 @@ export class Worker {
   // Apart from the polls': a poll that claims nothing can succeed while a job's state still waits for the lock.
   private readonly busyStates: BusyRounds;
 
+  private readonly pollMs: number;
+
   constructor(private readonly opts: WorkerOptions) {
+    this.pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
     this.busy = new BusyRounds(opts.log, 'job worker');
     this.busyStates = new BusyRounds(opts.log, 'job states');
   }
@@ -54,8 +60,8 @@ export class Worker {
   start(): void {
     if (this.timer || this.stopped) return;
     this.opts.queue.available = true;
-    this.unsubscribe = this.opts.queue.onEnqueue(() => this.wake());
-    this.timer = setInterval(() => this.wake(), this.opts.pollMs ?? 1000);
+    this.unsubscribe = this.opts.queue.onEnqueue((runAt) => this.wakeAt(runAt));
+    this.timer = setInterval(() => this.wake(), this.pollMs);
     this.wake();
   }
 
@@ -75,6 +81,8 @@ export class Worker {
     this.stopped = true;
     this.opts.queue.available = false;
     if (this.timer) clearInterval(this.timer);
+    for (const t of this.dueTimers) clearTimeout(t);
+    this.dueTimers.clear();
     this.unsubscribe?.();
     const settled = Promise.allSettled(this.running.values());
     let timeout: ReturnType<typeof setTimeout> | undefined;
@@ -85,6 +93,18 @@ export class Worker {
       await Promise.race([settled, new Promise((r) => setTimeout(r, 1000))]);
     }
     clearTimeout(timeout);
+  }
+
+  /** Wakes the worker when a job queued for `runAt` is due: at once, or then if that is before the next poll. */
+  private wakeAt(runAt: number): void {
+    const delay = runAt - this.opts.clock.now();
+    if (delay <= 0) return this.wake();
+    if (delay >= this.pollMs) return;
+    const timer = setTimeout(() => {
+      this.dueTimers.delete(timer);
+      this.wake();
+    }, delay);
+    this.dueTimers.add(timer);
   }
 
   private wake(): void {

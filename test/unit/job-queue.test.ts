@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { tempDir } from '../helpers/server.ts';
 import { closeDatabase, openDatabase, type Db } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { ManualClock } from '../../src/clock.ts';
+import { ManualClock, systemClock } from '../../src/clock.ts';
 import { defineJob } from '../../src/jobs/catalog.ts';
 import { JobQueue } from '../../src/jobs/queue.ts';
 import { JobsRepo } from '../../src/db/repos/jobs.ts';
@@ -273,6 +273,45 @@ describe('job queue', () => {
     await t.worker.stop(5000);
     expect(finished).toBe(true);
     expect(t.queue.get(id)!.status).toBe('completed');
+  });
+});
+
+describe('job worker wake-ups', () => {
+  test('a job queued to run shortly is run when due, not at the next poll', async () => {
+    const dir = tempDir('coffer-queue-');
+    const db: Db = openDatabase(path.join(dir, 'coffer.db'));
+    migrate(db);
+    const jobs = new JobsRepo(db.$client);
+    const queue = new JobQueue(jobs, systemClock, { available: true });
+    const registry = new JobRegistry();
+    const schedules = new Schedules(jobs, queue, systemClock, (fn) => db.$client.transaction(fn).immediate());
+    // A poll far off: only the wake-up at the job's time can run it within the test.
+    const worker = new Worker({
+      queue,
+      registry,
+      schedules,
+      clock: systemClock,
+      log: createLogger('silent'),
+      concurrency: 1,
+      pollMs: 60_000,
+    });
+    cleanups.push(() => {
+      closeDatabase(db);
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    let ranAt = 0;
+    registry.register(defineJob('test.paced', z.null()), async () => {
+      ranAt = Date.now();
+    });
+    worker.start();
+    try {
+      const queuedAt = Date.now();
+      const id = queue.insert(defineJob('test.paced', z.null()), null, { runAt: queuedAt + 200 });
+      await eventually(() => expect(queue.get(id)!.status).toBe('completed'));
+      expect(ranAt - queuedAt).toBeGreaterThanOrEqual(200);
+    } finally {
+      await worker.stop(1000);
+    }
   });
 });
 
