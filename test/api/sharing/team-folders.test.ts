@@ -5,7 +5,7 @@ import { runCli } from '../../helpers/cli.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
+import { downloaded, folder, listAll, upload, uploadRaw } from '../../helpers/files.ts';
 import { newGroup } from '../../helpers/groups.ts';
 import * as seed from '../../helpers/seed.ts';
 import { type TestServer, tempDir } from '../../helpers/server.ts';
@@ -561,4 +561,21 @@ describe('team folders', () => {
     expect(rows).toContainEqual({ action: 'team_folder.create', email: admin.email });
     expect(rows).toContainEqual({ action: 'file.upload', email: s.editor.email });
   });
+
+  test('an item restored from its trash after its folder was trashed comes back at the top of the team folder, where its members reach it', async () => {
+    const s = await scene();
+    const lead = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: lead.email, admin: true }))).toBe(201);
+    const sub = await folder(s.editor.client, 'Sub', s.team.folderId);
+    const file = await upload(s.editor.client, 'inner.txt', 'inner bytes', { parentId: sub.id });
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [file.id] }))).toBe(200);
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [sub.id] }))).toBe(200);
+    expect(await status(lead.client.post(`/api/team-folders/${s.team.id}/trash/restore`, { ids: [file.id] }))).toBe(200);
+    // Not at the root of the team's account, which no one reaches: in the team folder itself.
+    const top = await listAll(s.viewer.client, `/api/files?parentId=${s.team.folderId}`);
+    expect(top.map((i) => [i.id, i.name])).toEqual([[file.id, 'inner.txt']]);
+    expect((await downloaded(s.viewer.client, file.id)).toString()).toBe('inner bytes');
+    expect((await json(await lead.client.get(`/api/team-folders/${s.team.id}/trash`))).map((i: any) => i.name)).toEqual(['Sub']);
+  });
+
 });
