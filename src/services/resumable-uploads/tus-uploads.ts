@@ -302,6 +302,24 @@ export class TusUploadService {
     }
   }
 
+  /**
+   * `memberAccountId` lost a share of `ownerId` (removed, made viewer, its group gone): its unfinished uploads there that it may no
+   * longer finish end with their reservations and bytes, which would otherwise hold the owner's quota until they expire.
+   * One receiving a PATCH now is refused at its next one and ends at its expiry.
+   */
+  async leaveShare(memberAccountId: string, ownerId: string): Promise<void> {
+    for (const row of this.d.repo.unfinishedOfMemberIn(memberAccountId, ownerId)) {
+      if (row.parentId && this.d.tree.editsShared(memberAccountId, row.parentId)) continue;
+      if (!this.tryLock(row.id)) continue;
+      try {
+        const fresh = this.d.repo.get(row.id);
+        if (fresh && fresh.state !== 'completed') await this.remove(fresh);
+      } finally {
+        this.unlock(row.id);
+      }
+    }
+  }
+
   /** GET: the file a completed upload created, for a client that missed the PATCH's answer. */
   result(principal: TusSender, id: string): { item: ItemView; clientId: string | null } {
     const row = this.owned(principal, id);

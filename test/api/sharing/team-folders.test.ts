@@ -578,4 +578,22 @@ describe('team folders', () => {
     expect((await json(await lead.client.get(`/api/team-folders/${s.team.id}/trash`))).map((i: any) => i.name)).toEqual(['Sub']);
   });
 
+  test('a member taken out while its resumable upload into the team folder is unfinished: the room that upload reserved is the team\u2019s again at once', async () => {
+    const s = await scene(100);
+    const other = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: other.email }))).toBe(201);
+    const res = await createUpload(s.editor.client, 80, { filename: 'big.bin', parentId: s.team.folderId });
+    expect(res.status).toBe(201);
+    const location = new URL(res.headers.get('location')!, t.url).pathname;
+    expect(await status(patchUpload(s.editor.client, location, 0, new TextEncoder().encode('x'.repeat(30))))).toBe(204);
+    expect(await status(admin.client.delete(`/api/admin/groups/${s.editors}/members/${s.editor.id}`))).toBe(200);
+    // The upload can never be finished: it no longer holds 80 of the team folder's 100 bytes.
+    await eventually(
+      async () => expect(await status(uploadRaw(other.client, 'fits.bin', 'y'.repeat(50), { parentId: s.team.folderId }))).toBe(200),
+      { timeoutMs: 10_000 },
+    );
+    expect(await status(patchUpload(s.editor.client, location, 30, new TextEncoder().encode('x')))).toBe(404);
+    expect((await teamOf(s.team.id)).size).toBe(50);
+  });
+
 });
