@@ -596,4 +596,33 @@ describe('team folders', () => {
     expect((await teamOf(s.team.id)).size).toBe(50);
   });
 
+  test('while sharing with people is off, making a team folder with groups or changing its groups is refused and changes nothing', async () => {
+    const s = await scene();
+    const later = await groupOf(s.stranger);
+    const before = (await json(await admin.client.get('/api/admin/team-folders'))).teamFolders.length;
+    t.server.ctx.services.settings.set('peopleSharing', false);
+    try {
+      const made = await admin.client.post('/api/admin/team-folders', {
+        name: 'Made while off',
+        groups: [{ groupId: later, role: 'viewer' }],
+      });
+      expect(made.status).toBe(403);
+      expect((await json(made)).message).toContain('Sharing with people is turned off');
+      const regrouped = await admin.client.put(`/api/admin/team-folders/${s.team.id}/groups`, {
+        groups: [{ groupId: later, role: 'viewer' }],
+      });
+      expect(regrouped.status).toBe(403);
+    } finally {
+      t.server.ctx.services.settings.set('peopleSharing', true);
+    }
+    const after = (await json(await admin.client.get('/api/admin/team-folders'))).teamFolders;
+    expect(after.length).toBe(before);
+    expect(after.some((f: any) => f.name === 'Made while off')).toBe(false);
+    expect((await teamOf(s.team.id)).groups.map((g: any) => [g.groupId, g.role]).sort()).toEqual(
+      [
+        [s.editors, 'editor'],
+        [s.viewers, 'viewer'],
+      ].sort(),
+    );
+  });
 });
