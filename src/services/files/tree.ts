@@ -143,6 +143,11 @@ export class Tree {
     return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId) !== null;
   }
 
+  /** Whether `itemId` is itself an item another account shares with `accountId` (in person or through a group), not only inside one. */
+  sharesRoot(accountId: string, itemId: string): boolean {
+    return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId)?.itemId === itemId;
+  }
+
   /** Whether a login of `accountId` may still change `itemId` of another account as an editor of a share (document server saves). */
   editsShared(accountId: string, itemId: string): boolean {
     return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId)?.role === 'editor';
