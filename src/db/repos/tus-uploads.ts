@@ -104,6 +104,17 @@ export class TusUploadsRepo {
       .map((r) => toRow(r)!);
   }
 
+  /** Uploads not completed yet whose login is gone (its account deleted), wherever they were going. */
+  unfinishedOfGoneLogins(): TusUpload[] {
+    return this.sqlite
+      .query<TusUpload, []>(
+        `SELECT ${UPLOAD} FROM tus_uploads t WHERE state != 'completed' AND share_link_id IS NULL
+            AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = t.login_id)`,
+      )
+      .all()
+      .map((r) => toRow(r)!);
+  }
+
   /** Uploads past their expiry, oldest first; `unfinished` leaves out completed ones. */
   expired(now: number, limit: number, opts: { unfinished?: boolean } = {}): TusUpload[] {
     const which = opts.unfinished ? " AND state != 'completed'" : '';

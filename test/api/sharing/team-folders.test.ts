@@ -625,4 +625,21 @@ describe('team folders', () => {
       ].sort(),
     );
   });
+
+  test('a member whose account is deleted while its resumable upload into the team folder is unfinished: the room that upload reserved is the team\u2019s again', async () => {
+    const s = await scene(100);
+    const other = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: other.email }))).toBe(201);
+    const res = await createUpload(s.editor.client, 80, { filename: 'big.bin', parentId: s.team.folderId });
+    expect(res.status).toBe(201);
+    expect(await status(admin.client.delete(`/api/user/${s.editor.id}`))).toBe(202);
+    await eventually(() => expect(t.server.ctx.services.accounts.findById(s.editor.id)).toBeNull());
+    await eventually(
+      async () => expect(await status(uploadRaw(other.client, 'fits.bin', 'y'.repeat(50), { parentId: s.team.folderId }))).toBe(200),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    expect((await teamOf(s.team.id)).size).toBe(50);
+  });
 });
