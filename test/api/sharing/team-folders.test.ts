@@ -642,4 +642,13 @@ describe('team folders', () => {
     );
     expect((await teamOf(s.team.id)).size).toBe(50);
   });
+
+  test('an item\u2019s details name the team folder as its owner with no email, as Shared with me does: its account\u2019s team:<id> is no address', async () => {
+    const s = await scene();
+    const file = await upload(s.editor.client, 'facts.txt', 'x', { parentId: s.team.folderId });
+    for (const id of [file.id, s.team.folderId]) {
+      const info = await json(await s.viewer.client.get(`/api/files/${id}/info`));
+      expect(info.sharedWithMe.owner).toEqual({ id: s.team.id, name: s.name, email: '' });
+    }
+  });
 });
