@@ -651,4 +651,19 @@ describe('team folders', () => {
       expect(info.sharedWithMe.owner).toEqual({ id: s.team.id, name: s.name, email: '' });
     }
   });
+
+  test('a resumable upload whose folder in the team folder is trashed before its last byte lands at the top of the team folder, where its members reach it', async () => {
+    const s = await scene();
+    const sub = await folder(s.editor.client, 'Drafts', s.team.folderId);
+    const res = await createUpload(s.editor.client, 4, { filename: 'late.txt', parentId: sub.id });
+    expect(res.status).toBe(201);
+    const location = new URL(res.headers.get('location')!, t.url).pathname;
+    expect(await status(patchUpload(s.editor.client, location, 0, new TextEncoder().encode('la')))).toBe(204);
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [sub.id] }))).toBe(200);
+    expect(await status(patchUpload(s.editor.client, location, 2, new TextEncoder().encode('te')))).toBe(204);
+    const top = await listAll(s.viewer.client, `/api/files?parentId=${s.team.folderId}`);
+    const landed = top.find((i) => i.name === 'late.txt');
+    expect(landed).toBeDefined();
+    expect((await downloaded(s.viewer.client, landed.id)).toString()).toBe('late');
+  });
 });
