@@ -134,6 +134,7 @@ export async function runGroupsBench(): Promise<void> {
         ctx.repos.members,
         () => true,
         () => ctx.repos.database.accessVersion(),
+        ctx.repos.teamFolders,
       );
       const principal = {
         loginId: member.id,

@@ -111,6 +111,10 @@ function createServices(infra: Infrastructure) {
   });
   // A member's chunked upload into an account deleted meanwhile can never land there, and holds its bytes on the disk.
   accounts.services.users.onPurged((accountId) => {
+    // Its logins' uploads into other accounts' shared folders can never finish, and hold those owners' quota.
+    resumable.services.tusUploads
+      .endGoneLogins()
+      .catch((err) => infra.log.warn('could not end the resumable uploads of a deleted account', { err: String(err) }));
     dav.services.chunkedUploads
       .endRoom(accountId)
       .catch((err) => infra.log.warn('could not end the chunked uploads reserved in a deleted account', { err: String(err) }));

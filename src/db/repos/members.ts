@@ -170,10 +170,13 @@ export class MembersRepo {
       .map((r) => r.ownerId);
   }
 
-  /** An owner account as members see it. */
+  /** An owner account as members see it; a team folder's has no email (its `team:<id>` is no address). */
   ownerCard(ownerId: string): { id: string; name: string; email: string } | null {
     return this.sqlite
-      .query<{ id: string; name: string; email: string }, [string]>('SELECT id, name, email FROM users WHERE id = ?')
+      .query<{ id: string; name: string; email: string }, [string]>(
+        `SELECT id, name, CASE WHEN EXISTS (SELECT 1 FROM team_folders t WHERE t.account_id = u.id) THEN '' ELSE email END AS email
+           FROM users u WHERE id = ?`,
+      )
       .get(ownerId);
   }
 

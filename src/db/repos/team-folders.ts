@@ -48,6 +48,15 @@ export class TeamFoldersRepo {
     return row ? { ...row, deleting: Boolean(row.deleting) } : null;
   }
 
+  /** The folder a team folder's account holds; null for any other account. */
+  folderOf(accountId: string): string | null {
+    return (
+      this.sqlite
+        .query<{ folderId: string }, [string]>('SELECT folder_id AS folderId FROM team_folders WHERE account_id = ?')
+        .get(accountId)?.folderId ?? null
+    );
+  }
+
   /** Whether an account is a team folder's. */
   isTeam(accountId: string): boolean {
     return this.sqlite.query('SELECT 1 FROM team_folders WHERE account_id = ?').get(accountId) !== null;

@@ -93,6 +93,28 @@ export class TusUploadsRepo {
       .map((r) => toRow(r)!);
   }
 
+  /** Uploads not completed yet that logins of `memberAccountId` send into `accountId` (a member's, into a shared folder). */
+  unfinishedOfMemberIn(memberAccountId: string, accountId: string): TusUpload[] {
+    return this.sqlite
+      .query<TusUpload, [string, string]>(
+        `SELECT ${UPLOAD} FROM tus_uploads WHERE account_id = ?2 AND state != 'completed' AND share_link_id IS NULL
+            AND login_id IN (SELECT id FROM users WHERE id = ?1 OR parent_user_id = ?1)`,
+      )
+      .all(memberAccountId, accountId)
+      .map((r) => toRow(r)!);
+  }
+
+  /** Uploads not completed yet whose login is gone (its account deleted), wherever they were going. */
+  unfinishedOfGoneLogins(): TusUpload[] {
+    return this.sqlite
+      .query<TusUpload, []>(
+        `SELECT ${UPLOAD} FROM tus_uploads t WHERE state != 'completed' AND share_link_id IS NULL
+            AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = t.login_id)`,
+      )
+      .all()
+      .map((r) => toRow(r)!);
+  }
+
   /** Uploads past their expiry, oldest first; `unfinished` leaves out completed ones. */
   expired(now: number, limit: number, opts: { unfinished?: boolean } = {}): TusUpload[] {
     const which = opts.unfinished ? " AND state != 'completed'" : '';

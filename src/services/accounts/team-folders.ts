@@ -72,6 +72,7 @@ export class TeamFolderService {
     const id = newId();
     const folderId = newId();
     const now = this.d.clock.now();
+    const team = this.acting(principal, id);
     const folder = this.d.transactions.immediate(() => {
       // Not an email address: nothing that names an account by email can reach this one.
       this.d.users.insert({
@@ -89,6 +90,8 @@ export class TeamFolderService {
       const folder = this.d.items.insertFolder({ id: folderId, accountId: id, parentId: null, name }, now);
       this.d.changes.record({ accountId: id, loginId: principal.loginId }, ChangeKinds.created, folder);
       this.d.teamFolders.insert({ accountId: id, folderId, groupId: forGroup, createdBy: principal.loginId, createdAt: now });
+      // In the same transaction: a grant refused (sharing with people off) leaves no team folder behind.
+      for (const grant of input.groups) this.d.members.add(team, folderId, grant);
       return folder;
     });
     this.d.audit.record({
@@ -98,8 +101,6 @@ export class TeamFolderService {
       targetId: id,
       details: { name, quota: input.quota },
     });
-    const team = this.acting(principal, id);
-    for (const grant of input.groups) this.d.members.add(team, folderId, grant);
     // Once the groups reach it, so their members hear it made, as a stream resumed over it replays it.
     this.d.events.announce({ accountId: id, loginId: principal.loginId }, FileEventType.folderCreated, folder);
     return this.view(this.require(id));
@@ -156,11 +157,14 @@ export class TeamFolderService {
     const team = this.acting(principal, id);
     const current = new Map(this.d.groups.ofItem(row.folderId).map((g) => [g.groupId, g.role]));
     const wanted = new Map(groups.map((g) => [g.groupId, g.role]));
-    for (const groupId of current.keys()) if (!wanted.has(groupId)) this.d.members.removeGroup(team, row.folderId, groupId);
-    for (const [groupId, role] of wanted) {
-      if (!current.has(groupId)) this.d.members.add(team, row.folderId, { groupId, role });
-      else if (current.get(groupId) !== role) this.d.members.setGroupRole(team, row.folderId, groupId, role);
-    }
+    // One transaction, additions first: one refused (sharing with people off) changes nothing, and no group hears it lost the folder.
+    this.d.transactions.immediate(() => {
+      for (const [groupId, role] of wanted) if (!current.has(groupId)) this.d.members.add(team, row.folderId, { groupId, role });
+      for (const [groupId, role] of wanted) {
+        if (current.has(groupId) && current.get(groupId) !== role) this.d.members.setGroupRole(team, row.folderId, groupId, role);
+      }
+      for (const groupId of current.keys()) if (!wanted.has(groupId)) this.d.members.removeGroup(team, row.folderId, groupId);
+    });
     return this.view(this.require(id));
   }
 

@@ -52,6 +52,7 @@ export interface ChangeOptions {
 /** What the log asks of the file tree (files/tree.ts's Tree answers it): who reaches a shared item, what is inside a folder. */
 export interface TreeReach {
   reachesShared(accountId: string, itemId: string): boolean;
+  sharesRoot(accountId: string, itemId: string): boolean;
   isInside(ancestors: ReadonlySet<string>, id: string | null): boolean;
 }
 
@@ -297,10 +298,12 @@ export class ChangeLog {
 
   private visible(accountId: string, row: ChangeRow): boolean {
     if (row.accountId === accountId) return true;
-    for (const id of [row.itemId, row.parentBefore, row.parentAfter]) {
+    // Where the change was made, not where the item is now: what it went through in the owner's own folders before it was moved into a share stays the owner's.
+    for (const id of [row.parentBefore, row.parentAfter]) {
       if (id && this.d.members.accountOf(id) === row.accountId && this.d.tree.reachesShared(accountId, id)) return true;
     }
-    return false;
+    // The shared item itself, whose own changes are made in the owner's folders above it.
+    return row.itemId !== null && this.d.members.accountOf(row.itemId) === row.accountId && this.d.tree.sharesRoot(accountId, row.itemId);
   }
 
   private matches(row: ChangeRow, q: ChangeQuery): boolean {

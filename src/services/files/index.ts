@@ -75,7 +75,7 @@ export function createFilesServices<V extends ReplacedVersions>(
   const quota = new QuotaService(repos.users, reservations, repos.versions, queue, config.defaultStorageLimit);
   const changeVersion = () => repos.database.changeVersion();
   const accessVersion = () => repos.database.accessVersion();
-  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), accessVersion);
+  const tree = new Tree(repos.items, repos.members, () => settings.get('peopleSharing'), accessVersion, repos.teamFolders);
   const views = new ItemViews(repos.shares, repos.libraries, repos.thumbnails, hasThumbnail);
   const access = new AccessTracker(repos.items, clock, log);
   const changes = new ChangeLog({
@@ -159,7 +159,12 @@ export function createFilesServices<V extends ReplacedVersions>(
     libraryFiles,
     zipLimits: config.zips,
   });
-  const trash = new TrashService({ ...fileDeps, retentionClock: infra.retentionClock, listing: items, libraries: repos.libraries });
+  const trash = new TrashService({
+    ...fileDeps,
+    retentionClock: infra.retentionClock,
+    listing: items,
+    libraries: repos.libraries,
+  });
   const copy = new CopyService({ ...fileDeps, libraryFiles, libraryContent, trash });
   // Moves across a library's edge are a copy then a delete, which the tree's own moves leave to the copies.
   items.moveAcrossWith(copy);

@@ -196,7 +196,8 @@ export class TrashService {
   }
 
   /**
-   * Puts a trash root back: in its original folder when that is live, else the root; a taken name gets `(n)`.
+   * Puts a trash root back: in its original folder when that is live, else the account's home (Tree.homeFolder); a taken
+   * name gets `(n)`.
    * Put back elsewhere, it leaves the links it joined in its old folder, as a move out of it does.
    */
   private restoreRoot(by: { accountId: string; loginId: string }, rootId: string): Restored | null {
@@ -207,7 +208,7 @@ export class TrashService {
     // A folder moved too deep for this one (while it was in the trash) counts as gone: its members are live again already.
     const fits = parent?.type === 'folder' && (root.type === 'file' || this.d.items.nests(parent.id, root.id));
     // A library's item whose folder is gone goes back to its library's folder: its file cannot leave the library.
-    const parentId = fits ? parent.id : (this.d.libraries.ofItem(root.id)?.folderId ?? null);
+    const parentId = fits ? parent.id : (this.d.libraries.ofItem(root.id)?.folderId ?? this.d.tree.homeFolder(accountId));
     const row = this.d.items.restoreRoot(root.id, parentId, this.d.tree.uniqueName(accountId, parentId, root.name));
     this.d.changes.record(by, ChangeKinds.restored, row, { before: root });
     return { row, unshared: parentId !== root.parentId ? this.d.listing.afterMove(by, [row.id]) : [] };

@@ -9,6 +9,7 @@ import {
   type SortOrder,
 } from '../../db/repos/items.ts';
 import type { Membership, MembersRepo } from '../../db/repos/members.ts';
+import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import { badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import type { Principal } from '../identity/principal.ts';
@@ -61,6 +62,7 @@ export class Tree {
     private readonly members: MembersRepo,
     private readonly peopleSharingOn: () => boolean,
     accessVersion: () => string,
+    private readonly teamFolders: Pick<TeamFoldersRepo, 'folderOf'>,
   ) {
     // An id not in the tree is not kept: creating an item does not move the access version.
     this.reach = new PageCache(
@@ -141,6 +143,11 @@ export class Tree {
   /** Whether a login of `accountId` may still read `itemId` of another account through a share (document server fetches). */
   reachesShared(accountId: string, itemId: string): boolean {
     return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId) !== null;
+  }
+
+  /** Whether `itemId` is itself an item another account shares with `accountId` (in person or through a group), not only inside one. */
+  sharesRoot(accountId: string, itemId: string): boolean {
+    return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId)?.itemId === itemId;
   }
 
   /** Whether a login of `accountId` may still change `itemId` of another account as an editor of a share (document server saves). */
@@ -252,6 +259,14 @@ export class Tree {
     let total = 0;
     for (const r of rows) total += r.type === 'file' ? r.size : this.items.liveTreeTotals(r.id).totalSize;
     return total;
+  }
+
+  /**
+   * Where an item of the account lands when the folder it was in is gone (a restore, a resumable upload's last byte):
+   * the root (null), or for a team folder's account its team folder, as nobody reaches that account's root.
+   */
+  homeFolder(accountId: string): string | null {
+    return this.teamFolders.folderOf(accountId);
   }
 
   /** Folders from the root down to `folder` (both included), for breadcrumbs. */

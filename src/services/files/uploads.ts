@@ -773,7 +773,7 @@ export class UploadService {
    * usage counter, events and audit exactly as POST /upload makes them. Its quota was reserved when the
    * upload began; the commit checks it against the limit as it stands, its own reservation counted as room
    * (413 otherwise, the upload kept), and `within` runs in the same transaction (the upload ends).
-   * A target folder trashed meanwhile puts the file in the root, as restore does, rather than lose it; with
+   * A target folder trashed meanwhile puts the file in the account's home (Tree.homeFolder), as restore does, rather than lose it; with
    * `exactName` (a WebDAV path) it is 404 instead, and `within` does not run.
    */
   async commitResumed(uploader: AuditPrincipal, file: ResumedFile, within: (row: Item) => void): Promise<ItemView> {
@@ -822,7 +822,9 @@ export class UploadService {
         // A WebDAV path names its folder: the file never lands elsewhere (the upload stays, for a MOVE to another path).
         if (file.exactName && file.parentId && parent?.type !== 'folder') throw notFound(Messages.folderNotFound);
         const created: Item[] = [];
-        const folders = new Map<string, string | null>([['', parent?.type === 'folder' ? parent.id : null]]);
+        const folders = new Map<string, string | null>([
+          ['', parent?.type === 'folder' ? parent.id : this.d.tree.homeFolder(uploader.accountId)],
+        ]);
         const folderId = this.ensureFolders(uploader, folders, created, file.relativePath ?? undefined);
         const row = this.insertFile(uploader, folderId, file.name, object, file.modified, { room, exactName: file.exactName });
         if (file.droppedVia) {

@@ -18,7 +18,7 @@ type ResumableUploadDeps = {
   views: ItemViews;
   otherStaging: { keysInUse(keys: readonly string[]): Set<string> };
 } & Pick<FilesServices, 'quota' | 'diskSpace' | 'uploads'> &
-  Pick<SharingServices, 'shares'>;
+  Pick<SharingServices, 'shares' | 'members'>;
 
 /** Uploads that resume after a broken connection (tus). */
 export function createResumableUploadServices(infra: Infrastructure, d: ResumableUploadDeps) {
@@ -41,6 +41,12 @@ export function createResumableUploadServices(infra: Infrastructure, d: Resumabl
     expiryMs: infra.config.tusExpiryHours * 3600_000,
   });
   d.diskSpace.addPromised(() => repos.tusUploads.promised(infra.retentionClock.now()));
+  // A member's upload into a shared folder it no longer edits can never finish, and its reservation holds the owner's quota.
+  d.members.onEditorEnd(({ ownerId, accountId }) => {
+    tusUploads
+      .leaveShare(accountId, ownerId)
+      .catch((err) => log.warn('could not end the resumable uploads of a member whose right ended', { err: String(err) }));
+  });
   // Files of uploads a crash left fully stored are created now, not at the next scheduled sweep.
   const resumableUploads: Lifecycle = {
     name: 'resumable uploads',

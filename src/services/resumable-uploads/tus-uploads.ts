@@ -291,7 +291,16 @@ export class TusUploadService {
 
   /** The login is gone (a sub-user deleted): its unfinished uploads end with their reservations and bytes; one receiving a PATCH now ends at the next sweep. */
   async endLogin(loginId: string): Promise<void> {
-    for (const row of this.d.repo.unfinishedOf(loginId)) {
+    await this.end(this.d.repo.unfinishedOf(loginId));
+  }
+
+  /** An account was deleted: its logins' unfinished uploads into other accounts (a member's, into a shared folder) end with their reservations and bytes. */
+  async endGoneLogins(): Promise<void> {
+    await this.end(this.d.repo.unfinishedOfGoneLogins());
+  }
+
+  private async end(rows: readonly TusUpload[]): Promise<void> {
+    for (const row of rows) {
       if (!this.tryLock(row.id)) continue;
       try {
         const fresh = this.d.repo.get(row.id);
@@ -300,6 +309,16 @@ export class TusUploadService {
         this.unlock(row.id);
       }
     }
+  }
+
+  /**
+   * `memberAccountId` lost a share of `ownerId` (removed, made viewer, its group gone): its unfinished uploads there that it may no
+   * longer finish end with their reservations and bytes, which would otherwise hold the owner's quota until they expire.
+   * One receiving a PATCH now is refused at its next one and ends at its expiry.
+   */
+  async leaveShare(memberAccountId: string, ownerId: string): Promise<void> {
+    const rows = this.d.repo.unfinishedOfMemberIn(memberAccountId, ownerId);
+    await this.end(rows.filter((row) => !row.parentId || !this.d.tree.editsShared(memberAccountId, row.parentId)));
   }
 
   /** GET: the file a completed upload created, for a client that missed the PATCH's answer. */

@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { folder, upload } from '../../helpers/files.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 let t: TestServer;
+let admin: seed.SeededLogin;
 
 beforeAll(async () => {
   t = await startTestServer({ startWorker: false });
-  await seed.admin(t);
+  admin = await seed.admin(t);
 });
 afterAll(() => t.stop());
 
@@ -185,6 +187,33 @@ describe('GET /api/activity', () => {
     await upload(o.client, 'after.txt', 'a', { parentId: shared.id });
     expect((await activity(member.client)).items).toEqual([]);
     expect((await member.client.get(`/api/activity?itemId=${inside.id}`)).status).toBe(404);
+  });
+
+  test('an item moved into a shared folder: members see it arrive and what follows, not the names and folders it had in the owner\u2019s own tree', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const group = await newGroup(admin, 'Activity', member);
+    const own = await folder(o.client, 'Private HR');
+    const shared = await folder(o.client, 'Shared');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { groupId: group, role: 'viewer' })).status).toBe(201);
+    const file = await upload(o.client, 'layoffs-2027.txt', 'x', { parentId: own.id });
+    expect((await o.client.post('/api/files/rename', { id: file.id, name: 'plan.txt' })).status).toBe(200);
+    expect((await o.client.post('/api/files/move', { ids: [file.id], parentId: shared.id })).status).toBe(200);
+    expect((await o.client.post('/api/files/rename', { id: file.id, name: 'plan v2.txt' })).status).toBe(200);
+
+    const seen = [...(await activity(member.client, `?itemId=${file.id}`)).items, ...(await activity(member.client)).items];
+    expect(JSON.stringify(seen)).not.toContain('layoffs');
+    expect(summary((await activity(member.client, `?itemId=${file.id}`)).items)).toEqual([
+      'Owner item.renamed Shared/plan v2.txt',
+      'Owner item.moved Shared/plan v2.txt',
+    ]);
+    // The owner keeps the whole history.
+    expect((await activity(o.client, `?itemId=${file.id}`)).items.map((l: any) => l.kind)).toEqual([
+      'item.renamed',
+      'item.moved',
+      'item.renamed',
+      'item.uploaded',
+    ]);
   });
 
   test('the person filter: everyone in the whole log, not only its latest page, through the same visibility; an indexed filter finds an old change at once', async () => {

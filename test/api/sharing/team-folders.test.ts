@@ -5,7 +5,7 @@ import { runCli } from '../../helpers/cli.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
+import { downloaded, folder, listAll, upload, uploadRaw } from '../../helpers/files.ts';
 import { newGroup } from '../../helpers/groups.ts';
 import * as seed from '../../helpers/seed.ts';
 import { type TestServer, tempDir } from '../../helpers/server.ts';
@@ -560,5 +560,110 @@ describe('team folders', () => {
       .all(s.team.id, s.team.id);
     expect(rows).toContainEqual({ action: 'team_folder.create', email: admin.email });
     expect(rows).toContainEqual({ action: 'file.upload', email: s.editor.email });
+  });
+
+  test('an item restored from its trash after its folder was trashed comes back at the top of the team folder, where its members reach it', async () => {
+    const s = await scene();
+    const lead = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: lead.email, admin: true }))).toBe(201);
+    const sub = await folder(s.editor.client, 'Sub', s.team.folderId);
+    const file = await upload(s.editor.client, 'inner.txt', 'inner bytes', { parentId: sub.id });
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [file.id] }))).toBe(200);
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [sub.id] }))).toBe(200);
+    expect(await status(lead.client.post(`/api/team-folders/${s.team.id}/trash/restore`, { ids: [file.id] }))).toBe(200);
+    // Not at the root of the team's account, which no one reaches: in the team folder itself.
+    const top = await listAll(s.viewer.client, `/api/files?parentId=${s.team.folderId}`);
+    expect(top.map((i) => [i.id, i.name])).toEqual([[file.id, 'inner.txt']]);
+    expect((await downloaded(s.viewer.client, file.id)).toString()).toBe('inner bytes');
+    expect((await json(await lead.client.get(`/api/team-folders/${s.team.id}/trash`))).map((i: any) => i.name)).toEqual(['Sub']);
+  });
+
+  test('a member taken out while its resumable upload into the team folder is unfinished: the room that upload reserved is the team\u2019s again at once', async () => {
+    const s = await scene(100);
+    const other = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: other.email }))).toBe(201);
+    const res = await createUpload(s.editor.client, 80, { filename: 'big.bin', parentId: s.team.folderId });
+    expect(res.status).toBe(201);
+    const location = new URL(res.headers.get('location')!, t.url).pathname;
+    expect(await status(patchUpload(s.editor.client, location, 0, new TextEncoder().encode('x'.repeat(30))))).toBe(204);
+    expect(await status(admin.client.delete(`/api/admin/groups/${s.editors}/members/${s.editor.id}`))).toBe(200);
+    // The upload can never be finished: it no longer holds 80 of the team folder's 100 bytes.
+    await eventually(
+      async () => expect(await status(uploadRaw(other.client, 'fits.bin', 'y'.repeat(50), { parentId: s.team.folderId }))).toBe(200),
+      { timeoutMs: 10_000 },
+    );
+    expect(await status(patchUpload(s.editor.client, location, 30, new TextEncoder().encode('x')))).toBe(404);
+    expect((await teamOf(s.team.id)).size).toBe(50);
+  });
+
+  test('while sharing with people is off, making a team folder with groups or changing its groups is refused and changes nothing', async () => {
+    const s = await scene();
+    const later = await groupOf(s.stranger);
+    const before = (await json(await admin.client.get('/api/admin/team-folders'))).teamFolders.length;
+    t.server.ctx.services.settings.set('peopleSharing', false);
+    try {
+      const made = await admin.client.post('/api/admin/team-folders', {
+        name: 'Made while off',
+        groups: [{ groupId: later, role: 'viewer' }],
+      });
+      expect(made.status).toBe(403);
+      expect((await json(made)).message).toContain('Sharing with people is turned off');
+      const regrouped = await admin.client.put(`/api/admin/team-folders/${s.team.id}/groups`, {
+        groups: [{ groupId: later, role: 'viewer' }],
+      });
+      expect(regrouped.status).toBe(403);
+    } finally {
+      t.server.ctx.services.settings.set('peopleSharing', true);
+    }
+    const after = (await json(await admin.client.get('/api/admin/team-folders'))).teamFolders;
+    expect(after.length).toBe(before);
+    expect(after.some((f: any) => f.name === 'Made while off')).toBe(false);
+    expect((await teamOf(s.team.id)).groups.map((g: any) => [g.groupId, g.role]).sort()).toEqual(
+      [
+        [s.editors, 'editor'],
+        [s.viewers, 'viewer'],
+      ].sort(),
+    );
+  });
+
+  test('a member whose account is deleted while its resumable upload into the team folder is unfinished: the room that upload reserved is the team\u2019s again', async () => {
+    const s = await scene(100);
+    const other = await seed.owner(t);
+    expect(await status(admin.client.post(`/api/admin/groups/${s.editors}/members`, { email: other.email }))).toBe(201);
+    const res = await createUpload(s.editor.client, 80, { filename: 'big.bin', parentId: s.team.folderId });
+    expect(res.status).toBe(201);
+    expect(await status(admin.client.delete(`/api/user/${s.editor.id}`))).toBe(202);
+    await eventually(() => expect(t.server.ctx.services.accounts.findById(s.editor.id)).toBeNull());
+    await eventually(
+      async () => expect(await status(uploadRaw(other.client, 'fits.bin', 'y'.repeat(50), { parentId: s.team.folderId }))).toBe(200),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    expect((await teamOf(s.team.id)).size).toBe(50);
+  });
+
+  test('an item\u2019s details name the team folder as its owner with no email, as Shared with me does: its account\u2019s team:<id> is no address', async () => {
+    const s = await scene();
+    const file = await upload(s.editor.client, 'facts.txt', 'x', { parentId: s.team.folderId });
+    for (const id of [file.id, s.team.folderId]) {
+      const info = await json(await s.viewer.client.get(`/api/files/${id}/info`));
+      expect(info.sharedWithMe.owner).toEqual({ id: s.team.id, name: s.name, email: '' });
+    }
+  });
+
+  test('a resumable upload whose folder in the team folder is trashed before its last byte lands at the top of the team folder, where its members reach it', async () => {
+    const s = await scene();
+    const sub = await folder(s.editor.client, 'Drafts', s.team.folderId);
+    const res = await createUpload(s.editor.client, 4, { filename: 'late.txt', parentId: sub.id });
+    expect(res.status).toBe(201);
+    const location = new URL(res.headers.get('location')!, t.url).pathname;
+    expect(await status(patchUpload(s.editor.client, location, 0, new TextEncoder().encode('la')))).toBe(204);
+    expect(await status(s.editor.client.post('/api/files/delete', { ids: [sub.id] }))).toBe(200);
+    expect(await status(patchUpload(s.editor.client, location, 2, new TextEncoder().encode('te')))).toBe(204);
+    const top = await listAll(s.viewer.client, `/api/files?parentId=${s.team.folderId}`);
+    const landed = top.find((i) => i.name === 'late.txt');
+    expect(landed).toBeDefined();
+    expect((await downloaded(s.viewer.client, landed.id)).toString()).toBe('late');
   });
 });
