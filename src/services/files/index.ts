@@ -159,12 +159,7 @@ export function createFilesServices<V extends ReplacedVersions>(
     libraryFiles,
     zipLimits: config.zips,
   });
-  const trash = new TrashService({
-    ...fileDeps,
-    retentionClock: infra.retentionClock,
-    listing: items,
-    libraries: repos.libraries,
-  });
+  const trash = new TrashService({ ...fileDeps, retentionClock: infra.retentionClock, listing: items, libraries: repos.libraries });
   const copy = new CopyService({ ...fileDeps, libraryFiles, libraryContent, trash });
   // Moves across a library's edge are a copy then a delete, which the tree's own moves leave to the copies.
   items.moveAcrossWith(copy);
