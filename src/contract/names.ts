@@ -16,6 +16,11 @@ export function normalizeName(name: string): string {
   return name.normalize('NFC').trim();
 }
 
+/** Text made fit for a part of a name: what a name may not hold (slashes, control characters...) a space, spaces collapsed, normalized. */
+export function asNamePart(text: string): string {
+  return normalizeName(text.replace(new RegExp(`${FORBIDDEN.source}|${BIDI_CONTROL.source}`, 'g'), ' ').replace(/\s+/g, ' '));
+}
+
 /** Why a (normalized) name is refused, or null when it is valid. */
 export function nameProblem(name: string): string | null {
   if (name.length === 0) return 'Name must not be empty';

@@ -14,7 +14,7 @@ import type { AssembledObject, ChunkedUploadService } from './chunked-uploads.ts
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
-import { nameProblem, normalizeName } from '../../contract/names.ts';
+import { asNamePart, nameProblem, normalizeName } from '../../contract/names.ts';
 import { type Operation, permissionFor } from '../identity/permissions.ts';
 import { can, type Principal, requirePermission } from '../identity/principal.ts';
 import type { Permission } from '../../contract/permissions.ts';
@@ -439,7 +439,10 @@ export class DavService {
       .filter((r) => !r.teamFolder || this.d.items.liveByName(principal.accountId, null, r.name) !== null);
     const counts = new Map<string, number>();
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
-    const named = rows.map((r) => ((counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name));
+    // The owner's name is a path segment's part here: a slash in it would split the segment, so the clients could not reach it.
+    const named = rows.map((r) =>
+      (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${asNamePart(r.ownerName) || asNamePart(r.ownerEmail)})` : r.name,
+    );
     // Rows come newest first: the oldest share of a name keeps it, so a new share never renames one a client has synced.
     const names = distinctNames(named.toReversed(), () => false).toReversed();
     return rows.map((r, i) => ({

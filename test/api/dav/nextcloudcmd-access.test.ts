@@ -252,6 +252,32 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     expect(localFiles(local).get('Team/mine.txt')?.toString()).toBe('made offline');
   });
 
+  test('two shares of one name whose owners’ names hold a slash or other characters no name may hold both sync, each to its own folder, and edits go up', async () => {
+    const member = await seed.owner(t);
+    const owners = [
+      await seed.owner(t, seed.uniqueEmail('sales'), 'Sales/Marketing'),
+      await seed.owner(t, seed.uniqueEmail('bea'), 'Bea: "the boss"?'),
+    ];
+    const notes: string[] = [];
+    for (const o of owners) {
+      const docs = await folder(o.client, 'Docs');
+      notes.push((await upload(o.client, 'note.txt', `from ${o.email}`, { parentId: docs.id })).id);
+      expect((await o.client.post(`/api/files/${docs.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    }
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'owner-names');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    const names = ['Docs (Sales Marketing)', 'Docs (Bea the boss)'];
+    const files = localFiles(local);
+    expect(names.map((n) => files.get(`Shared with me/${n}/note.txt`)?.toString())).toEqual(owners.map((o) => `from ${o.email}`));
+
+    for (const n of names) fs.writeFileSync(path.join(local, 'Shared with me', n, 'note.txt'), `edited in ${n}, at length`);
+    await syncOk(member.email, dav.password, local);
+    for (const [i, o] of owners.entries())
+      expect((await downloaded(o.client, notes[i]!)).toString()).toBe(`edited in ${names[i]}, at length`);
+  });
+
   test('a revoked app password stops the next run with an authentication error, and nothing local is touched', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o, 'nextcloudcmd');
