@@ -251,9 +251,12 @@ export interface DavTreeView {
 /** A request's walk: where it is, what is there and, for a listing, what the answer says. */
 export type DavWalk = DavPlace & DavFound & { view: DavTreeView | null };
 
-/** What a walk is for: a write (`copy`: a COPY's source, which a share's own root may be) refused where a role forbids it, a listing's needs. */
+/**
+ * What a walk is for: a write refused where a role forbids it (`copy`: a COPY's source, and `content`: a file's
+ * new content, which a share's own root may take), a listing's needs.
+ */
 interface DavWalkOptions {
-  write?: 'write' | 'copy';
+  write?: 'write' | 'copy' | 'content';
   listing?: DavListingNeeds;
 }
 
@@ -519,7 +522,7 @@ export class DavService {
   private walkIn(place: DavPlace, opts: DavWalkOptions): DavWalk {
     if (place.kind === 'mount' && opts.write) {
       if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
-      if (place.isRoot && opts.write !== 'copy') throw forbidden(Messages.sharedRootOwnerOnly);
+      if (place.isRoot && opts.write === 'write') throw forbidden(Messages.sharedRootOwnerOnly);
     }
     const { target, parent } = place.kind === 'list' ? LISTED : this.find(place.principal, place.path);
     return { ...place, target, parent, view: opts.listing && target ? this.view(place, target, opts.listing) : null };
@@ -571,7 +574,7 @@ export class DavService {
     path: DavPath,
     input: PutInput & { conditions: DavConditions; href: DavHref; refused: AppError | null; malformed: AppError | null },
   ): Promise<{ created: boolean; item: DavItem }> {
-    const walk = this.walk(caller, path, { write: 'write' });
+    const walk = this.walk(caller, path, { write: 'content' });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (input.refused) throw input.refused;
     if (!walk.target) assertNotSharedListName(walk);

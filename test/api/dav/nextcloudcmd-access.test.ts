@@ -32,6 +32,9 @@ async function serverFiles(client: seed.SeededLogin['client'], parentId?: string
   return out;
 }
 
+/** The requests of a run that move or change content. */
+const transfersOf = (requests: string[]) => requests.filter((r) => /^(GET|PUT|MKCOL|DELETE|MOVE|COPY|PROPPATCH) \/remote/.test(r));
+
 /** Local changes of every kind inside `folderPath`: a new file, an edit, a delete, a new folder. */
 function changeLocally(folderPath: string) {
   fs.writeFileSync(path.join(folderPath, 'new here.txt'), 'made offline');
@@ -178,6 +181,30 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
       'MOVE /remote.php/dav/uploads/…/.file',
     ]);
     expect((await downloaded(o.client, big.id)).equals(edited)).toBe(true);
+  });
+
+  test('an editor of shared files (not a folder) uploads its edits of them, whole and in chunks', async () => {
+    const o = await seed.owner(t);
+    const plan = await upload(o.client, 'plan.txt', 'plan v1');
+    const big = await upload(o.client, 'big.bin', randomBytes(300_000));
+    const member = await seed.owner(t);
+    for (const f of [plan, big])
+      expect((await o.client.post(`/api/files/${f.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'shared-files');
+    fs.mkdirSync(local);
+    // Chunks of 100 kB: the 300 kB file goes up in chunks.
+    const chunks = { OWNCLOUD_CHUNK_SIZE: '100000', OWNCLOUD_MIN_CHUNK_SIZE: '100000', OWNCLOUD_MAX_CHUNK_SIZE: '100000' };
+    const run = () => nextcloudcmd(t.url, logger, member.email, dav.password, local, chunks);
+    await succeeded(run());
+    const edited = randomBytes(300_001);
+    fs.writeFileSync(path.join(local, 'Shared with me', 'plan.txt'), 'plan v2, edited by the member');
+    fs.writeFileSync(path.join(local, 'Shared with me', 'big.bin'), edited);
+    const up = await succeeded(run());
+    expect(up.requests.filter((r) => r.startsWith('MOVE ')).length).toBe(1);
+    expect((await downloaded(o.client, plan.id)).toString()).toBe('plan v2, edited by the member');
+    expect((await downloaded(o.client, big.id)).equals(edited)).toBe(true);
+    expect(transfersOf((await succeeded(run())).requests)).toEqual([]);
   });
 
   test('a share that ends while the member has changes in it: they stay on its disk, not in a folder of its own that the next share would hide', async () => {
