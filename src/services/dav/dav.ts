@@ -1416,10 +1416,10 @@ function distinctNames(names: readonly string[], taken: (name: string) => boolea
   });
 }
 
-/** A digest of the shares' names and ETags (which name the caller's rights in each). */
+/** A digest of the shares' names, ETags and roles (a folder's ETag names the caller's rights in it, a file's does not). */
 function sharesTag(shares: readonly DavShare[]): string {
   const hash = new Bun.CryptoHasher('sha1');
-  for (const s of shares) hash.update(`${s.name}\n${s.item.etag}\n`);
+  for (const s of shares) hash.update(s.item.type === 'file' ? `${s.name}\n${s.item.etag}\n${s.role}\n` : `${s.name}\n${s.item.etag}\n`);
   return hash.digest('hex').slice(0, 16);
 }
 

@@ -207,6 +207,27 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     expect(transfersOf((await succeeded(run())).requests)).toEqual([]);
   });
 
+  test('an editor of a shared file made viewer: the next run learns it, sends nothing and keeps the local edit as a conflict copy', async () => {
+    const o = await seed.owner(t);
+    const plan = await upload(o.client, 'plan.txt', 'plan v1');
+    const member = await seed.owner(t);
+    expect((await o.client.post(`/api/files/${plan.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'shared-file-viewer');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+
+    expect((await o.client.send('PATCH', `/api/files/${plan.id}/members/${member.id}`, { role: 'viewer' })).status).toBe(200);
+    fs.writeFileSync(path.join(local, 'Shared with me', 'plan.txt'), 'plan v2, the viewer keeps it');
+    const run = await sync(member.email, dav.password, local);
+    expect(transfersOf(run.requests).filter((r) => !r.startsWith('GET '))).toEqual([]);
+    expect((await downloaded(o.client, plan.id)).toString()).toBe('plan v1');
+    const files = localFiles(local);
+    expect(files.get('Shared with me/plan.txt')?.toString()).toBe('plan v1');
+    const copies = [...files].filter(([rel]) => rel.startsWith('Shared with me/plan (conflicted copy'));
+    expect(copies.map(([, content]) => content.toString())).toEqual(['plan v2, the viewer keeps it']);
+  });
+
   test('a share that ends while the member has changes in it: they stay on its disk, not in a folder of its own that the next share would hide', async () => {
     const o = await seed.owner(t);
     const docs = await folder(o.client, 'Docs');
