@@ -14,6 +14,7 @@ import type { AssembledObject, ChunkedUploadService } from './chunked-uploads.ts
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
+import { splitExtension } from '../files/names.ts';
 import { asNamePart, nameProblem, normalizeName } from '../../contract/names.ts';
 import { type Operation, permissionFor } from '../identity/permissions.ts';
 import { can, type Principal, requirePermission } from '../identity/principal.ts';
@@ -444,10 +445,10 @@ export class DavService {
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
     // The owner's name is a path segment's part here: a slash in it would split the segment, so the clients could not reach it.
     const named = rows.map((r) =>
-      (counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${asNamePart(r.ownerName) || asNamePart(r.ownerEmail)})` : r.name,
+      (counts.get(r.nameKey) ?? 0) > 1 ? suffixed(r.name, r.type, `(${asNamePart(r.ownerName) || asNamePart(r.ownerEmail)})`) : r.name,
     );
     // Rows come newest first: the oldest share of a name keeps it, so a new share never renames one a client has synced.
-    const names = distinctNames(named.toReversed(), () => false).toReversed();
+    const names = distinctNames(named.toReversed(), () => false, [], rows.map((r) => r.type).toReversed()).toReversed();
     return rows.map((r, i) => ({
       name: names[i]!,
       item: davItem(this.d.items.getLive(r.accountId, r.id)!, rightsTag(principal, r.role)),
@@ -1403,17 +1404,28 @@ function crossesTrees(from: DavPlace | Refused, to: DavPlace | Refused | null): 
 }
 
 /**
- * One WebDAV name per mount: a name met again (case aside) or `reserved` (name keys) becomes `name (n)`, n the
- * first free from 1, in the order given; `taken` says a name is used beside them (an own item at the root).
+ * One WebDAV name per mount: a name met again (case aside) or `reserved` (name keys) becomes `name (n)` (a file's,
+ * by `types`, `base (n).ext`), n the first free from 1, in the order given; `taken` says a name is used beside them.
  */
-function distinctNames(names: readonly string[], taken: (name: string) => boolean, reserved: readonly string[] = []): string[] {
+function distinctNames(
+  names: readonly string[],
+  taken: (name: string) => boolean,
+  reserved: readonly string[] = [],
+  types: readonly Item['type'][] = [],
+): string[] {
   const used = new Set(reserved);
-  return names.map((name) => {
+  return names.map((name, i) => {
     let out = name;
-    for (let n = 1; used.has(nameKeyOf(out)) || (out !== name && taken(out)); n++) out = `${name} (${n})`;
+    for (let n = 1; used.has(nameKeyOf(out)) || (out !== name && taken(out)); n++) out = suffixed(name, types[i] ?? 'folder', `(${n})`);
     used.add(nameKeyOf(out));
     return out;
   });
+}
+
+/** A name with `suffix` added: a file's before its extension (`plan (Ada).txt`), so it still opens by its type. */
+function suffixed(name: string, type: Item['type'], suffix: string): string {
+  const { base, ext } = type === 'file' ? splitExtension(name) : { base: name, ext: '' };
+  return `${base} ${suffix}${ext}`;
 }
 
 /** A digest of the shares' names, ETags and roles (a folder's ETag names the caller's rights in it, a file's does not). */

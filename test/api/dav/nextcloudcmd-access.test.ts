@@ -326,6 +326,32 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
       expect((await downloaded(o.client, notes[i]!)).toString()).toBe(`edited in ${names[i]}, at length`);
   });
 
+  test('shared files of one name keep their extension in the names that tell them apart, so they still open by type', async () => {
+    const member = await seed.owner(t);
+    const owners = [
+      await seed.owner(t, seed.uniqueEmail('ada'), 'Ada'),
+      await seed.owner(t, seed.uniqueEmail('ada'), 'Ada'),
+      await seed.owner(t, seed.uniqueEmail('bo'), 'Bo'),
+    ];
+    for (const o of owners) {
+      const plan = await upload(o.client, 'plan.txt', `plan of ${o.email}`);
+      expect((await o.client.post(`/api/files/${plan.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    }
+    const dav = await davLogin(t, member, 'nextcloudcmd');
+    const local = path.join(dir, 'shared-file-names');
+    fs.mkdirSync(local);
+    await syncOk(member.email, dav.password, local);
+    const files = localFiles(local);
+    // The oldest share of a name keeps it; the newer is numbered.
+    expect(new Map([...files].map(([rel, content]) => [rel, content.toString()]))).toEqual(
+      new Map([
+        ['Shared with me/plan (Ada).txt', `plan of ${owners[0]!.email}`],
+        ['Shared with me/plan (Ada) (1).txt', `plan of ${owners[1]!.email}`],
+        ['Shared with me/plan (Bo).txt', `plan of ${owners[2]!.email}`],
+      ]),
+    );
+  });
+
   test('a revoked app password stops the next run with an authentication error, and nothing local is touched', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o, 'nextcloudcmd');
