@@ -15,7 +15,7 @@ import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
 import { splitExtension } from '../files/names.ts';
-import { asNamePart, nameProblem, normalizeName } from '../../contract/names.ts';
+import { asNamePart, exactNameProblem, nameProblem, normalizeName } from '../../contract/names.ts';
 import { type Operation, permissionFor } from '../identity/permissions.ts';
 import { can, type Principal, requirePermission } from '../identity/principal.ts';
 import type { Permission } from '../../contract/permissions.ts';
@@ -121,7 +121,8 @@ export interface DavPath {
 }
 
 export function davPath(segments: string[], exactCase = false): DavPath {
-  const clean = segments.map(normalizeName);
+  // The exact doors keep blanks at a segment's ends: no stored name has them, so such a path names nothing (not the trimmed name).
+  const clean = segments.map(exactCase ? (s) => s.normalize('NFC') : normalizeName);
   return { segments: clean, key: clean.map((s) => `/${nameKeyOf(s)}`).join(''), exactCase };
 }
 
@@ -922,7 +923,10 @@ export class DavService {
     const folder = found !== undefined ? found : folderOf(this.resolve(principal, davPath(above, path.exactCase)));
     if (folder) return folder.id;
     // A folder of that name in another case (an app's InstantUpload beside an instantUpload): say so, or the upload fails unexplained at each try.
-    const other = path.exactCase && above.length > 0 ? folderOf(this.resolve(principal, davPath(above, false))) : null;
+    const other =
+      path.exactCase && above.length > 0 && above.every((s) => s === s.trim())
+        ? folderOf(this.resolve(principal, davPath(above, false)))
+        : null;
     if (other)
       throw conflict(
         `The folder "${above.join('/')}" does not exist in this letter case, but one whose name differs only in case does, and letter case counts in these addresses: choose that folder in the app as it is written, or rename it to "${above.at(-1)}"`,
@@ -933,7 +937,7 @@ export class DavService {
   /** The last segment as a new item's name, or 400 with the API's reason. */
   newName(path: DavPath): string {
     const name = path.segments.at(-1)!;
-    const problem = nameProblem(name);
+    const problem = path.exactCase ? exactNameProblem(name) : nameProblem(name);
     if (problem) throw badRequest(`${problem}: ${JSON.stringify(name)}`);
     return name;
   }

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { davLogin } from '../../helpers/dav.ts';
+import { davLogin, NextcloudApp } from '../../helpers/dav.ts';
 import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, nextcloudcmdServer, succeeded } from '../../helpers/nextcloudcmd.ts';
@@ -91,6 +91,36 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): o
     expect(run.output).toContain('Name must not contain control characters or any of');
     expect([...(await serverFiles(o.client)).keys()]).toEqual(['fine.txt']);
     expect([...localFiles(local).keys()].sort()).toEqual([long, 'fine.txt', 'what?.txt'].sort());
+  });
+
+  test('names beginning or ending with a blank other than a space (no-break, ideographic): refused, not trimmed, so the next runs end and change nothing', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const local = path.join(dir, 'blank-edges');
+    fs.mkdirSync(path.join(local, 'dir\u2003'), { recursive: true });
+    fs.writeFileSync(path.join(local, 'dir\u2003', 'in.txt'), 'in the em-space folder');
+    fs.writeFileSync(path.join(local, 'nbsp\u00a0'), 'no-break space after');
+    fs.writeFileSync(path.join(local, '\u3000ideographic.txt'), 'ideographic space before');
+    fs.writeFileSync(path.join(local, 'fine.txt'), 'fine');
+    const first = await sync(o.email, dav.password, local);
+    expect(first.exitCode).not.toBe(0);
+    expect(first.output).toContain('Name must not begin or end with a space or another blank character');
+    expect([...(await serverFiles(o.client)).keys()]).toEqual(['fine.txt']);
+    // Trimmed, they were stored under other names and the client hung at every later run; refused, it skips them until it tries again.
+    for (let i = 0; i < 2; i++) expect(transfersOf((await sync(o.email, dav.password, local)).requests)).toEqual([]);
+    expect([...(await serverFiles(o.client)).keys()]).toEqual(['fine.txt']);
+    expect(new Map([...localFiles(local)].map(([rel, content]) => [rel, content.toString()]))).toEqual(
+      new Map([
+        ['dir\u2003/in.txt', 'in the em-space folder'],
+        ['nbsp\u00a0', 'no-break space after'],
+        ['\u3000ideographic.txt', 'ideographic space before'],
+        ['fine.txt', 'fine'],
+      ]),
+    );
+    // Such a path names nothing: the item a trimmed name would find is not it.
+    const app = new NextcloudApp(dav, o.id);
+    expect((await app.files('PROPFIND', 'fine.txt%C2%A0', { depth: '0' })).status).toBe(404);
+    expect((await app.files('GET', '%E3%80%80fine.txt')).status).toBe(404);
   });
 
   test('a sub-user without Upload cannot change anything, and its local changes stay on its disk', async () => {
