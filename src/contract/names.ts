@@ -16,6 +16,16 @@ export function normalizeName(name: string): string {
   return name.normalize('NFC').trim();
 }
 
+/** Text made fit for a part of a name: what a name may not hold (slashes, control characters...) a space, spaces collapsed, normalized. */
+export function asNamePart(text: string): string {
+  return normalizeName(text.replace(new RegExp(`${FORBIDDEN.source}|${BIDI_CONTROL.source}`, 'g'), ' ').replace(/\s+/g, ' '));
+}
+
+/** Why a name a client sent to be kept exactly as written (NFC) is refused: blanks at its ends would be trimmed off, so it would name another item. */
+export function exactNameProblem(name: string): string | null {
+  return name === name.trim() ? nameProblem(name) : 'Name must not begin or end with a space or another blank character';
+}
+
 /** Why a (normalized) name is refused, or null when it is valid. */
 export function nameProblem(name: string): string | null {
   if (name.length === 0) return 'Name must not be empty';

@@ -22,10 +22,10 @@ export interface ClientRun {
 }
 
 /** Runs a client (nextcloudcmd, rclone) to its end against the server whose access log is in `logger`. */
-export async function runClient(cmd: string[], logger: ReturnType<typeof memoryLogger>): Promise<ClientRun> {
+export async function runClient(cmd: string[], logger: ReturnType<typeof memoryLogger>, env?: Record<string, string>): Promise<ClientRun> {
   const from = logger.lines.length;
-  // Spawned, not spawnSync: the server answers from this process's event loop.
-  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe' });
+  // Spawned, not spawnSync: the server answers from this process's event loop. Bun.spawn passes the environment the process started with, not process.env's changes.
+  const proc = Bun.spawn(cmd, { stdout: 'pipe', stderr: 'pipe', env: env ? { ...process.env, ...env } : undefined });
   const [stderr, stdout] = await Promise.all([new Response(proc.stderr).text(), new Response(proc.stdout).text()]);
   const exitCode = await proc.exited;
   // The access log line of the last answer comes right after it.
@@ -51,8 +51,9 @@ export function nextcloudcmd(
   email: string,
   password: string,
   local: string,
+  env?: Record<string, string>,
 ): Promise<ClientRun> {
-  return runClient([NEXTCLOUDCMD!, '--non-interactive', '-u', email, '-p', password, local, url], logger);
+  return runClient([NEXTCLOUDCMD!, '--non-interactive', '-u', email, '-p', password, local, url], logger, env);
 }
 
 /** Every file under `root`, by its path relative to it (NFC), with its bytes; the client's own files left out. */

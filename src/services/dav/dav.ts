@@ -14,7 +14,8 @@ import type { AssembledObject, ChunkedUploadService } from './chunked-uploads.ts
 import { type DavLock, DavLockService, locked } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
-import { nameProblem, normalizeName } from '../../contract/names.ts';
+import { splitExtension } from '../files/names.ts';
+import { asNamePart, exactNameProblem, nameProblem, normalizeName } from '../../contract/names.ts';
 import { type Operation, permissionFor } from '../identity/permissions.ts';
 import { can, type Principal, requirePermission } from '../identity/principal.ts';
 import type { Permission } from '../../contract/permissions.ts';
@@ -120,7 +121,8 @@ export interface DavPath {
 }
 
 export function davPath(segments: string[], exactCase = false): DavPath {
-  const clean = segments.map(normalizeName);
+  // The exact doors keep blanks at a segment's ends: no stored name has them, so such a path names nothing (not the trimmed name).
+  const clean = segments.map(exactCase ? (s) => s.normalize('NFC') : normalizeName);
   return { segments: clean, key: clean.map((s) => `/${nameKeyOf(s)}`).join(''), exactCase };
 }
 
@@ -251,9 +253,12 @@ export interface DavTreeView {
 /** A request's walk: where it is, what is there and, for a listing, what the answer says. */
 export type DavWalk = DavPlace & DavFound & { view: DavTreeView | null };
 
-/** What a walk is for: a write (`copy`: a COPY's source, which a share's own root may be) refused where a role forbids it, a listing's needs. */
+/**
+ * What a walk is for: a write refused where a role forbids it (`copy`: a COPY's source, and `content`: a file's
+ * new content, which a share's own root may take), a listing's needs.
+ */
 interface DavWalkOptions {
-  write?: 'write' | 'copy';
+  write?: 'write' | 'copy' | 'content';
   listing?: DavListingNeeds;
 }
 
@@ -439,9 +444,12 @@ export class DavService {
       .filter((r) => !r.teamFolder || this.d.items.liveByName(principal.accountId, null, r.name) !== null);
     const counts = new Map<string, number>();
     for (const r of rows) counts.set(r.nameKey, (counts.get(r.nameKey) ?? 0) + 1);
-    const named = rows.map((r) => ((counts.get(r.nameKey) ?? 0) > 1 ? `${r.name} (${r.ownerName || r.ownerEmail})` : r.name));
+    // The owner's name is a path segment's part here: a slash in it would split the segment, so the clients could not reach it.
+    const named = rows.map((r) =>
+      (counts.get(r.nameKey) ?? 0) > 1 ? suffixed(r.name, r.type, `(${asNamePart(r.ownerName) || asNamePart(r.ownerEmail)})`) : r.name,
+    );
     // Rows come newest first: the oldest share of a name keeps it, so a new share never renames one a client has synced.
-    const names = distinctNames(named.toReversed(), () => false).toReversed();
+    const names = distinctNames(named.toReversed(), () => false, [], rows.map((r) => r.type).toReversed()).toReversed();
     return rows.map((r, i) => ({
       name: names[i]!,
       item: davItem(this.d.items.getLive(r.accountId, r.id)!, rightsTag(principal, r.role)),
@@ -516,7 +524,7 @@ export class DavService {
   private walkIn(place: DavPlace, opts: DavWalkOptions): DavWalk {
     if (place.kind === 'mount' && opts.write) {
       if (place.mount.role === 'viewer') throw forbidden(Messages.viewerOnly);
-      if (place.isRoot && opts.write !== 'copy') throw forbidden(Messages.sharedRootOwnerOnly);
+      if (place.isRoot && opts.write === 'write') throw forbidden(Messages.sharedRootOwnerOnly);
     }
     const { target, parent } = place.kind === 'list' ? LISTED : this.find(place.principal, place.path);
     return { ...place, target, parent, view: opts.listing && target ? this.view(place, target, opts.listing) : null };
@@ -568,7 +576,7 @@ export class DavService {
     path: DavPath,
     input: PutInput & { conditions: DavConditions; href: DavHref; refused: AppError | null; malformed: AppError | null },
   ): Promise<{ created: boolean; item: DavItem }> {
-    const walk = this.walk(caller, path, { write: 'write' });
+    const walk = this.walk(caller, path, { write: 'content' });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (input.refused) throw input.refused;
     if (!walk.target) assertNotSharedListName(walk);
@@ -915,7 +923,10 @@ export class DavService {
     const folder = found !== undefined ? found : folderOf(this.resolve(principal, davPath(above, path.exactCase)));
     if (folder) return folder.id;
     // A folder of that name in another case (an app's InstantUpload beside an instantUpload): say so, or the upload fails unexplained at each try.
-    const other = path.exactCase && above.length > 0 ? folderOf(this.resolve(principal, davPath(above, false))) : null;
+    const other =
+      path.exactCase && above.length > 0 && above.every((s) => s === s.trim())
+        ? folderOf(this.resolve(principal, davPath(above, false)))
+        : null;
     if (other)
       throw conflict(
         `The folder "${above.join('/')}" does not exist in this letter case, but one whose name differs only in case does, and letter case counts in these addresses: choose that folder in the app as it is written, or rename it to "${above.at(-1)}"`,
@@ -926,7 +937,7 @@ export class DavService {
   /** The last segment as a new item's name, or 400 with the API's reason. */
   newName(path: DavPath): string {
     const name = path.segments.at(-1)!;
-    const problem = nameProblem(name);
+    const problem = path.exactCase ? exactNameProblem(name) : nameProblem(name);
     if (problem) throw badRequest(`${problem}: ${JSON.stringify(name)}`);
     return name;
   }
@@ -1397,23 +1408,34 @@ function crossesTrees(from: DavPlace | Refused, to: DavPlace | Refused | null): 
 }
 
 /**
- * One WebDAV name per mount: a name met again (case aside) or `reserved` (name keys) becomes `name (n)`, n the
- * first free from 1, in the order given; `taken` says a name is used beside them (an own item at the root).
+ * One WebDAV name per mount: a name met again (case aside) or `reserved` (name keys) becomes `name (n)` (a file's,
+ * by `types`, `base (n).ext`), n the first free from 1, in the order given; `taken` says a name is used beside them.
  */
-function distinctNames(names: readonly string[], taken: (name: string) => boolean, reserved: readonly string[] = []): string[] {
+function distinctNames(
+  names: readonly string[],
+  taken: (name: string) => boolean,
+  reserved: readonly string[] = [],
+  types: readonly Item['type'][] = [],
+): string[] {
   const used = new Set(reserved);
-  return names.map((name) => {
+  return names.map((name, i) => {
     let out = name;
-    for (let n = 1; used.has(nameKeyOf(out)) || (out !== name && taken(out)); n++) out = `${name} (${n})`;
+    for (let n = 1; used.has(nameKeyOf(out)) || (out !== name && taken(out)); n++) out = suffixed(name, types[i] ?? 'folder', `(${n})`);
     used.add(nameKeyOf(out));
     return out;
   });
 }
 
-/** A digest of the shares' names and ETags (which name the caller's rights in each). */
+/** A name with `suffix` added: a file's before its extension (`plan (Ada).txt`), so it still opens by its type. */
+function suffixed(name: string, type: Item['type'], suffix: string): string {
+  const { base, ext } = type === 'file' ? splitExtension(name) : { base: name, ext: '' };
+  return `${base} ${suffix}${ext}`;
+}
+
+/** A digest of the shares' names, ETags and roles (a folder's ETag names the caller's rights in it, a file's does not). */
 function sharesTag(shares: readonly DavShare[]): string {
   const hash = new Bun.CryptoHasher('sha1');
-  for (const s of shares) hash.update(`${s.name}\n${s.item.etag}\n`);
+  for (const s of shares) hash.update(s.item.type === 'file' ? `${s.name}\n${s.item.etag}\n${s.role}\n` : `${s.name}\n${s.item.etag}\n`);
   return hash.digest('hex').slice(0, 16);
 }
 

@@ -33,8 +33,11 @@ export interface Owner {
   share?: { rootId: string };
 }
 
-/** What an operation does to the items it names: members need the editor role to change them. */
-export type Need = 'view' | 'edit';
+/**
+ * What an operation does to the items it names: members need the editor role to change them. `content` gives
+ * files new content and leaves their name and place, so an editor may do it to a shared file itself.
+ */
+export type Need = 'view' | 'edit' | 'content';
 
 /** The items a request names: the ones it acts on, and (when the key is present) where it places them. */
 export interface ItemRef {
@@ -88,7 +91,7 @@ export class Tree {
    * Anything else is 404 as if it did not exist; naming items on both sides of a share is 403.
    */
   actor<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
-    if (need === 'edit') this.checkWrite(ref);
+    if (need !== 'view') this.checkWrite(ref);
     if (principal.share) return principal;
     const ids = [...(ref.ids ?? [])];
     if (ref.parentId) ids.push(ref.parentId);
@@ -109,7 +112,7 @@ export class Tree {
     if (!scope) return principal;
     if (!this.peopleSharingEnabled()) throw forbidden(Messages.peopleSharingOff);
     if (own) throw forbidden(Messages.shareBoundary);
-    if (need === 'edit' && scope.role !== 'editor') throw forbidden(Messages.viewerOnly);
+    if (need !== 'view' && scope.role !== 'editor') throw forbidden(Messages.viewerOnly);
     if (need === 'edit' && ref.ids?.includes(scope.itemId)) throw forbidden(Messages.sharedRootOwnerOnly);
     return {
       ...principal,

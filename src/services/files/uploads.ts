@@ -570,7 +570,7 @@ export class UploadService {
 
   /** POST /:id/replace (and WebDAV PUT): new content for an existing file; id and name stay, the old content becomes a version. */
   async replace(caller: Principal, id: string, req: UploadRequest, source: VersionSource = 'replace'): Promise<ItemView> {
-    const principal = this.d.tree.actor(caller, { ids: [id] }, 'edit');
+    const principal = this.d.tree.actor(caller, { ids: [id] }, 'content');
     const current = this.requireFile(principal, id);
     const stored: StoredObject[] = [];
     try {

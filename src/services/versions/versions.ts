@@ -139,8 +139,8 @@ export class VersionService {
    * current host content is kept in the store first.
    */
   async restore(caller: Principal, itemId: string, versionId: string): Promise<ItemView> {
-    // Editors of a shared folder restore like its owner (versions count against the owner).
-    const principal = this.d.tree.actor(caller, { ids: [itemId] }, 'edit');
+    // Editors of a shared folder or file restore like its owner (versions count against the owner).
+    const principal = this.d.tree.actor(caller, { ids: [itemId] }, 'content');
     const found = this.requireVersion(principal, itemId, versionId);
     const now = this.d.clock.now();
     const staged = await this.d.libraryContent.stage(found.row.parentId, found.version, now);

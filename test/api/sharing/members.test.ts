@@ -240,6 +240,33 @@ describe('what members may do', () => {
     expect(await status(c.post('/api/files/delete', { ids: [root.id] }))).toBe(403);
   });
 
+  test('an editor of a shared file gives it new content (replace, a version restored) but cannot rename, move, trash it or add a file beside it', async () => {
+    const owner = await seed.owner(t);
+    const file = await upload(owner.client, 'plan.txt', 'plan v1');
+    const editor = await seed.owner(t);
+    const viewer = await seed.owner(t);
+    await addMember(owner.client, file.id, editor.email, 'editor');
+    await addMember(owner.client, file.id, viewer.email, 'viewer');
+    const replace = (c: TestClient, content: string) => {
+      const form = new FormData();
+      form.append('file', new File([content], 'plan.txt'));
+      return c.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form });
+    };
+    expect((await replace(editor.client, 'plan v2 by the editor')).status).toBe(200);
+    expect((await downloaded(owner.client, file.id)).toString()).toBe('plan v2 by the editor');
+    const { versions } = await json(await editor.client.get(`/api/files/${file.id}/versions`));
+    expect((await editor.client.post(`/api/files/${file.id}/versions/${versions[0].id}/restore`, {})).status).toBe(200);
+    expect((await downloaded(owner.client, file.id)).toString()).toBe('plan v1');
+
+    expect((await replace(viewer.client, 'by the viewer')).status).toBe(403);
+    expect(await status(editor.client.post('/api/files/rename', { id: file.id, name: 'mine.txt' }))).toBe(403);
+    expect(await status(editor.client.post('/api/files/delete', { ids: [file.id] }))).toBe(403);
+    const beside = new FormData();
+    beside.append('file', new File(['beside'], 'beside.txt'));
+    expect((await editor.client.request(`/api/files/${file.id}/derived`, { method: 'POST', body: beside })).status).toBe(403);
+    expect((await listAll(owner.client, '/api/files')).map((i) => i.name)).toEqual(['plan.txt']);
+  });
+
   test('an editor uploads into a shared folder whatever the order of the form: the file part before parentId, on every multipart door', async () => {
     const { owner, root, file } = await sharedFolder();
     const editor = await seed.owner(t);
