@@ -10,6 +10,7 @@ import { fileIdOf, hostTimeOf, LIBRARY_TRASH } from './scanner.ts';
 
 const MAX_DEPTH = 10_000;
 const IN_TRASH = 'The file is in the trash: restore it, then save it again.';
+const STAGED_CHANGED = "The file's temporary copy in the library folder was changed on the server meanwhile: upload it again.";
 
 /** A rename or move on the host, planned before the index changes (the old path is read from it). */
 export interface HostMove {
@@ -93,16 +94,18 @@ export class LibraryHostWrites {
       }));
       path = opened.at;
       const file = opened.file;
+      let fileId: string;
       try {
+        fileId = fileIdOf(await file.stat());
         for await (const chunk of body) await writeFully(file, chunk);
         await file.utimes(new Date(modifiedAt), new Date(modifiedAt));
         await file.sync();
       } finally {
         await file.close();
       }
-      return { libraryId: library.id, path, modifiedAt };
+      return { libraryId: library.id, path, modifiedAt, fileId };
     } catch (err) {
-      if (path) this.unstage({ libraryId: library.id, path, modifiedAt });
+      if (path) this.unstage({ libraryId: library.id, path, modifiedAt, fileId: '' });
       throw hostError(err, library, 'the file');
     }
   }
@@ -129,7 +132,7 @@ export class LibraryHostWrites {
       inFolderInside(library.path, names.slice(0, -1), (folder) => {
         const target = `${folder}/${name}`;
         if (!replace && exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
-        if (replace) keepMode(target, staged.path);
+        checkStaged(staged, replace ? modeOf(target) : null);
         fs.renameSync(staged.path, target);
         syncFolder(folder);
         const st = fs.statSync(target);
@@ -240,15 +243,35 @@ export class LibraryHostWrites {
   }
 }
 
-/** New content of a host file keeps the file's permission bits, as other programs set them. */
-function keepMode(target: string, replacement: string): void {
-  let mode: number;
+/** The permission bits of the file new content replaces (kept, as other programs set them), or null when it is gone. */
+function modeOf(target: string): number | null {
   try {
-    mode = fs.statSync(target).mode & 0o7777;
+    return fs.statSync(target).mode & 0o7777;
   } catch {
-    return;
+    return null;
   }
-  fs.chmodSync(replacement, mode);
+}
+
+/**
+ * Checks that the entry at the staged path is still the file `stage` wrote, and gives it `mode` through its
+ * descriptor: a symlink someone with write access to the folder put in its place is never followed (a chmod by
+ * path would change the file it leads to, outside the library) nor landed.
+ */
+function checkStaged(staged: StagedHostFile, mode: number | null): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(staged.path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw conflict(STAGED_CHANGED);
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || fileIdOf(st) !== staged.fileId) throw conflict(STAGED_CHANGED);
+    if (mode !== null) fs.fchmodSync(fd, mode);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Makes a rename in `folder` durable (its entry written), as the store's own writes are. */
