@@ -7,7 +7,7 @@ import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/lib
 import { newId } from '../../lib/ids.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
 import type { Logger } from '../../log.ts';
-import { hostNameProblem, hostPath, isInside, openInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
+import { hostNameProblem, hostPath, inFolderInside, isInside, openInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { scanSummarized, scanSummary } from '../changes/scan-summary.ts';
 import { FileEventType } from '../../contract/events.ts';
@@ -538,11 +538,11 @@ export class LibraryScanner {
   }
 
   /** Removes a temporary file of a write that never landed: its ctime (set when staged, unlike its mtime) is old. */
-  private sweepStaged(file: string): void {
+  private sweepStaged(file: string, shown: string): void {
     try {
       if (this.d.clock.now() - fs.lstatSync(file).ctimeMs < STALE_STAGING_MS) return;
       fs.unlinkSync(file);
-      this.d.log.info('removed a temporary file left by an interrupted library write', { file });
+      this.d.log.info('removed a temporary file left by an interrupted library write', { file: shown });
     } catch {
       // Gone already, or not ours to remove: the next scan looks again.
     }
@@ -566,19 +566,21 @@ export class LibraryScanner {
    * Coffer's own temporary files that a crash left behind (untouched for STALE_STAGING_MS) are removed.
    */
   private list(root: string, names: readonly string[], sweep: boolean): HostEntry[] | null {
-    const dir = hostPath(root, names);
-    let dirents: fs.Dirent[];
     try {
-      const real = fs.realpathSync(dir);
-      if (!isInside(root, real)) return null;
-      dirents = fs.readdirSync(dir, { withFileTypes: true });
+      // Listed through the folder held open once shown inside the library: a folder swapped for a symlink after that check lists nothing outside.
+      return inFolderInside(root, names, (dir) => this.entries(root, names, dir, sweep));
     } catch {
       return null;
     }
+  }
+
+  /** The entries of the folder `names`, open at `dir`. */
+  private entries(root: string, names: readonly string[], dir: string, sweep: boolean): HostEntry[] {
+    const dirents = fs.readdirSync(dir, { withFileTypes: true });
     const out: HostEntry[] = [];
     for (const d of dirents) {
       if (d.name.startsWith(STAGING_PREFIX)) {
-        if (sweep && d.isFile()) this.sweepStaged(`${dir}/${d.name}`);
+        if (sweep && d.isFile()) this.sweepStaged(`${dir}/${d.name}`, hostPath(root, [...names, d.name]));
         continue;
       }
       if (names.length === 0 && d.name === LIBRARY_TRASH) continue;
