@@ -90,7 +90,11 @@ export function inFolderInside<T>(root: string, names: readonly string[], use: (
   }
   let async = false;
   try {
-    if (!isInside(root, realPathOf(fd))) throw new HostPathError('The folder leads outside its library.');
+    const real = realPathOf(fd);
+    if (!isInside(root, real)) throw new HostPathError('The folder leads outside its library.');
+    // A symlink to a folder is listed unavailable and never followed: one leading inside would take the write where the index does not look.
+    if (real !== hostPath(root, names))
+      throw new HostPathError('The folder is a link on the server, not a folder of the library: Coffer does not follow it.');
     const result = use(`/proc/self/fd/${fd}`);
     if (!(result instanceof Promise)) return result;
     async = true;
