@@ -64,7 +64,15 @@ function realPathOf(fd: number): string {
  * inside the root; a symlink leading out, a folder or a special file is refused.
  */
 export function openInside(root: string, names: readonly string[]): number {
-  const fd = fs.openSync(hostPath(root, names), fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  let fd: number;
+  try {
+    fd = fs.openSync(hostPath(root, names), fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    // A socket (or a device with no driver behind it) cannot be opened at all: not a regular file either.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENXIO' || code === 'ENODEV') throw new HostPathError('Not a regular file.');
+    throw err;
+  }
   try {
     if (!isInside(root, realPathOf(fd))) throw new HostPathError('The file leads outside its library.');
     if (!fs.fstatSync(fd).isFile()) throw new HostPathError('Not a regular file.');

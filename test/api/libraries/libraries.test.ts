@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { readZip, SseReader } from '../../helpers/files.ts';
@@ -469,30 +470,42 @@ describe('scan after start', () => {
 });
 
 describe('special files swapped in after a scan', () => {
-  test('a file the host turned into a named pipe, or a link to a device, is refused at once by every door; a ZIP of its folder carries the other files', async () => {
+  test('a file the host turned into a named pipe, a socket, or a link to a device, is refused at once by every door; a ZIP of its folder carries the other files', async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
     write(root, 'keep.txt', 'kept');
     write(root, 'piped.txt', 'about to be a pipe');
+    write(root, 'socket.txt', 'about to be a socket');
     write(root, 'device.txt', 'about to be a device');
     const library = await addLibrary(root, owner);
     const piped = await childNamed(owner, library.folderId, 'piped.txt');
+    const socket = await childNamed(owner, library.folderId, 'socket.txt');
     const device = await childNamed(owner, library.folderId, 'device.txt');
     fs.rmSync(path.join(root, 'piped.txt'));
     expect(Bun.spawnSync(['mkfifo', path.join(root, 'piped.txt')]).exitCode).toBe(0);
+    fs.rmSync(path.join(root, 'socket.txt'));
+    const listening = net.createServer();
+    await new Promise<void>((resolve) => listening.listen(path.join(root, 'socket.txt'), resolve));
     fs.rmSync(path.join(root, 'device.txt'));
     fs.symlinkSync('/dev/zero', path.join(root, 'device.txt'));
 
-    const dav = await davLogin(t, owner);
-    for (const item of [piped, device]) {
-      expect((await owner.client.get(`/api/files/${item.id}/download`)).status).toBe(409);
-      expect((await dav.request('GET', `${encodeURIComponent(library.name)}/${item.name}`)).status).toBe(409);
+    try {
+      const dav = await davLogin(t, owner);
+      for (const item of [piped, socket, device]) {
+        expect({ name: item.name, status: (await owner.client.get(`/api/files/${item.id}/download`)).status }).toEqual({
+          name: item.name,
+          status: 409,
+        });
+        expect((await dav.request('GET', `${encodeURIComponent(library.name)}/${item.name}`)).status).toBe(409);
+      }
+      const zip = await owner.client.post('/api/files/download/bulk', { ids: [library.folderId] });
+      expect(zip.status).toBe(200);
+      const entries = readZip(Buffer.from(await zip.arrayBuffer()));
+      expect(entries.map((e) => e.name).sort()).toEqual([`${library.name}/`, `${library.name}/keep.txt`]);
+      expect(entries.find((e) => e.name.endsWith('keep.txt'))!.data.toString()).toBe('kept');
+    } finally {
+      listening.close();
     }
-    const zip = await owner.client.post('/api/files/download/bulk', { ids: [library.folderId] });
-    expect(zip.status).toBe(200);
-    const entries = readZip(Buffer.from(await zip.arrayBuffer()));
-    expect(entries.map((e) => e.name).sort()).toEqual([`${library.name}/`, `${library.name}/keep.txt`]);
-    expect(entries.find((e) => e.name.endsWith('keep.txt'))!.data.toString()).toBe('kept');
   });
 });
 
