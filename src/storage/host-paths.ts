@@ -13,6 +13,15 @@ export class HostPathError extends Error {}
 
 // Linux file systems take at most 255 bytes in one name.
 const NAME_MAX_BYTES = 255;
+// And a path of at most 4095 bytes (PATH_MAX with its NUL): a longer one cannot be opened by its name.
+export const PATH_MAX_BYTES = 4095;
+
+/** Why the host cannot open `names` under `root` by its path (too long), or null when it can. */
+export function hostPathProblem(root: string, names: readonly string[]): string | null {
+  const bytes = Buffer.byteLength(hostPath(root, names));
+  if (bytes <= PATH_MAX_BYTES) return null;
+  return `The path in the library folder would be ${bytes} bytes long; the server's file system opens at most ${PATH_MAX_BYTES}: choose a shorter name, or a folder nearer the top.`;
+}
 
 /** Why the host filesystem cannot hold `name` as one entry of a folder, or null when it can. */
 export function hostNameProblem(name: string): string | null {
@@ -71,6 +80,7 @@ export function openInside(root: string, names: readonly string[]): number {
     // A socket (or a device with no driver behind it) cannot be opened at all: not a regular file either.
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENXIO' || code === 'ENODEV') throw new HostPathError('Not a regular file.');
+    if (code === 'ENAMETOOLONG') throw new HostPathError('The path is too long for the file system to open.');
     throw err;
   }
   try {

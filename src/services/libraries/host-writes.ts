@@ -5,7 +5,7 @@ import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { AppError, badRequest, conflict, forbidden } from '../../errors.ts';
 import { writeFully } from '../../lib/file-writes.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
-import { HostPathError, hostNameProblem, hostPath, inFolderInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
+import { HostPathError, hostNameProblem, hostPath, hostPathProblem, inFolderInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { fileIdOf, hostTimeOf, LIBRARY_TRASH } from './scanner.ts';
 
 const MAX_DEPTH = 10_000;
@@ -19,12 +19,16 @@ export interface HostMove {
   to: { folder: readonly string[]; name: string };
 }
 
-/** A name Coffer may write in a library's folder: the host's limits, and none of the names the library keeps for itself. */
-function writtenNameProblem(name: string, atTop: boolean): string | null {
+/**
+ * A name Coffer may write in the folder `folder` of a library: the host's limits (its path too: one past them is made
+ * through the open folder, then no door could open it), and none of the names the library keeps for itself.
+ */
+function writtenNameProblem(library: LibraryRow, folder: readonly string[], name: string): string | null {
   if (name.startsWith(STAGING_PREFIX))
     return `A name starting with "${STAGING_PREFIX}" is kept for Coffer's temporary files in a library (its scans leave them out and remove them): choose another name.`;
-  if (atTop && name === LIBRARY_TRASH) return `"${LIBRARY_TRASH}" at the top of a library is its trash folder: choose another name.`;
-  return hostNameProblem(name);
+  if (folder.length === 0 && name === LIBRARY_TRASH)
+    return `"${LIBRARY_TRASH}" at the top of a library is its trash folder: choose another name.`;
+  return hostNameProblem(name) ?? hostPathProblem(library.path, [...folder, name]);
 }
 
 /** What a failed host write answers: the host's reason in words a person can act on. */
@@ -61,7 +65,7 @@ export class LibraryHostWrites {
   makeFolder(library: LibraryRow, parentId: string, item: { id: string; name: string }): void {
     try {
       const folder = this.namesOf(library, parentId);
-      const problem = writtenNameProblem(item.name, folder.length === 0);
+      const problem = writtenNameProblem(library, folder, item.name);
       if (problem) throw badRequest(problem);
       inFolderInside(library.path, folder, (parent) => {
         fs.mkdirSync(`${parent}/${item.name}`);
@@ -87,7 +91,10 @@ export class LibraryHostWrites {
     let path: string | null = null;
     try {
       const name = `${STAGING_PREFIX}${randomBytes(9).toString('base64url')}`;
-      const opened = await inFolderInside(library.path, this.namesOf(library, folderId), async (folder) => ({
+      const names = this.namesOf(library, folderId);
+      const problem = hostPathProblem(library.path, [...names, name]);
+      if (problem) throw badRequest(problem);
+      const opened = await inFolderInside(library.path, names, async (folder) => ({
         // Where the held folder is: the staged file's path, which the commit renames and a failure removes.
         at: `${fs.readlinkSync(folder)}/${name}`,
         file: await fs.promises.open(`${folder}/${name}`, 'wx', 0o666),
@@ -127,7 +134,7 @@ export class LibraryHostWrites {
       if (staged.libraryId !== library.id) throw conflict('The file was uploaded for another library: upload it again.');
       // A trashed file's host entry is in the library's trash folder, not under its names: new content would land beside it.
       if (replace && this.d.items.nameAndParent(itemId)?.deletedAt !== null) throw conflict(IN_TRASH);
-      const problem = writtenNameProblem(name, names.length === 1);
+      const problem = writtenNameProblem(library, names.slice(0, -1), name);
       if (problem) throw badRequest(problem);
       inFolderInside(library.path, names.slice(0, -1), (folder) => {
         const target = `${folder}/${name}`;
@@ -169,7 +176,7 @@ export class LibraryHostWrites {
   restore(library: LibraryRow, itemId: string, parentId: string, name: string): void {
     try {
       const to = this.namesOf(library, parentId);
-      const problem = writtenNameProblem(name, to.length === 0);
+      const problem = writtenNameProblem(library, to, name);
       if (problem) throw badRequest(problem);
       inFolderInside(library.path, [LIBRARY_TRASH], (bin) => {
         const kept = `${bin}/${itemId}`;
@@ -203,7 +210,7 @@ export class LibraryHostWrites {
     const names = this.namesOf(library, itemId);
     const from = { folder: names.slice(0, -1), name: names.at(-1)! };
     const folder = parentId === undefined ? from.folder : this.namesOf(library, parentId);
-    const problem = writtenNameProblem(name, folder.length === 0);
+    const problem = writtenNameProblem(library, folder, name);
     if (problem) throw badRequest(problem);
     return { library, from, to: { folder, name } };
   }

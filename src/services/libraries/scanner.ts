@@ -7,7 +7,15 @@ import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/lib
 import { newId } from '../../lib/ids.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
 import type { Logger } from '../../log.ts';
-import { hostNameProblem, hostPath, inFolderInside, isInside, openInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
+import {
+  hostNameProblem,
+  hostPath,
+  inFolderInside,
+  isInside,
+  openInside,
+  PATH_MAX_BYTES,
+  STAGING_PREFIX,
+} from '../../storage/host-paths.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { scanSummarized, scanSummary } from '../changes/scan-summary.ts';
 import { FileEventType } from '../../contract/events.ts';
@@ -579,6 +587,7 @@ export class LibraryScanner {
   private entries(root: string, names: readonly string[], dir: string, sweep: boolean, progress: ScanProgress): HostEntry[] {
     const dirents = fs.readdirSync(dir, { withFileTypes: true });
     const out: HostEntry[] = [];
+    const pathBytes = Buffer.byteLength(hostPath(root, names)) + 1;
     for (const d of dirents) {
       if (d.name.startsWith(STAGING_PREFIX)) {
         if (sweep && d.isFile()) this.sweepStaged(`${dir}/${d.name}`, hostPath(root, [...names, d.name]));
@@ -586,6 +595,11 @@ export class LibraryScanner {
       }
       if (names.length === 0 && d.name === LIBRARY_TRASH) continue;
       if (hostNameProblem(d.name)) continue;
+      // Listed through the open folder, but no door could open it by its path.
+      if (pathBytes + Buffer.byteLength(d.name) > PATH_MAX_BYTES) {
+        progress.skipped++;
+        continue;
+      }
       let st: fs.Stats;
       try {
         st = fs.lstatSync(`${dir}/${d.name}`);
