@@ -70,12 +70,16 @@ function realPathOf(fd: number): string {
 
 /**
  * Opens `names` under `root` for reading and returns the descriptor, once it is shown to be a regular file
- * inside the root; a symlink leading out, a folder or a special file is refused.
+ * inside the root; a symlink leading out, a folder or a special file is refused (a special file is never opened,
+ * and one swapped in between the look and the open is refused after it).
  */
 export function openInside(root: string, names: readonly string[]): number {
+  const file = hostPath(root, names);
   let fd: number;
   try {
-    fd = fs.openSync(hostPath(root, names), fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    // Looked at before it is opened: opening a special file acts on it (a pipe's waiting writer goes on, a device can rewind or arm).
+    if (!fs.statSync(file).isFile()) throw new HostPathError('Not a regular file.');
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
   } catch (err) {
     // A socket (or a device with no driver behind it) cannot be opened at all: not a regular file either.
     const code = (err as NodeJS.ErrnoException).code;

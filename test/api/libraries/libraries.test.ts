@@ -507,6 +507,28 @@ describe('special files swapped in after a scan', () => {
       listening.close();
     }
   });
+
+  test('a file the host turned into a named pipe is never opened: a program waiting to write into it goes on waiting', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'piped.txt', 'about to be a pipe');
+    const library = await addLibrary(root, owner);
+    const piped = await childNamed(owner, library.folderId, 'piped.txt');
+    fs.rmSync(path.join(root, 'piped.txt'));
+    expect(Bun.spawnSync(['mkfifo', path.join(root, 'piped.txt')]).exitCode).toBe(0);
+    const marker = path.join(hostDir(), 'opened');
+    // Its open for writing returns only once a reader opens the pipe.
+    const writer = Bun.spawn(['sh', '-c', 'exec 3>"$0"; echo opened > "$1"', path.join(root, 'piped.txt'), marker]);
+    try {
+      expect((await owner.client.get(`/api/files/${piped.id}/download`)).status).toBe(409);
+      const dav = await davLogin(t, owner);
+      expect((await dav.request('GET', `${encodeURIComponent(library.name)}/piped.txt`)).status).toBe(409);
+      await Bun.sleep(300);
+      expect(fs.existsSync(marker)).toBe(false);
+    } finally {
+      writer.kill();
+    }
+  });
 });
 
 describe('DELETE /api/admin/libraries/:id', () => {
