@@ -126,10 +126,17 @@ export function inFolderInside<T>(root: string, names: readonly string[], use: (
   }
 }
 
+/** A file or folder of Coffer's own outside its data directory (its backups, a key file): no library may show it. */
+export interface ProtectedPath {
+  path: string;
+  /** What it is, as the refusal names it ("scheduled backups"). */
+  what: string;
+}
+
 /** Why `candidate` cannot be a library root, or null; `candidate` is what the admin typed. */
 export function libraryRootProblem(
   candidate: string,
-  opts: { dataDir: string; otherRoots: readonly string[] },
+  opts: { dataDir: string; otherRoots: readonly string[]; protectedPaths?: readonly ProtectedPath[] },
 ): { problem: string } | { root: string } {
   if (candidate.includes('\0')) return { problem: 'The path contains a NUL character.' };
   if (!path.isAbsolute(candidate)) return { problem: `${candidate} is not an absolute path: give the full path, starting with /.` };
@@ -144,6 +151,11 @@ export function libraryRootProblem(
   const dataDir = realOrSelf(opts.dataDir);
   if (isInside(dataDir, root)) return { problem: `${candidate} is inside Coffer's data directory (${dataDir}).` };
   if (isInside(root, dataDir)) return { problem: `${candidate} holds Coffer's data directory (${dataDir}).` };
+  for (const own of opts.protectedPaths ?? []) {
+    const at = realOrSelf(own.path);
+    if (isInside(at, root)) return { problem: `${candidate} is inside Coffer's ${own.what} (${at}).` };
+    if (isInside(root, at)) return { problem: `${candidate} holds Coffer's ${own.what} (${at}).` };
+  }
   for (const other of opts.otherRoots) {
     if (isInside(other, root)) return { problem: `${candidate} is inside the library at ${other}.` };
     if (isInside(root, other)) return { problem: `${candidate} holds the library at ${other}.` };
