@@ -531,6 +531,33 @@ describe('special files swapped in after a scan', () => {
   });
 });
 
+describe('a file made shorter on the host after its scan', () => {
+  test('its download (API, WebDAV) is cut off with an error, never a short file sent as whole; a ranged read past its end too', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'log.bin', Buffer.alloc(3 * 1024 * 1024, 7));
+    const library = await addLibrary(root, owner);
+    const file = await childNamed(owner, library.folderId, 'log.bin');
+    fs.truncateSync(path.join(root, 'log.bin'), 1000);
+    const dav = await davLogin(t, owner);
+    for (const res of [
+      await owner.client.get(`/api/files/${file.id}/download`),
+      await dav.request('GET', `${encodeURIComponent(library.name)}/log.bin`),
+      await owner.client.get(`/api/files/${file.id}/download`, { range: 'bytes=500-1999' }),
+    ]) {
+      expect(res.status).toBeLessThan(300);
+      expect(
+        await res.arrayBuffer().then(
+          (b) => `complete: ${b.byteLength} bytes`,
+          () => 'cut off',
+        ),
+      ).toBe('cut off');
+    }
+    const whole = await owner.client.get(`/api/files/${file.id}/download`, { range: 'bytes=0-999' });
+    expect((await whole.arrayBuffer()).byteLength).toBe(1000);
+  });
+});
+
 describe('DELETE /api/admin/libraries/:id', () => {
   test('forgets the library and its items; the host folder stays as it was', async () => {
     const owner = await seed.owner(t);
