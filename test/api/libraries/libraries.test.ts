@@ -540,18 +540,20 @@ describe('a file made shorter on the host after its scan', () => {
     const file = await childNamed(owner, library.folderId, 'log.bin');
     fs.truncateSync(path.join(root, 'log.bin'), 1000);
     const dav = await davLogin(t, owner);
-    for (const res of [
-      await owner.client.get(`/api/files/${file.id}/download`),
-      await dav.request('GET', `${encodeURIComponent(library.name)}/log.bin`),
-      await owner.client.get(`/api/files/${file.id}/download`, { range: 'bytes=500-1999' }),
-    ]) {
-      expect(res.status).toBeLessThan(300);
-      expect(
-        await res.arrayBuffer().then(
+    // Cut off: before the status line when the error comes first (a reset), else part-way through the body.
+    const outcome = (get: () => Promise<Response>) =>
+      get()
+        .then((r) => r.arrayBuffer())
+        .then(
           (b) => `complete: ${b.byteLength} bytes`,
           () => 'cut off',
-        ),
-      ).toBe('cut off');
+        );
+    for (const get of [
+      () => owner.client.get(`/api/files/${file.id}/download`),
+      () => dav.request('GET', `${encodeURIComponent(library.name)}/log.bin`),
+      () => owner.client.get(`/api/files/${file.id}/download`, { range: 'bytes=500-1999' }),
+    ]) {
+      expect(await outcome(get)).toBe('cut off');
     }
     const whole = await owner.client.get(`/api/files/${file.id}/download`, { range: 'bytes=0-999' });
     expect((await whole.arrayBuffer()).byteLength).toBe(1000);
