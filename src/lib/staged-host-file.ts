@@ -5,4 +5,6 @@ export interface StagedHostFile {
   path: string;
   /** The time the content was given (the host file's mtime), in ms. */
   modifiedAt: number;
+  /** The temporary file's device and inode when written: landing checks that the entry at `path` is still it. */
+  fileId: string;
 }

@@ -13,6 +13,15 @@ export class HostPathError extends Error {}
 
 // Linux file systems take at most 255 bytes in one name.
 const NAME_MAX_BYTES = 255;
+// And a path of at most 4095 bytes (PATH_MAX with its NUL): a longer one cannot be opened by its name.
+export const PATH_MAX_BYTES = 4095;
+
+/** Why the host cannot open `names` under `root` by its path (too long), or null when it can. */
+export function hostPathProblem(root: string, names: readonly string[]): string | null {
+  const bytes = Buffer.byteLength(hostPath(root, names));
+  if (bytes <= PATH_MAX_BYTES) return null;
+  return `The path in the library folder would be ${bytes} bytes long; the server's file system opens at most ${PATH_MAX_BYTES}: choose a shorter name, or a folder nearer the top.`;
+}
 
 /** Why the host filesystem cannot hold `name` as one entry of a folder, or null when it can. */
 export function hostNameProblem(name: string): string | null {
@@ -61,10 +70,23 @@ function realPathOf(fd: number): string {
 
 /**
  * Opens `names` under `root` for reading and returns the descriptor, once it is shown to be a regular file
- * inside the root; a symlink leading out, a folder or a special file is refused.
+ * inside the root; a symlink leading out, a folder or a special file is refused (a special file is never opened,
+ * and one swapped in between the look and the open is refused after it).
  */
 export function openInside(root: string, names: readonly string[]): number {
-  const fd = fs.openSync(hostPath(root, names), fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  const file = hostPath(root, names);
+  let fd: number;
+  try {
+    // Looked at before it is opened: opening a special file acts on it (a pipe's waiting writer goes on, a device can rewind or arm).
+    if (!fs.statSync(file).isFile()) throw new HostPathError('Not a regular file.');
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
+  } catch (err) {
+    // A socket (or a device with no driver behind it) cannot be opened at all: not a regular file either.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENXIO' || code === 'ENODEV') throw new HostPathError('Not a regular file.');
+    if (code === 'ENAMETOOLONG') throw new HostPathError('The path is too long for the file system to open.');
+    throw err;
+  }
   try {
     if (!isInside(root, realPathOf(fd))) throw new HostPathError('The file leads outside its library.');
     if (!fs.fstatSync(fd).isFile()) throw new HostPathError('Not a regular file.');
@@ -90,7 +112,11 @@ export function inFolderInside<T>(root: string, names: readonly string[], use: (
   }
   let async = false;
   try {
-    if (!isInside(root, realPathOf(fd))) throw new HostPathError('The folder leads outside its library.');
+    const real = realPathOf(fd);
+    if (!isInside(root, real)) throw new HostPathError('The folder leads outside its library.');
+    // A symlink to a folder is listed unavailable and never followed: one leading inside would take the write where the index does not look.
+    if (real !== hostPath(root, names))
+      throw new HostPathError('The folder is a link on the server, not a folder of the library: Coffer does not follow it.');
     const result = use(`/proc/self/fd/${fd}`);
     if (!(result instanceof Promise)) return result;
     async = true;
@@ -100,10 +126,17 @@ export function inFolderInside<T>(root: string, names: readonly string[], use: (
   }
 }
 
+/** A file or folder of Coffer's own outside its data directory (its backups, a key file): no library may show it. */
+export interface ProtectedPath {
+  path: string;
+  /** What it is, as the refusal names it ("scheduled backups"). */
+  what: string;
+}
+
 /** Why `candidate` cannot be a library root, or null; `candidate` is what the admin typed. */
 export function libraryRootProblem(
   candidate: string,
-  opts: { dataDir: string; otherRoots: readonly string[] },
+  opts: { dataDir: string; otherRoots: readonly string[]; protectedPaths?: readonly ProtectedPath[] },
 ): { problem: string } | { root: string } {
   if (candidate.includes('\0')) return { problem: 'The path contains a NUL character.' };
   if (!path.isAbsolute(candidate)) return { problem: `${candidate} is not an absolute path: give the full path, starting with /.` };
@@ -118,6 +151,11 @@ export function libraryRootProblem(
   const dataDir = realOrSelf(opts.dataDir);
   if (isInside(dataDir, root)) return { problem: `${candidate} is inside Coffer's data directory (${dataDir}).` };
   if (isInside(root, dataDir)) return { problem: `${candidate} holds Coffer's data directory (${dataDir}).` };
+  for (const own of opts.protectedPaths ?? []) {
+    const at = realOrSelf(own.path);
+    if (isInside(at, root)) return { problem: `${candidate} is inside Coffer's ${own.what} (${at}).` };
+    if (isInside(root, at)) return { problem: `${candidate} holds Coffer's ${own.what} (${at}).` };
+  }
   for (const other of opts.otherRoots) {
     if (isInside(other, root)) return { problem: `${candidate} is inside the library at ${other}.` };
     if (isInside(root, other)) return { problem: `${candidate} holds the library at ${other}.` };

@@ -192,6 +192,8 @@ export class CopyService {
     const room = roomRuleOf(principal);
     if (!(targetId && this.d.libraryFiles.libraryOf(targetId))) this.d.quota.assertCouldFit(principal.accountId, bytes, room);
     this.d.disk.assertRoom(bytes);
+    // Each source must be one its tree lets go (not in a read-only library, not a library's own folder) before anything is copied.
+    for (const row of rows) this.d.items.checkChange({ kind: 'trash', itemId: row.id });
     const { accountId, loginId } = principal;
     const moved: Item[] = [];
     for (const row of rows) {
@@ -207,7 +209,14 @@ export class CopyService {
         }
         throw err;
       }
-      this.d.trash.trashTrees(accountId, loginId, [row.id]);
+      try {
+        this.d.trash.trashTrees(accountId, loginId, [row.id]);
+      } catch (err) {
+        // The host kept the source (a read-only mount, say): the copy goes, so the move changed nothing.
+        this.d.trash.trashTrees(accountId, loginId, [copy.id]);
+        this.d.trash.deleteRoots(accountId, loginId, [copy.id]);
+        throw err;
+      }
       this.d.trash.deleteRoots(accountId, loginId, [row.id]);
       this.d.events.item(principal, FileEventType.copied, copy);
       moved.push(copy);

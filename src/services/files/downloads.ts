@@ -154,7 +154,7 @@ export class DownloadService {
   private libraryContent(row: DownloadFile, range?: ByteRange): ReadableStream<Uint8Array> | null {
     if (row.versionId) return null;
     const location = this.d.libraryFiles.locate(row);
-    return location ? this.d.libraryFiles.open(location, row.size, range) : null;
+    return location ? this.d.libraryFiles.open(location, row.size, range, { whole: true }) : null;
   }
 
   private sealedContent(row: DownloadFile, range?: ByteRange): Promise<ReadableStream<Uint8Array>> {

@@ -8,6 +8,7 @@ import { HostPathError, openInside } from '../../storage/host-paths.ts';
 
 const UNAVAILABLE =
   'This file is in a library Coffer cannot read right now (its disk may be away, or the host does not let Coffer read it).';
+const SHORTER = 'The file became shorter on the server since it was scanned.';
 // Reads of a host file: large enough that a 1 GiB download is a few thousand reads.
 const READ_CHUNK = 1024 * 1024;
 // Folders between a library item and its library's folder, at most (a cycle in a corrupt tree stops here).
@@ -50,8 +51,11 @@ export class LibraryFiles {
     return { library, names };
   }
 
-  /** The file's bytes, or `range` of them, straight from the host; at most `size` bytes (the indexed size). */
-  open(location: HostLocation, size: number, range?: ByteRange): ReadableStream<Uint8Array> {
+  /**
+   * The file's bytes, or `range` of them, straight from the host; at most `size` bytes (the indexed size). With
+   * `whole`, a file that gives fewer (made shorter on the host since its scan) ends the stream with an error.
+   */
+  open(location: HostLocation, size: number, range?: ByteRange, opts: { whole?: boolean } = {}): ReadableStream<Uint8Array> {
     const fd = this.openFd(location);
     const start = range?.start ?? 0;
     const end = Math.min(range?.end ?? size, size);
@@ -60,7 +64,21 @@ export class LibraryFiles {
       return new ReadableStream({ start: (c) => c.close() });
     }
     const stream = fs.createReadStream('', { fd, start, end: end - 1, highWaterMark: READ_CHUNK, autoClose: true });
-    return Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>;
+    const bytes = Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>;
+    if (!opts.whole) return bytes;
+    let sent = 0;
+    return bytes.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          sent += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+        // The client sees the transfer cut off, as for a stored file that fails mid-read, never a short file as whole.
+        flush(controller) {
+          if (sent < end - start) controller.error(new Error(SHORTER));
+        },
+      }),
+    );
   }
 
   /** The first `length` bytes (fewer when the file is shorter). */

@@ -5,11 +5,12 @@ import type { LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { AppError, badRequest, conflict, forbidden } from '../../errors.ts';
 import { writeFully } from '../../lib/file-writes.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
-import { HostPathError, hostNameProblem, hostPath, inFolderInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
+import { HostPathError, hostNameProblem, hostPath, hostPathProblem, inFolderInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
 import { fileIdOf, hostTimeOf, LIBRARY_TRASH } from './scanner.ts';
 
 const MAX_DEPTH = 10_000;
 const IN_TRASH = 'The file is in the trash: restore it, then save it again.';
+const STAGED_CHANGED = "The file's temporary copy in the library folder was changed on the server meanwhile: upload it again.";
 
 /** A rename or move on the host, planned before the index changes (the old path is read from it). */
 export interface HostMove {
@@ -18,12 +19,16 @@ export interface HostMove {
   to: { folder: readonly string[]; name: string };
 }
 
-/** A name Coffer may write in a library's folder: the host's limits, and none of the names the library keeps for itself. */
-function writtenNameProblem(name: string, atTop: boolean): string | null {
+/**
+ * A name Coffer may write in the folder `folder` of a library: the host's limits (its path too: one past them is made
+ * through the open folder, then no door could open it), and none of the names the library keeps for itself.
+ */
+function writtenNameProblem(library: LibraryRow, folder: readonly string[], name: string): string | null {
   if (name.startsWith(STAGING_PREFIX))
     return `A name starting with "${STAGING_PREFIX}" is kept for Coffer's temporary files in a library (its scans leave them out and remove them): choose another name.`;
-  if (atTop && name === LIBRARY_TRASH) return `"${LIBRARY_TRASH}" at the top of a library is its trash folder: choose another name.`;
-  return hostNameProblem(name);
+  if (folder.length === 0 && name === LIBRARY_TRASH)
+    return `"${LIBRARY_TRASH}" at the top of a library is its trash folder: choose another name.`;
+  return hostNameProblem(name) ?? hostPathProblem(library.path, [...folder, name]);
 }
 
 /** What a failed host write answers: the host's reason in words a person can act on. */
@@ -60,7 +65,7 @@ export class LibraryHostWrites {
   makeFolder(library: LibraryRow, parentId: string, item: { id: string; name: string }): void {
     try {
       const folder = this.namesOf(library, parentId);
-      const problem = writtenNameProblem(item.name, folder.length === 0);
+      const problem = writtenNameProblem(library, folder, item.name);
       if (problem) throw badRequest(problem);
       inFolderInside(library.path, folder, (parent) => {
         fs.mkdirSync(`${parent}/${item.name}`);
@@ -86,23 +91,28 @@ export class LibraryHostWrites {
     let path: string | null = null;
     try {
       const name = `${STAGING_PREFIX}${randomBytes(9).toString('base64url')}`;
-      const opened = await inFolderInside(library.path, this.namesOf(library, folderId), async (folder) => ({
+      const names = this.namesOf(library, folderId);
+      const problem = hostPathProblem(library.path, [...names, name]);
+      if (problem) throw badRequest(problem);
+      const opened = await inFolderInside(library.path, names, async (folder) => ({
         // Where the held folder is: the staged file's path, which the commit renames and a failure removes.
         at: `${fs.readlinkSync(folder)}/${name}`,
         file: await fs.promises.open(`${folder}/${name}`, 'wx', 0o666),
       }));
       path = opened.at;
       const file = opened.file;
+      let fileId: string;
       try {
+        fileId = fileIdOf(await file.stat());
         for await (const chunk of body) await writeFully(file, chunk);
         await file.utimes(new Date(modifiedAt), new Date(modifiedAt));
         await file.sync();
       } finally {
         await file.close();
       }
-      return { libraryId: library.id, path, modifiedAt };
+      return { libraryId: library.id, path, modifiedAt, fileId };
     } catch (err) {
-      if (path) this.unstage({ libraryId: library.id, path, modifiedAt });
+      if (path) this.unstage({ libraryId: library.id, path, modifiedAt, fileId: '' });
       throw hostError(err, library, 'the file');
     }
   }
@@ -124,12 +134,12 @@ export class LibraryHostWrites {
       if (staged.libraryId !== library.id) throw conflict('The file was uploaded for another library: upload it again.');
       // A trashed file's host entry is in the library's trash folder, not under its names: new content would land beside it.
       if (replace && this.d.items.nameAndParent(itemId)?.deletedAt !== null) throw conflict(IN_TRASH);
-      const problem = writtenNameProblem(name, names.length === 1);
+      const problem = writtenNameProblem(library, names.slice(0, -1), name);
       if (problem) throw badRequest(problem);
       inFolderInside(library.path, names.slice(0, -1), (folder) => {
         const target = `${folder}/${name}`;
         if (!replace && exists(target)) throw conflict(`"${name}" already exists in the library's folder on the server.`);
-        if (replace) keepMode(target, staged.path);
+        checkStaged(staged, replace ? modeOf(target) : null);
         fs.renameSync(staged.path, target);
         syncFolder(folder);
         const st = fs.statSync(target);
@@ -166,7 +176,7 @@ export class LibraryHostWrites {
   restore(library: LibraryRow, itemId: string, parentId: string, name: string): void {
     try {
       const to = this.namesOf(library, parentId);
-      const problem = writtenNameProblem(name, to.length === 0);
+      const problem = writtenNameProblem(library, to, name);
       if (problem) throw badRequest(problem);
       inFolderInside(library.path, [LIBRARY_TRASH], (bin) => {
         const kept = `${bin}/${itemId}`;
@@ -200,7 +210,7 @@ export class LibraryHostWrites {
     const names = this.namesOf(library, itemId);
     const from = { folder: names.slice(0, -1), name: names.at(-1)! };
     const folder = parentId === undefined ? from.folder : this.namesOf(library, parentId);
-    const problem = writtenNameProblem(name, folder.length === 0);
+    const problem = writtenNameProblem(library, folder, name);
     if (problem) throw badRequest(problem);
     return { library, from, to: { folder, name } };
   }
@@ -240,15 +250,35 @@ export class LibraryHostWrites {
   }
 }
 
-/** New content of a host file keeps the file's permission bits, as other programs set them. */
-function keepMode(target: string, replacement: string): void {
-  let mode: number;
+/** The permission bits of the file new content replaces (kept, as other programs set them), or null when it is gone. */
+function modeOf(target: string): number | null {
   try {
-    mode = fs.statSync(target).mode & 0o7777;
+    return fs.statSync(target).mode & 0o7777;
   } catch {
-    return;
+    return null;
   }
-  fs.chmodSync(replacement, mode);
+}
+
+/**
+ * Checks that the entry at the staged path is still the file `stage` wrote, and gives it `mode` through its
+ * descriptor: a symlink someone with write access to the folder put in its place is never followed (a chmod by
+ * path would change the file it leads to, outside the library) nor landed.
+ */
+function checkStaged(staged: StagedHostFile, mode: number | null): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(staged.path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw conflict(STAGED_CHANGED);
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || fileIdOf(st) !== staged.fileId) throw conflict(STAGED_CHANGED);
+    if (mode !== null) fs.fchmodSync(fd, mode);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Makes a rename in `folder` durable (its entry written), as the store's own writes are. */

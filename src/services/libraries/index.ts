@@ -3,6 +3,8 @@ import type { ChangeLog } from '../changes/change-log.ts';
 import type { FileEvents } from '../files/file-events.ts';
 import type { MemberService } from '../sharing/members.ts';
 import type { ShareService } from '../sharing/shares.ts';
+import type { Config } from '../../config.ts';
+import type { ProtectedPath } from '../../storage/host-paths.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { LibraryHostWrites } from './host-writes.ts';
 import { LibraryService } from './libraries.ts';
@@ -37,6 +39,7 @@ export function createLibraryServices(
     clock,
     log,
     dataDir: infra.paths.root,
+    protectedPaths: protectedPaths(config),
     transactions: repos.transactions,
     users: repos.users,
     groups: repos.groups,
@@ -57,4 +60,14 @@ export function createLibraryServices(
     watch: config.libraries.watch,
   });
   return { services: { libraries } satisfies LibraryServices, lifecycles: { libraryWatch } };
+}
+
+/** Coffer's own files outside its data directory, which hold what its store's keys or its contents could be read from. */
+function protectedPaths(config: Config): ProtectedPath[] {
+  const out: ProtectedPath[] = [];
+  if (config.backup.destination.kind === 'dir') out.push({ path: config.backup.destination.dir, what: 'scheduled backups' });
+  if (config.backup.passphraseFile) out.push({ path: config.backup.passphraseFile, what: 'backup passphrase file' });
+  if (config.replication.destination?.kind === 'dir') out.push({ path: config.replication.destination.dir, what: 'replicas' });
+  if (config.masterKey.source === 'file') out.push({ path: config.masterKey.path, what: 'master key file' });
+  return out;
 }

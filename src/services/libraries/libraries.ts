@@ -9,7 +9,7 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
-import { libraryRootProblem } from '../../storage/host-paths.ts';
+import { libraryRootProblem, type ProtectedPath } from '../../storage/host-paths.ts';
 import { emailKey } from '../accounts/email.ts';
 import type { Principal } from '../identity/principal.ts';
 import { type Actor, actorFields, AuditActions, type AuditService } from '../admin/audit.ts';
@@ -29,6 +29,8 @@ interface LibraryDeps {
   clock: Clock;
   log: Logger;
   dataDir: string;
+  /** Coffer's own files outside the data directory (backups, replicas, key files): a library may neither hold nor be inside one. */
+  protectedPaths: readonly ProtectedPath[];
   transactions: Transactions;
   users: UsersRepo;
   groups: GroupsRepo;
@@ -109,7 +111,11 @@ export class LibraryService {
       throw notFound(`No account with email ${input.owner}: a library belongs to an account owner (not a sub-user).`);
     }
     const group = input.group === undefined ? null : this.groupOf(input.group);
-    const checked = libraryRootProblem(input.path, { dataDir: this.d.dataDir, otherRoots: this.d.libraries.all().map((l) => l.path) });
+    const checked = libraryRootProblem(input.path, {
+      dataDir: this.d.dataDir,
+      otherRoots: this.d.libraries.all().map((l) => l.path),
+      protectedPaths: this.d.protectedPaths,
+    });
     if ('problem' in checked) throw badRequest(checked.problem);
     const id = newId();
     const folderId = newId();

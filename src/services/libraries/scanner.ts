@@ -1,13 +1,21 @@
 import fs from 'node:fs';
 import type { Clock } from '../../clock.ts';
-import { MAX_FOLDER_DEPTH, nameProblem } from '../../contract/names.ts';
+import { MAX_FOLDER_DEPTH, nameProblem, normalizeName } from '../../contract/names.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
 import { newId } from '../../lib/ids.ts';
 import { detectMimeType } from '../../lib/file-type.ts';
 import type { Logger } from '../../log.ts';
-import { hostNameProblem, hostPath, isInside, openInside, STAGING_PREFIX } from '../../storage/host-paths.ts';
+import {
+  hostNameProblem,
+  hostPath,
+  inFolderInside,
+  isInside,
+  openInside,
+  PATH_MAX_BYTES,
+  STAGING_PREFIX,
+} from '../../storage/host-paths.ts';
 import { type ChangeBy, ChangeKinds, type ChangeLog } from '../changes/change-log.ts';
 import { scanSummarized, scanSummary } from '../changes/scan-summary.ts';
 import { FileEventType } from '../../contract/events.ts';
@@ -246,7 +254,7 @@ export class LibraryScanner {
     );
     while (queue.length > 0) {
       const folder = queue.shift()!;
-      const listed = this.list(library.path, folder.names, !library.readOnly);
+      const listed = this.list(library.path, folder.names, !library.readOnly, progress);
       if (!listed) {
         unlisted.add(folder.item.itemId);
         if (!folder.item.unavailable) writes.push(() => this.setUnavailable(library.id, folder.item, true));
@@ -259,8 +267,9 @@ export class LibraryScanner {
       const taken = new Set<string>();
       for (const host of listed) {
         const key = nameKeyOf(host.name);
-        // Two host names that differ only in case: Coffer's names are case-insensitive, so the second is left out.
-        if (taken.has(key) || nameProblem(host.name)) {
+        // Two host names that differ only in case: Coffer's names are case-insensitive, so the second is left out. A name
+        // Coffer would store otherwise (spaces around it, not in NFC) is left out too: every door that names it finds another item or none.
+        if (taken.has(key) || nameProblem(host.name) || normalizeName(host.name) !== host.name) {
           progress.skipped++;
           continue;
         }
@@ -538,11 +547,11 @@ export class LibraryScanner {
   }
 
   /** Removes a temporary file of a write that never landed: its ctime (set when staged, unlike its mtime) is old. */
-  private sweepStaged(file: string): void {
+  private sweepStaged(file: string, shown: string): void {
     try {
       if (this.d.clock.now() - fs.lstatSync(file).ctimeMs < STALE_STAGING_MS) return;
       fs.unlinkSync(file);
-      this.d.log.info('removed a temporary file left by an interrupted library write', { file });
+      this.d.log.info('removed a temporary file left by an interrupted library write', { file: shown });
     } catch {
       // Gone already, or not ours to remove: the next scan looks again.
     }
@@ -565,28 +574,38 @@ export class LibraryScanner {
    * A folder's host entries (special files left out), or null when it cannot be listed. In a writable library,
    * Coffer's own temporary files that a crash left behind (untouched for STALE_STAGING_MS) are removed.
    */
-  private list(root: string, names: readonly string[], sweep: boolean): HostEntry[] | null {
-    const dir = hostPath(root, names);
-    let dirents: fs.Dirent[];
+  private list(root: string, names: readonly string[], sweep: boolean, progress: ScanProgress): HostEntry[] | null {
     try {
-      const real = fs.realpathSync(dir);
-      if (!isInside(root, real)) return null;
-      dirents = fs.readdirSync(dir, { withFileTypes: true });
+      // Listed through the folder held open once shown inside the library: a folder swapped for a symlink after that check lists nothing outside.
+      return inFolderInside(root, names, (dir) => this.entries(root, names, dir, sweep, progress));
     } catch {
       return null;
     }
+  }
+
+  /** The entries of the folder `names`, open at `dir`; a name that is not UTF-8 is counted as left out. */
+  private entries(root: string, names: readonly string[], dir: string, sweep: boolean, progress: ScanProgress): HostEntry[] {
+    const dirents = fs.readdirSync(dir, { withFileTypes: true });
     const out: HostEntry[] = [];
+    const pathBytes = Buffer.byteLength(hostPath(root, names)) + 1;
     for (const d of dirents) {
       if (d.name.startsWith(STAGING_PREFIX)) {
-        if (sweep && d.isFile()) this.sweepStaged(`${dir}/${d.name}`);
+        if (sweep && d.isFile()) this.sweepStaged(`${dir}/${d.name}`, hostPath(root, [...names, d.name]));
         continue;
       }
       if (names.length === 0 && d.name === LIBRARY_TRASH) continue;
       if (hostNameProblem(d.name)) continue;
+      // Listed through the open folder, but no door could open it by its path.
+      if (pathBytes + Buffer.byteLength(d.name) > PATH_MAX_BYTES) {
+        progress.skipped++;
+        continue;
+      }
       let st: fs.Stats;
       try {
         st = fs.lstatSync(`${dir}/${d.name}`);
-      } catch {
+      } catch (err) {
+        // Its bytes are not UTF-8: the name read back (with U+FFFD in their place) names nothing on the host.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && d.name.includes('\uFFFD')) progress.skipped++;
         continue;
       }
       const base = { name: d.name, fileId: fileIdOf(st), size: 0, modifiedAt: Math.floor(st.mtimeMs), hostTime: hostTimeOf(st) };

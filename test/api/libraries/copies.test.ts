@@ -165,4 +165,36 @@ describe('moves between a library and the encrypted store: a copy, then a delete
       disk.unmount();
     }
   });
+
+  test('a WebDAV MOVE out of a read-only library, or of a library the host will not change (a read-only mount), answers 403 and leaves no copy', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'fixed.txt', 'stays');
+    const library = await addLibrary(admin, root, owner, { readOnly: true });
+    const dav = await davLogin(t, owner);
+    const out = (lib: { name: string }, name: string) =>
+      dav.request('MOVE', `${encodeURIComponent(lib.name)}/${name}`, { headers: { destination: `${t.url}/dav/${name}` } });
+    const refused = await out(library, 'fixed.txt');
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).message).toBe('This library is read-only');
+    expect((await children(owner, '')).map((i) => i.name)).toEqual([library.name]);
+    expect(fs.readdirSync(root)).toEqual(['fixed.txt']);
+
+    const disk = mountSmallDisk(1);
+    if (typeof disk === 'string') throw new Error(disk);
+    let mountedId: string | null = null;
+    try {
+      write(disk.dir, 'mounted.txt', 'on a read-only mount');
+      const mounted = await addLibrary(admin, disk.dir, owner);
+      mountedId = mounted.id;
+      expect(Bun.spawnSync(['mount', '-o', 'remount,ro', disk.dir]).exitCode).toBe(0);
+      expect((await out(mounted, 'mounted.txt')).status).toBe(403);
+      expect((await children(owner, '')).map((i) => i.name).sort()).toEqual([library.name, mounted.name].sort());
+      expect((await childNamed(owner, mounted.folderId, 'mounted.txt')).name).toBe('mounted.txt');
+      expect(used(owner)).toBe(0);
+    } finally {
+      if (mountedId) await admin.client.delete(`/api/admin/libraries/${mountedId}`);
+      disk.unmount();
+    }
+  });
 });

@@ -5,7 +5,8 @@ import { MAX_FOLDER_DEPTH } from '../../../src/contract/names.ts';
 import { rowCount } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
-import { addLibrary, hostDir, libraryServer, rescan, write } from './helpers.ts';
+import { json } from '../../helpers/client.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, rescan, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -46,5 +47,49 @@ describe('a library scan', () => {
     expect(view).toMatchObject({ scanError: null, available: true });
     expect(named('tall')).toBe(0);
     expect(named('t')).toBe(0);
+  });
+
+  test('leaves out an entry whose path is longer than the file system opens (4095 bytes); an upload or a new folder that would make one → 400; nothing answers 500', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    // Folders down to a path of 4060 bytes: a short name still fits below it, one of 40 characters does not.
+    const last = 120 - root.length;
+    expect(last).toBeGreaterThan(0);
+    const names = [...Array.from({ length: 39 }, (_, i) => `${String(i).padStart(3, '0')}${'d'.repeat(97)}`), 'e'.repeat(last)];
+    const rel = names.join('/');
+    expect(Buffer.byteLength(`${root}/${rel}`)).toBe(4060);
+    expect(Bun.spawnSync(['mkdir', '-p', rel], { cwd: root }).exitCode).toBe(0);
+    const tooLong = `${'f'.repeat(60)}.txt`;
+    // Written relative to the deepest folder: its full path is past what open(2) takes.
+    expect(Bun.spawnSync(['sh', '-c', `cd "${rel}" && printf fits > ok.txt && printf past > ${tooLong}`], { cwd: root }).exitCode).toBe(0);
+    const library = await addLibrary(admin, root, owner);
+    let deepest = library.folderId;
+    for (const name of names) deepest = (await childNamed(owner, deepest, name)).id;
+    expect((await children(owner, deepest)).map((i) => i.name)).toEqual(['ok.txt']);
+    const ok = await childNamed(owner, deepest, 'ok.txt');
+    expect(await (await owner.client.get(`/api/files/${ok.id}/download`)).text()).toBe('fits');
+
+    const upload = (name: string) => {
+      const body = new FormData();
+      body.append('parentId', deepest);
+      body.append('file', new File(['uploaded'], name));
+      return owner.client.request('/api/files/upload', { method: 'POST', body });
+    };
+    for (const res of [
+      await upload(`${'u'.repeat(40)}.txt`),
+      await owner.client.post('/api/files/folder', { name: 'n'.repeat(40), parentId: deepest }),
+    ]) {
+      expect(res.status).toBe(400);
+      expect((await json(res)).message).toMatch(
+        /^The path in the library folder would be \d+ bytes long; the server's file system opens at most 4095/,
+      );
+    }
+    const fits = await upload('up.txt');
+    expect(fits.status).toBe(200);
+    expect(await (await owner.client.get(`/api/files/${(await json(fits)).id}/download`)).text()).toBe('uploaded');
+    const zip = await owner.client.get(`/api/files/${library.folderId}/download`);
+    expect(zip.status).toBe(200);
+    expect((await zip.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    expect(Bun.spawnSync(['ls', '-A'], { cwd: path.join(root, ...names.slice(0, 20)) }).exitCode).toBe(0);
   });
 });

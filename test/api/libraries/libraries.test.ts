@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import { readZip, SseReader } from '../../helpers/files.ts';
@@ -70,10 +71,11 @@ describe('scan', () => {
     for (let i = 0; i < 30; i++) deep += `level-${i}/`;
     write(root, `${deep}bottom.txt`, 'deep down');
     for (let i = 0; i < 300; i++) write(root, `wide/file-${i}.txt`, `file ${i}`);
-    const odd = ['Ünïcødé 照片.txt', "quote's.txt", 'emoji 🎞.txt', '-dash.txt', '#hash%percent.txt', ' leading space.txt'];
+    const odd = ['Ünïcødé 照片.txt', "quote's.txt", 'emoji 🎞.txt', '-dash.txt', '#hash%percent.txt'];
     for (const name of odd) write(root, `odd/${name}`, name);
-    // Names Coffer's name rule refuses are left out of the index (and counted), never a failed scan.
-    for (const name of ['tab\t.txt', 'double "quote".txt', 'back\\slash.txt', 'x'.repeat(150)]) write(root, `odd/${name}`, name);
+    // Names Coffer's name rule refuses, or would store otherwise (trimmed), are left out of the index (and counted), never a failed scan.
+    for (const name of ['tab\t.txt', 'double "quote".txt', 'back\\slash.txt', 'x'.repeat(150), ' leading space.txt'])
+      write(root, `odd/${name}`, name);
     write(
       root,
       'photo.png',
@@ -468,30 +470,93 @@ describe('scan after start', () => {
 });
 
 describe('special files swapped in after a scan', () => {
-  test('a file the host turned into a named pipe, or a link to a device, is refused at once by every door; a ZIP of its folder carries the other files', async () => {
+  test('a file the host turned into a named pipe, a socket, or a link to a device, is refused at once by every door; a ZIP of its folder carries the other files', async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
     write(root, 'keep.txt', 'kept');
     write(root, 'piped.txt', 'about to be a pipe');
+    write(root, 'socket.txt', 'about to be a socket');
     write(root, 'device.txt', 'about to be a device');
     const library = await addLibrary(root, owner);
     const piped = await childNamed(owner, library.folderId, 'piped.txt');
+    const socket = await childNamed(owner, library.folderId, 'socket.txt');
     const device = await childNamed(owner, library.folderId, 'device.txt');
     fs.rmSync(path.join(root, 'piped.txt'));
     expect(Bun.spawnSync(['mkfifo', path.join(root, 'piped.txt')]).exitCode).toBe(0);
+    fs.rmSync(path.join(root, 'socket.txt'));
+    const listening = net.createServer();
+    await new Promise<void>((resolve) => listening.listen(path.join(root, 'socket.txt'), resolve));
     fs.rmSync(path.join(root, 'device.txt'));
     fs.symlinkSync('/dev/zero', path.join(root, 'device.txt'));
 
-    const dav = await davLogin(t, owner);
-    for (const item of [piped, device]) {
-      expect((await owner.client.get(`/api/files/${item.id}/download`)).status).toBe(409);
-      expect((await dav.request('GET', `${encodeURIComponent(library.name)}/${item.name}`)).status).toBe(409);
+    try {
+      const dav = await davLogin(t, owner);
+      for (const item of [piped, socket, device]) {
+        expect({ name: item.name, status: (await owner.client.get(`/api/files/${item.id}/download`)).status }).toEqual({
+          name: item.name,
+          status: 409,
+        });
+        expect((await dav.request('GET', `${encodeURIComponent(library.name)}/${item.name}`)).status).toBe(409);
+      }
+      const zip = await owner.client.post('/api/files/download/bulk', { ids: [library.folderId] });
+      expect(zip.status).toBe(200);
+      const entries = readZip(Buffer.from(await zip.arrayBuffer()));
+      expect(entries.map((e) => e.name).sort()).toEqual([`${library.name}/`, `${library.name}/keep.txt`]);
+      expect(entries.find((e) => e.name.endsWith('keep.txt'))!.data.toString()).toBe('kept');
+    } finally {
+      listening.close();
     }
-    const zip = await owner.client.post('/api/files/download/bulk', { ids: [library.folderId] });
-    expect(zip.status).toBe(200);
-    const entries = readZip(Buffer.from(await zip.arrayBuffer()));
-    expect(entries.map((e) => e.name).sort()).toEqual([`${library.name}/`, `${library.name}/keep.txt`]);
-    expect(entries.find((e) => e.name.endsWith('keep.txt'))!.data.toString()).toBe('kept');
+  });
+
+  test('a file the host turned into a named pipe is never opened: a program waiting to write into it goes on waiting', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'piped.txt', 'about to be a pipe');
+    const library = await addLibrary(root, owner);
+    const piped = await childNamed(owner, library.folderId, 'piped.txt');
+    fs.rmSync(path.join(root, 'piped.txt'));
+    expect(Bun.spawnSync(['mkfifo', path.join(root, 'piped.txt')]).exitCode).toBe(0);
+    const marker = path.join(hostDir(), 'opened');
+    // Its open for writing returns only once a reader opens the pipe.
+    const writer = Bun.spawn(['sh', '-c', 'exec 3>"$0"; echo opened > "$1"', path.join(root, 'piped.txt'), marker]);
+    try {
+      expect((await owner.client.get(`/api/files/${piped.id}/download`)).status).toBe(409);
+      const dav = await davLogin(t, owner);
+      expect((await dav.request('GET', `${encodeURIComponent(library.name)}/piped.txt`)).status).toBe(409);
+      await Bun.sleep(300);
+      expect(fs.existsSync(marker)).toBe(false);
+    } finally {
+      writer.kill();
+    }
+  });
+});
+
+describe('a file made shorter on the host after its scan', () => {
+  test('its download (API, WebDAV) is cut off with an error, never a short file sent as whole; a ranged read past its end too', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'log.bin', Buffer.alloc(3 * 1024 * 1024, 7));
+    const library = await addLibrary(root, owner);
+    const file = await childNamed(owner, library.folderId, 'log.bin');
+    fs.truncateSync(path.join(root, 'log.bin'), 1000);
+    const dav = await davLogin(t, owner);
+    // Cut off: before the status line when the error comes first (a reset), else part-way through the body.
+    const outcome = (get: () => Promise<Response>) =>
+      get()
+        .then((r) => r.arrayBuffer())
+        .then(
+          (b) => `complete: ${b.byteLength} bytes`,
+          () => 'cut off',
+        );
+    for (const get of [
+      () => owner.client.get(`/api/files/${file.id}/download`),
+      () => dav.request('GET', `${encodeURIComponent(library.name)}/log.bin`),
+      () => owner.client.get(`/api/files/${file.id}/download`, { range: 'bytes=500-1999' }),
+    ]) {
+      expect(await outcome(get)).toBe('cut off');
+    }
+    const whole = await owner.client.get(`/api/files/${file.id}/download`, { range: 'bytes=0-999' });
+    expect((await whole.arrayBuffer()).byteLength).toBe(1000);
   });
 });
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { json } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
-import { addLibrary, childNamed, hostDir, libraryServer, write } from './helpers.ts';
+import { addLibrary, childNamed, children, hostDir, libraryServer, rescan, write } from './helpers.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -13,9 +13,11 @@ libraryServer((s) => ({ t, admin } = s));
 
 const realpath = fs.realpathSync;
 const readlink = fs.readlinkSync;
+const stat = fs.statSync;
 afterEach(() => {
   fs.realpathSync = realpath;
   fs.readlinkSync = readlink;
+  fs.statSync = stat;
 });
 
 /**
@@ -81,5 +83,49 @@ describe('a library folder swapped for a symlink between the check and the write
     await owner.client.post('/api/files/move', { ids: [report.id], parentId: library.folderId });
     expect(fs.readFileSync(path.join(outside, 'report.txt'), 'utf8')).toBe('not the library');
     expect(fs.readFileSync(path.join(root, 'report.txt'), 'utf8')).toBe('library copy');
+  });
+
+  test('a scan lists the folder that was checked: nothing where the symlink leads is listed or indexed', async () => {
+    const { owner, outside, library, docs, folder } = await docsLibrary();
+    write(outside, 'outside-secret.txt', 'not the library');
+    swapAfterCheck(folder, outside);
+    await rescan(admin, library.id);
+    const names = (await children(owner, docs.id)).map((i) => i.name);
+    expect(names).not.toContain('outside-secret.txt');
+    expect(await json(await owner.client.get('/api/files/search?q=outside-secret'))).toEqual([]);
+  });
+});
+
+describe("a replace's temporary file swapped for a symlink before it lands", () => {
+  test('the file the symlink leads to keeps its permissions; nothing lands (409) and the library file is as it was', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const outside = hostDir();
+    write(root, 'shared.txt', 'library copy');
+    fs.chmodSync(path.join(root, 'shared.txt'), 0o666);
+    write(outside, 'secret.key', 'private');
+    fs.chmodSync(path.join(outside, 'secret.key'), 0o600);
+    const library = await addLibrary(admin, root, owner);
+    const shared = await childNamed(owner, library.folderId, 'shared.txt');
+    // Someone who may write in the library folder swaps Coffer's temporary file for a symlink, just before it lands.
+    let swapped = false;
+    fs.statSync = ((...args: Parameters<typeof stat>) => {
+      const staged = fs.readdirSync(root).find((n) => n.startsWith('.coffer-upload-'));
+      if (!swapped && staged && String(args[0]).endsWith('/shared.txt')) {
+        swapped = true;
+        fs.renameSync(path.join(root, staged), path.join(root, 'moved-away'));
+        fs.symlinkSync(path.join(outside, 'secret.key'), path.join(root, staged));
+      }
+      return stat(...args);
+    }) as typeof stat;
+    const body = new FormData();
+    body.append('file', new File(['new content'], 'shared.txt'));
+    const res = await owner.client.request(`/api/files/${shared.id}/replace`, { method: 'POST', body });
+    expect(swapped).toBe(true);
+    expect(stat(path.join(outside, 'secret.key')).mode & 0o777).toBe(0o600);
+    expect(res.status).toBe(409);
+    expect(fs.lstatSync(path.join(root, 'shared.txt')).isFile()).toBe(true);
+    expect(fs.readFileSync(path.join(root, 'shared.txt'), 'utf8')).toBe('library copy');
+    expect(fs.readdirSync(root).filter((n) => n.startsWith('.coffer-upload-'))).toEqual([]);
   });
 });

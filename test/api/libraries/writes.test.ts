@@ -162,4 +162,35 @@ describe('writable library: folders, renames and moves land in the host folder',
     await rescan(admin, library.id);
     expect((await children(owner, sub.id)).map((i) => i.name).sort()).toEqual(['.coffer-trash', 'a.txt']);
   });
+
+  test('a symlink to a folder of the library (listed unavailable) is never written through: an upload, a new folder or a move into it → 400', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'Sub/inside.txt', 'inside');
+    write(root, 'top.txt', 'top');
+    fs.symlinkSync(path.join(root, 'Sub'), path.join(root, 'Alias'));
+    const library = await addLibrary(admin, root, owner);
+    const alias = await childNamed(owner, library.folderId, 'Alias');
+    expect(alias.unavailable).toBe(true);
+    const top = await childNamed(owner, library.folderId, 'top.txt');
+    const body = new FormData();
+    body.append('parentId', alias.id);
+    body.append('file', new File(['through the link'], 'new.txt'));
+    const dav = await davLogin(t, owner);
+    const refusals = [
+      await owner.client.request('/api/files/upload', { method: 'POST', body }),
+      await owner.client.post('/api/files/folder', { name: 'Made', parentId: alias.id }),
+      await owner.client.post('/api/files/move', { ids: [top.id], parentId: alias.id }),
+      await dav.put(`${encodeURIComponent(library.name)}/Alias/put.txt`, 'through the link'),
+    ];
+    for (const res of refusals) {
+      expect(res.status).toBe(400);
+      expect((await json(res)).message).toBe('The folder is a link on the server, not a folder of the library: Coffer does not follow it.');
+    }
+    expect(fs.readdirSync(path.join(root, 'Sub'))).toEqual(['inside.txt']);
+    expect(fs.readFileSync(path.join(root, 'top.txt'), 'utf8')).toBe('top');
+    await rescan(admin, library.id);
+    expect((await children(owner, library.folderId)).map((i) => i.name).sort()).toEqual(['Alias', 'Sub', 'top.txt']);
+    expect(await children(owner, alias.id)).toEqual([]);
+  });
 });
