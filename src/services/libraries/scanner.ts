@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Clock } from '../../clock.ts';
-import { MAX_FOLDER_DEPTH, nameProblem, normalizeName } from '../../contract/names.ts';
+import { MAX_FOLDER_DEPTH, nameProblem } from '../../contract/names.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
 import type { IndexedEntry, LibrariesRepo, LibraryRow } from '../../db/repos/libraries.ts';
@@ -267,13 +267,14 @@ export class LibraryScanner {
       const taken = new Set<string>();
       for (const host of listed) {
         const key = nameKeyOf(host.name);
-        // Two host names that differ only in case: Coffer's names are case-insensitive, so the second is left out. A name
-        // Coffer would store otherwise (spaces around it, not in NFC) is left out too: every door that names it finds another item or none.
-        if (taken.has(key) || nameProblem(host.name) || normalizeName(host.name) !== host.name) {
+        // Two host names that differ only in case, or in Unicode form (an accent composed in one, not in the other), are one
+        // name to WebDAV's paths: the second is left out, so no path serves another file. Spaces around a name are trimmed there.
+        const twinKey = nameKeyOf(host.name.normalize('NFC'));
+        if (taken.has(twinKey) || nameProblem(host.name) || host.name !== host.name.trim()) {
           progress.skipped++;
           continue;
         }
-        taken.add(key);
+        taken.add(twinKey);
         const type = host.type;
         let current = siblings.get(key);
         if (current && current.type !== type) current = undefined;
