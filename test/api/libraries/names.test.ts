@@ -34,6 +34,8 @@ describe('host names Coffer would store otherwise', () => {
       if (res.status !== 404)
         expect({ name, status: res.status, body }).toEqual({ name, status: 200, body: fs.readFileSync(path.join(root, name), 'utf8') });
     }
+    // A decomposed name is listed as it is on the host, but the paths compose what they are sent: none reaches it.
+    expect((await dav.request('GET', `${encodeURIComponent(library.name)}/${encodeURIComponent('cafe\u0301.txt')}`)).status).toBe(404);
     const names = (await children(owner, library.folderId)).map((i) => i.name);
     expect(names.filter((n) => n.normalize('NFC') === 'th\u00e9.txt')).toHaveLength(1);
     expect(names.filter((n) => n.normalize('NFC') !== 'th\u00e9.txt').sort()).toEqual(['cafe\u0301.txt', 'notes.txt']);
