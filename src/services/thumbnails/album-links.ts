@@ -275,12 +275,21 @@ export class AlbumLinkService {
 
   /** "Download all": the album's live files as `<album>.zip`, whoever added them; one ZIP is one download (HEAD counts none). */
   openZip(token: string, visit: LinkVisit): ZipDownload {
-    const opened = this.open(token, visit, visit.headOnly ? 'page' : 'count');
-    if (!visit.headOnly) this.recordVisit(opened, visit.ip, 'download');
+    const opened = this.open(token, visit, 'page');
     const albumId = opened.album.id;
-    return this.d.downloads.zipFiles(opened.album.accountId, `${opened.album.name}.zip`, (after) =>
+    // The ZIP's slot first: one refused (429, 503) is no download.
+    const zip = this.d.downloads.zipFiles(opened.album.accountId, `${opened.album.name}.zip`, (after) =>
       this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE),
     );
+    if (visit.headOnly) return zip;
+    try {
+      this.countDownload(opened.link);
+    } catch (err) {
+      void zip.stream.cancel();
+      throw err;
+    }
+    this.recordVisit(opened, visit.ip, 'download');
+    return zip;
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */
