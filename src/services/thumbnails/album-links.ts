@@ -16,7 +16,15 @@ import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { checkLinkPassword, isUnlocked, recordUnlockRefused, unlockCookie } from '../sharing/link-unlock.ts';
-import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from '../sharing/link-access.ts';
+import {
+  countedZip,
+  type DownloadCap,
+  downloadCap,
+  LinkLockedError,
+  type LinkVisit,
+  LinkVisits,
+  UnlockAttempts,
+} from '../sharing/link-access.ts';
 import { expiryTime, type LinkExpiry, type ShareFacts } from '../sharing/shares.ts';
 import type { AlbumService } from './albums.ts';
 import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
@@ -277,17 +285,11 @@ export class AlbumLinkService {
   openZip(token: string, visit: LinkVisit): ZipDownload {
     const opened = this.open(token, visit, 'page');
     const albumId = opened.album.id;
-    // The ZIP's slot first: one refused (429, 503) is no download.
     const zip = this.d.downloads.zipFiles(opened.album.accountId, `${opened.album.name}.zip`, (after) =>
       this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE),
     );
     if (visit.headOnly) return zip;
-    try {
-      this.countDownload(opened.link);
-    } catch (err) {
-      void zip.stream.cancel();
-      throw err;
-    }
+    countedZip(zip, () => this.countDownload(opened.link));
     this.recordVisit(opened, visit.ip, 'download');
     return zip;
   }
