@@ -229,4 +229,24 @@ describe('albums shared with people', () => {
     expect((await member.client.get(thumb(album.id, a.id))).status).toBe(200);
     expect((await json(await member.client.get('/api/albums?whose=shared'))).albums.map((x: { id: string }) => x.id)).toEqual([album.id]);
   });
+
+  test('while its owner’s account is disabled, an album shared with people is closed to its members (404), as the owner’s shares are', async () => {
+    await seed.owner(t); // The first account is the admin, which cannot be disabled.
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Away', ids: [a.id] }));
+    expect((await o.client.post(`/api/albums/${album.id}/members`, { accountId: member.id, role: 'viewer' })).status).toBe(201);
+    const users = t.server.ctx.services.users;
+    users.setDisabled(o.id, true, 'cli');
+    try {
+      for (const path of [`/api/albums/${album.id}`, `/api/albums/${album.id}/members`, thumb(album.id, a.id)])
+        expect((await member.client.get(path)).status, path).toBe(404);
+      expect((await json(await member.client.get('/api/albums?whose=shared'))).albums).toEqual([]);
+    } finally {
+      users.setDisabled(o.id, false, 'cli');
+    }
+    expect((await member.client.get(`/api/albums/${album.id}`)).status).toBe(200);
+    expect((await json(await member.client.get('/api/albums?whose=shared'))).albums.map((x: { id: string }) => x.id)).toEqual([album.id]);
+  });
 });
