@@ -81,6 +81,7 @@ function htmlPage(set: Set, html: string, status = 200): string {
 export function publicShareRoutes(ctx: AppContext) {
   const { shares, downloads, uploads, tusUploads, settings, thumbnails, albumLinks } = ctx.services;
   const tus = tusProtocol(tusUploads);
+  const zipFolder = (accountId: string, folder: HeldItem) => downloads.zipFolder(accountId, folder);
 
   const answer = async (request: Request, set: Set, run: () => Promise<Response | object | string> | Response | object | string) => {
     try {
@@ -269,8 +270,8 @@ export function publicShareRoutes(ctx: AppContext) {
     route('GET /s/:token/file/:id', {
       handler: ({ params, query, request, set }) =>
         answer(request, set, async () => {
-          const { link, item } = shares.openDownload(params.token, visitOf(request), params.id);
-          if (item.type === 'folder') return zipResponse(downloads.zipFolder(link.accountId, item), request);
+          const { item, zip } = shares.openDownload(params.token, visitOf(request), params.id, zipFolder);
+          if (zip) return zipResponse(zip, request);
           return fileResponse(downloads, item, request, { inline: query.inline === '1' });
         }),
     }),
@@ -286,10 +287,7 @@ export function publicShareRoutes(ctx: AppContext) {
     }),
     route('GET /s/:token/zip', {
       handler: ({ params, request, set }) =>
-        answer(request, set, () => {
-          const { link, root } = shares.openZip(params.token, visitOf(request));
-          return zipResponse(downloads.zipFolder(link.accountId, root), request);
-        }),
+        answer(request, set, () => zipResponse(shares.openZip(params.token, visitOf(request), zipFolder), request)),
     }),
     route('POST /s/:token/unlock', {
       // The page's form posts it form-encoded; a script sends JSON.

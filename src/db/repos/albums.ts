@@ -28,6 +28,8 @@ export interface AlbumMemberRow {
 export const shownInAlbum = (alias: string) =>
   `${alias}.deleted_at IS NULL AND ${alias}.account_id NOT IN (SELECT id FROM users WHERE disabled_at IS NOT NULL OR deletion_requested_at IS NOT NULL)`;
 const LIVE = shownInAlbum('i');
+// An album is shared only while its owner's account (`u`) is active, as the owner's file shares are.
+const OWNER_ACTIVE = 'u.disabled_at IS NULL AND u.deletion_requested_at IS NULL';
 const TAKEN = 'coalesce(i.taken_at, i.modified_at)';
 const ALBUM = `a.id, a.account_id AS accountId, a.name, a.cover_item_id AS coverItemId, a.created_at AS createdAt, a.updated_at AS updatedAt,
   (SELECT count(*) FROM album_items ai JOIN items i ON i.id = ai.item_id WHERE ai.album_id = a.id AND ${LIVE}) AS itemCount,
@@ -60,7 +62,7 @@ export class AlbumsRepo {
       .query<SharedAlbumRow, [string, string]>(
         `SELECT ${ALBUM}, m.role, m.added_at AS addedAt, u.name AS ownerName, u.email AS ownerEmail
          FROM album_members m JOIN albums a ON a.id = m.album_id JOIN users u ON u.id = a.account_id
-         WHERE m.album_id = ? AND m.account_id = ?`,
+         WHERE m.album_id = ? AND m.account_id = ? AND ${OWNER_ACTIVE}`,
       )
       .get(id, accountId);
   }
@@ -73,7 +75,7 @@ export class AlbumsRepo {
       .query<SharedAlbumRow, Array<string | number>>(
         `SELECT ${ALBUM}, m.role, m.added_at AS addedAt, u.name AS ownerName, u.email AS ownerEmail
          FROM album_members m JOIN albums a ON a.id = m.album_id JOIN users u ON u.id = a.account_id
-         WHERE m.account_id = ? ${keyset} ORDER BY m.added_at DESC, a.id DESC LIMIT ?`,
+         WHERE m.account_id = ? AND ${OWNER_ACTIVE} ${keyset} ORDER BY m.added_at DESC, a.id DESC LIMIT ?`,
       )
       .all(...args);
   }

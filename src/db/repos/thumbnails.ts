@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import type { thumbnails } from '../schema/thumbnails.ts';
+import { shownInAlbum } from './albums.ts';
 
 export type ThumbnailRow = typeof thumbnails.$inferSelect;
 
@@ -293,7 +294,7 @@ export class ThumbnailsRepo {
         `SELECT ${PHOTO_COLUMNS}, i.account_id AS ownerId, coalesce(nullif(o.name, ''), o.email) AS ownerName, min(am.album_id) AS albumId
          FROM album_members am JOIN album_items ai ON ai.album_id = am.album_id JOIN items i ON i.id = ai.item_id
          JOIN users o ON o.id = i.account_id LEFT JOIN thumbnails t ON ${THUMBNAIL_OF_ITEM}
-         WHERE am.account_id = ?1 AND i.account_id <> ?1 AND i.type = 'file' AND i.deleted_at IS NULL ${keyset.sql}
+         WHERE am.account_id = ?1 AND i.account_id <> ?1 AND i.type = 'file' AND ${shownInAlbum('i')} ${keyset.sql}
          GROUP BY i.id ORDER BY ${TAKEN} DESC, i.id DESC LIMIT ?`,
       )
       .all(...args);

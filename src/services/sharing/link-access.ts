@@ -3,6 +3,7 @@ import { AppError, Messages, RateLimitedError } from '../../errors.ts';
 import { parseRange } from '../../lib/byte-range.ts';
 import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
+import type { ZipDownload } from '../files/downloads.ts';
 import type { HeldItem } from '../files/tree.ts';
 
 /** Password attempts on one link from one address per window; a right password gives its attempt back. */
@@ -50,6 +51,20 @@ export function downloadCap(visit: LinkVisit, item: HeldItem): DownloadCap {
   // A folder's ZIP ignores Range: it is always served whole.
   const range = item.type === 'folder' ? null : parseRange(visit.range, item.size);
   return range === 'unsatisfiable' || (range !== null && range.start > 0) ? 'none' : 'count';
+}
+
+/**
+ * A ZIP under a link is counted once its slot is taken, so one refused for want of a slot (429, 503) spends no
+ * download; when the count is refused (the cap reached meanwhile), the ZIP is ended and its slot freed.
+ */
+export function countedZip(zip: ZipDownload, count: () => void): ZipDownload {
+  try {
+    count();
+  } catch (err) {
+    void zip.stream.cancel();
+    throw err;
+  }
+  return zip;
 }
 
 /**

@@ -16,10 +16,11 @@ import { type ItemViews, type PublicItem, toPublicItem } from '../files/item-vie
 import type { PageCache } from '../files/page-cache.ts';
 import { checkLinkPassword, isUnlocked, recordUnlockRefused, unlockCookie } from './link-unlock.ts';
 import { hashPassword } from '../identity/passwords.ts';
-import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from './link-access.ts';
+import { countedZip, type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from './link-access.ts';
 import type { Principal } from '../identity/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../admin/settings.ts';
+import type { ZipDownload } from '../files/downloads.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 
 // Breadcrumbs are folders: none has a thumbnail.
@@ -479,26 +480,42 @@ export class ShareService {
     return { link, root, folder: item };
   }
 
-  /** An item's bytes (a folder's as a ZIP): the download is counted and recorded when what is served covers byte 0. */
-  openDownload(token: string, visit: LinkVisit, itemId: string): { link: PublicLink; item: HeldItem } {
+  /**
+   * An item's bytes (a folder's as the ZIP `zipFolder` makes): the download is counted and recorded when what is
+   * served covers byte 0. `zip` is the folder's ZIP, null for a file.
+   */
+  openDownload(
+    token: string,
+    visit: LinkVisit,
+    itemId: string,
+    zipFolder: (accountId: string, folder: HeldItem) => ZipDownload,
+  ): { link: PublicLink; item: HeldItem; zip: ZipDownload | null } {
     const { link, root } = this.open(token, visit, 'none');
     if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
     const item = this.itemUnder(link, root, itemId);
     const cap = downloadCap(visit, item);
+    if (item.type === 'folder') {
+      this.open(token, visit, 'page');
+      const zip = zipFolder(link.accountId, item);
+      if (cap === 'count') countedZip(zip, () => this.countDownload(link));
+      if (cap === 'count') this.recordVisit(link, item, visit.ip, 'download');
+      return { link, item, zip };
+    }
     if (cap !== 'none') this.open(token, visit, cap);
     if (cap === 'count') this.recordVisit(link, item, visit.ip, 'download');
-    return { link, item };
+    return { link, item, zip: null };
   }
 
-  /** The shared folder whole as a ZIP: one download (HEAD none), recorded. */
-  openZip(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
+  /** The shared folder whole as the ZIP `zipFolder` makes: one download (HEAD none), recorded. */
+  openZip(token: string, visit: LinkVisit, zipFolder: (accountId: string, folder: HeldItem) => ZipDownload): ZipDownload {
     const { link, root } = this.openShown(token, visit);
     if (root.type !== 'folder') throw notFound(Messages.shareNotAFolder);
+    const zip = zipFolder(link.accountId, root);
     if (!visit.headOnly) {
-      this.countDownload(link);
+      countedZip(zip, () => this.countDownload(link));
       this.recordVisit(link, root, visit.ip, 'download');
     }
-    return { link, root };
+    return zip;
   }
 
   /**

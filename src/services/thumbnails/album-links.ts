@@ -16,7 +16,15 @@ import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { checkLinkPassword, isUnlocked, recordUnlockRefused, unlockCookie } from '../sharing/link-unlock.ts';
-import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from '../sharing/link-access.ts';
+import {
+  countedZip,
+  type DownloadCap,
+  downloadCap,
+  LinkLockedError,
+  type LinkVisit,
+  LinkVisits,
+  UnlockAttempts,
+} from '../sharing/link-access.ts';
 import { expiryTime, type LinkExpiry, type ShareFacts } from '../sharing/shares.ts';
 import type { AlbumService } from './albums.ts';
 import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
@@ -275,12 +283,15 @@ export class AlbumLinkService {
 
   /** "Download all": the album's live files as `<album>.zip`, whoever added them; one ZIP is one download (HEAD counts none). */
   openZip(token: string, visit: LinkVisit): ZipDownload {
-    const opened = this.open(token, visit, visit.headOnly ? 'page' : 'count');
-    if (!visit.headOnly) this.recordVisit(opened, visit.ip, 'download');
+    const opened = this.open(token, visit, 'page');
     const albumId = opened.album.id;
-    return this.d.downloads.zipFiles(opened.album.accountId, `${opened.album.name}.zip`, (after) =>
+    const zip = this.d.downloads.zipFiles(opened.album.accountId, `${opened.album.name}.zip`, (after) =>
       this.d.items.liveFilesOfAlbum(albumId, after, ZIP_PAGE),
     );
+    if (visit.headOnly) return zip;
+    countedZip(zip, () => this.countDownload(opened.link));
+    this.recordVisit(opened, visit.ip, 'download');
+    return zip;
   }
 
   /** Counts one download against the link's cap (atomically): 410 once the cap is reached. */

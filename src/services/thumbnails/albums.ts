@@ -73,6 +73,8 @@ export class AlbumService {
     if (own) return { row: own, role: 'owner' };
     const shared = this.d.albums.sharedById(caller.accountId, id);
     if (!shared) throw notFound(Messages.albumNotFound);
+    // The admin's switch closes albums shared with people as it closes every share with people.
+    if (!this.d.tree.peopleSharingEnabled()) throw forbidden(Messages.peopleSharingOff);
     return { row: shared, role: shared.role };
   }
 
@@ -108,6 +110,7 @@ export class AlbumService {
   ): { albums: Album[]; nextCursor: string | null } {
     const after = cursorOf(q.cursor);
     if (q.whose === 'shared') {
+      if (!this.d.tree.peopleSharingEnabled()) return { albums: [], nextCursor: null };
       const rows = this.d.albums.sharedPage(caller.accountId, after && { addedAt: after[0], id: after[1] }, q.limit + 1);
       const page = rows.slice(0, q.limit);
       const last = page.at(-1);
@@ -202,6 +205,7 @@ export class AlbumService {
     input: { email?: string | undefined; accountId?: string | undefined; role: 'viewer' | 'editor' },
   ): { member: AlbumMember } {
     const album = this.owned(caller, id);
+    if (!this.d.tree.peopleSharingEnabled()) throw forbidden(Messages.peopleSharingOff);
     const account =
       input.accountId !== undefined
         ? this.d.users.personById(input.accountId)

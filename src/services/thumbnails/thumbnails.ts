@@ -194,7 +194,8 @@ export class ThumbnailService {
       if (window.floor === null && rows.length === n) window.floor = rows.at(-1)!.takenAt;
     };
     if (whose !== 'shared') add(this.d.thumbnails.photosPage(caller.accountId, PHOTO_IMAGE_TYPES, window, n));
-    if (whose !== 'mine') {
+    // While the admin has sharing with people off, nothing of another account's is listed.
+    if (whose !== 'mine' && this.d.tree.peopleSharingEnabled()) {
       for (const owner of this.d.thumbnails.sharingOwners(caller.accountId))
         add(this.d.thumbnails.sharedPhotosPage(caller.accountId, owner, PHOTO_IMAGE_TYPES, window, n));
       add(this.d.thumbnails.albumPhotosPage(caller.accountId, window, n).filter((r) => isPhotoType(r.mimeType)));

@@ -300,3 +300,55 @@ describe('an editor’s photos in another account’s album', () => {
     expect((await shown()).link).toEqual([mine.id, theirs.id].sort());
   });
 });
+
+describe('a ZIP refused for want of a slot', () => {
+  let capped: TestServer;
+  beforeAll(async () => {
+    capped = await startTestServer({ env: { COFFER_MAX_ZIPS: '4', COFFER_MAX_ZIPS_PER_ACCOUNT: '1' } });
+  });
+  afterAll(() => capped.stop());
+
+  /** Stored files after the first open only once the returned function is called: a ZIP stays under way after its first entry, holding its slot. */
+  function holdOpens(): () => void {
+    const storage = capped.server.ctx.storage;
+    const realGet = storage.get.bind(storage);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let opened = 0;
+    storage.get = async (...args: Parameters<typeof realGet>) => {
+      if (opened++ > 0) await gate;
+      return realGet(...args);
+    };
+    return () => {
+      storage.get = realGet;
+      release();
+    };
+  }
+
+  test('spends none of the link’s downloads: a 429 is not a download, and the visitor gets the ZIP once a slot is free', async () => {
+    const o = await seed.owner(capped);
+    const [a, b] = [await photo(o, 'a.jpg'), await photo(o, 'b.jpg')];
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Busy', ids: [a.id, b.id] }));
+    const { link } = await json(await o.client.post(`/api/albums/${album.id}/link`, { maxDownloads: 2 }));
+    const release = holdOpens();
+    try {
+      const first = await fetch(`${link.url}/zip`);
+      expect(first.status).toBe(200);
+      const refused = await fetch(`${link.url}/zip`);
+      expect(refused.status).toBe(429);
+      expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(1);
+      release();
+      await first.arrayBuffer();
+      const second = await fetch(`${link.url}/zip`);
+      expect(second.status).toBe(200);
+      expect(
+        readZip(Buffer.from(await second.arrayBuffer()))
+          .map((e) => e.name)
+          .sort(),
+      ).toEqual(['a.jpg', 'b.jpg']);
+      expect((await json(await o.client.get(`/api/albums/${album.id}/link`))).link.downloads).toBe(2);
+    } finally {
+      release();
+    }
+  });
+});

@@ -192,4 +192,61 @@ describe('albums shared with people', () => {
     await o.client.post('/api/files/delete', { ids: [a.id] });
     expect((await other.client.get(thumb(album.id, a.id))).status).toBe(404);
   });
+
+  test('while the admin has sharing with people turned off, an album shared with people is closed to its members (403) and none is shared anew', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const later = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Paused', ids: [a.id] }));
+    expect((await o.client.post(`/api/albums/${album.id}/members`, { accountId: member.id, role: 'editor' })).status).toBe(201);
+    const settings = t.server.ctx.services.settings;
+    settings.set('peopleSharing', false);
+    try {
+      for (const path of [
+        `/api/albums/${album.id}`,
+        `/api/albums/${album.id}/members`,
+        thumb(album.id, a.id),
+        `/api/albums/${album.id}/items/${a.id}/download`,
+      ]) {
+        const res = await member.client.get(path);
+        expect(res.status, path).toBe(403);
+        expect((await json(res)).message).toContain('Sharing with people is turned off');
+      }
+      expect((await member.client.send('DELETE', `/api/albums/${album.id}/items`, { ids: [a.id] })).status).toBe(403);
+      expect((await json(await member.client.get('/api/albums?whose=shared'))).albums).toEqual([]);
+      expect(await json(await member.client.get('/api/files/photos?whose=shared'))).toEqual([]);
+      const added = await o.client.post(`/api/albums/${album.id}/members`, { accountId: later.id, role: 'viewer' });
+      expect(added.status).toBe(403);
+      expect(
+        (await json(await o.client.get(`/api/albums/${album.id}/members`))).members.map((m: { accountId: string }) => m.accountId),
+      ).toEqual([member.id]);
+      // The owner keeps its album, and may still stop sharing it.
+      expect((await json(await o.client.get(`/api/albums/${album.id}`))).items.map((i: { id: string }) => i.id)).toEqual([a.id]);
+    } finally {
+      settings.set('peopleSharing', true);
+    }
+    expect((await member.client.get(thumb(album.id, a.id))).status).toBe(200);
+    expect((await json(await member.client.get('/api/albums?whose=shared'))).albums.map((x: { id: string }) => x.id)).toEqual([album.id]);
+  });
+
+  test('while its owner’s account is disabled, an album shared with people is closed to its members (404), as the owner’s shares are', async () => {
+    await seed.owner(t); // The first account is the admin, which cannot be disabled.
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const a = await photo(o, 'a.jpg');
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Away', ids: [a.id] }));
+    expect((await o.client.post(`/api/albums/${album.id}/members`, { accountId: member.id, role: 'viewer' })).status).toBe(201);
+    const users = t.server.ctx.services.users;
+    users.setDisabled(o.id, true, 'cli');
+    try {
+      for (const path of [`/api/albums/${album.id}`, `/api/albums/${album.id}/members`, thumb(album.id, a.id)])
+        expect((await member.client.get(path)).status, path).toBe(404);
+      expect((await json(await member.client.get('/api/albums?whose=shared'))).albums).toEqual([]);
+    } finally {
+      users.setDisabled(o.id, false, 'cli');
+    }
+    expect((await member.client.get(`/api/albums/${album.id}`)).status).toBe(200);
+    expect((await json(await member.client.get('/api/albums?whose=shared'))).albums.map((x: { id: string }) => x.id)).toEqual([album.id]);
+  });
 });

@@ -457,6 +457,54 @@ describe('download caps', () => {
   });
 });
 
+describe('a ZIP refused for want of a slot', () => {
+  let capped: TestServer;
+  beforeAll(async () => {
+    capped = await startTestServer({ startWorker: false, env: { COFFER_MAX_ZIPS: '4', COFFER_MAX_ZIPS_PER_ACCOUNT: '1' } });
+  });
+  afterAll(() => capped.stop());
+
+  /** Stored files open only once the returned function is called: a ZIP stays under way after its first entry (its folder). */
+  function holdOpens(): () => void {
+    const storage = capped.server.ctx.storage;
+    const realGet = storage.get.bind(storage);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    storage.get = async (...args: Parameters<typeof realGet>) => {
+      await gate;
+      return realGet(...args);
+    };
+    return () => {
+      storage.get = realGet;
+      release();
+    };
+  }
+
+  test('spends none of the link’s downloads, by the link’s ZIP or the folder’s download', async () => {
+    const o = await seed.owner(capped);
+    const dir = await folder(o.client, 'Busy');
+    await upload(o.client, 'a.txt', 'a', { parentId: dir.id });
+    const res = await o.client.post('/api/files/share', { ids: [dir.id], shared: true, maxDownloads: 3 });
+    const token = tokenOf((await json(res)).links[dir.id]);
+    const downloads = async () =>
+      (await json(await o.client.get('/api/files/share/links'))).links.find((l: { token: string }) => l.token === token).downloads;
+    const release = holdOpens();
+    try {
+      const first = await fetch(`${capped.url}/s/${token}/zip`);
+      expect(first.status).toBe(200);
+      expect((await fetch(`${capped.url}/s/${token}/zip`)).status).toBe(429);
+      expect((await fetch(`${capped.url}/s/${token}/file/${dir.id}`)).status).toBe(429);
+      expect(await downloads()).toBe(1);
+      release();
+      await first.arrayBuffer();
+      expect((await (await fetch(`${capped.url}/s/${token}/zip`)).arrayBuffer()).byteLength).toBeGreaterThan(0);
+      expect(await downloads()).toBe(2);
+    } finally {
+      release();
+    }
+  });
+});
+
 describe('drop folders', () => {
   test('upload mode: files land as new items with free names, the visitor sees only what this visit sent, never the folder', async () => {
     const o = await seed.owner(t);

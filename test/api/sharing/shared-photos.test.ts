@@ -93,3 +93,28 @@ describe('Photos: what others share with you', () => {
     expect(await all(me.client, 'shared')).toEqual([]);
   });
 });
+
+describe('Photos: albums shared with you', () => {
+  test('an album’s photos of a disabled account (its owner’s, an editor’s) are not listed, as its door shows none of them', async () => {
+    const o = await seed.owner(t, undefined, 'Ada');
+    const me = await seed.owner(t);
+    const editor = await seed.owner(t, undefined, 'Grace');
+    const ours = await photo(o, 'owner-1.jpg', 1);
+    const theirs = await photo(editor, 'editor-2.jpg', 2);
+    const { album } = await json(await o.client.post('/api/albums', { name: 'Together', ids: [ours.id] }));
+    await o.client.post(`/api/albums/${album.id}/members`, { email: me.email, role: 'viewer' });
+    await o.client.post(`/api/albums/${album.id}/members`, { email: editor.email, role: 'editor' });
+    expect((await editor.client.post(`/api/albums/${album.id}/items`, { ids: [theirs.id] })).status).toBe(200);
+    expect(names(await all(me.client, 'shared'))).toEqual(['editor-2.jpg', 'owner-1.jpg']);
+
+    const users = t.server.ctx.services.users;
+    users.setDisabled(editor.id, true, 'cli');
+    expect((await me.client.get(`/api/albums/${album.id}/items/${theirs.id}/thumbnail`)).status).toBe(404);
+    expect(names(await all(me.client, 'shared'))).toEqual(['owner-1.jpg']);
+    users.setDisabled(o.id, true, 'cli');
+    expect(await all(me.client, 'shared')).toEqual([]);
+    users.setDisabled(o.id, false, 'cli');
+    users.setDisabled(editor.id, false, 'cli');
+    expect(names(await all(me.client, 'shared'))).toEqual(['editor-2.jpg', 'owner-1.jpg']);
+  });
+});
