@@ -67,6 +67,29 @@ describe('the document editor on shared documents', () => {
   });
 });
 
+describe("a sub-user's document link", () => {
+  test('stops answering once its Download is taken away (403) or the sub-user is deleted (401)', async () => {
+    const o = await seed.owner(t);
+    const file = await upload(o.client, 'plan.docx', await documents.docx('the plan'));
+    const linkOf = async (c: seed.SeededLogin) =>
+      (await json(await c.client.get(`/api/docserver/config/${file.id}`))).config.document.url as string;
+    const reader = await seed.subUser(t, o, ['files.download']);
+    const removed = await seed.subUser(t, o, ['files.download']);
+    const [readerLink, removedLink] = [await linkOf(reader), await linkOf(removed)];
+    expect((await fetch(readerLink)).status).toBe(200);
+    expect((await fetch(removedLink)).status).toBe(200);
+
+    expect((await o.client.put(`/api/user/sub-users/${reader.id}`, { permissions: [] })).status).toBe(200);
+    const refused = await fetch(readerLink);
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).message).toContain('Download');
+    expect((await o.client.delete(`/api/user/sub-users/${removed.id}`)).status).toBe(200);
+    expect((await fetch(removedLink)).status).toBe(401);
+    // The owner's own link still answers.
+    expect((await fetch(await linkOf(o))).status).toBe(200);
+  });
+});
+
 /** An owner's document in a folder shared with `editors` as editors. */
 async function sharedDocument(folderName: string, name: string, editors: seed.SeededLogin[]) {
   const o = await seed.owner(t);
