@@ -30,6 +30,8 @@ const OPERATION_PERMISSIONS = {
   'uploads.replace': 'files.edit',
   'shares.share': 'files.share',
   'shares.links': 'files.share',
+  // A link's upload modes let visitors create files: only a login that may upload gives them.
+  'shares.uploadMode': 'files.upload',
   'shares.linkParent': 'files.share',
   'shares.list': 'files.share',
   'shares.update': 'files.share',

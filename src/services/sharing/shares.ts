@@ -17,7 +17,8 @@ import type { PageCache } from '../files/page-cache.ts';
 import { checkLinkPassword, isUnlocked, recordUnlockRefused, unlockCookie } from './link-unlock.ts';
 import { hashPassword } from '../identity/passwords.ts';
 import { type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from './link-access.ts';
-import type { Principal } from '../identity/principal.ts';
+import { type Principal, requirePermission } from '../identity/principal.ts';
+import { permissionFor } from '../identity/permissions.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
@@ -155,6 +156,7 @@ export class ShareService {
     requestOrigin: string,
     options: ShareOptions = {},
   ): Promise<{ links: Record<string, string> }> {
+    assertMayGiveMode(principal, options);
     const now = this.d.clock.now();
     const expiresAt = expiryTime(expiry, now);
     const stored = await storedOptions(options);
@@ -228,6 +230,7 @@ export class ShareService {
 
   /** PATCH /api/files/share/links/:token: changes the options the request names; another account's token is 404. */
   async update(principal: Principal, token: string, options: ShareOptions, requestOrigin: string): Promise<ShareLinkView> {
+    assertMayGiveMode(principal, options);
     const stored = await storedOptions(options);
     const link = this.d.transactions.immediate(() => {
       const link = this.d.shares.ownedByToken(principal.accountId, token);
@@ -707,6 +710,11 @@ export function uploaderName(text: string | undefined): string | null {
     .trim()
     .slice(0, 100);
   return name === '' ? null : name;
+}
+
+/** A drop folder creates files in the account: a login may give a link an upload mode only if it may upload itself. */
+function assertMayGiveMode(principal: Principal, options: ShareOptions): void {
+  if (options.mode === 'upload' || options.mode === 'view_upload') requirePermission(principal, permissionFor('shares.uploadMode'));
 }
 
 /** The options as stored: the password hashed (argon2id), absent fields left absent. */
