@@ -297,6 +297,7 @@ export class DocserverService {
     const reader = this.d.users.byId(login);
     // The link reads for the login that opened the editor: it ends with that login and with its Download.
     if (!reader) throw unauthorized(Messages.docserverFileToken);
+    if (reader.disabledAt !== null) throw forbidden(Messages.accountDisabled);
     requirePermission({ isOwner: reader.parentUserId === null, permissions: parsePermissions(reader.permissions) }, 'files.download');
     const readerAccount = reader.parentUserId ?? reader.id;
     // A member's link ends with its membership.
