@@ -7,7 +7,8 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, forbidden, Messages, notFound, validationFailed } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId } from '../../lib/ids.ts';
-import type { Principal } from '../identity/principal.ts';
+import { permissionFor } from '../identity/permissions.ts';
+import { type Principal, requirePermission } from '../identity/principal.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { isPhotoType, photoOf, type ServedThumbnail, type ThumbnailService } from './thumbnails.ts';
 
@@ -202,6 +203,8 @@ export class AlbumService {
     input: { email?: string | undefined; accountId?: string | undefined; role: 'viewer' | 'editor' },
   ): { member: AlbumMember } {
     const album = this.owned(caller, id);
+    // An editor changes the album: a sub-user makes one only if it may change albums itself.
+    if (input.role === 'editor') requirePermission(caller, permissionFor('albums.edit'));
     const account =
       input.accountId !== undefined
         ? this.d.users.personById(input.accountId)
