@@ -203,8 +203,6 @@ export class AlbumService {
     input: { email?: string | undefined; accountId?: string | undefined; role: 'viewer' | 'editor' },
   ): { member: AlbumMember } {
     const album = this.owned(caller, id);
-    // An editor changes the album: a sub-user makes one only if it may change albums itself.
-    if (input.role === 'editor') requirePermission(caller, permissionFor('albums.edit'));
     const account =
       input.accountId !== undefined
         ? this.d.users.personById(input.accountId)
@@ -212,6 +210,8 @@ export class AlbumService {
     if (!account || account.parentUserId !== null || account.disabledAt !== null || account.deletionRequestedAt !== null)
       throw notFound(input.accountId !== undefined ? 'No account with this id on this Coffer.' : Messages.noAccountWithEmail);
     if (account.id === album.accountId) throw conflict('This is your album: share it with someone else.');
+    // An editor changes the album: a sub-user makes one only if it may change albums itself.
+    if (input.role === 'editor') requirePermission(caller, permissionFor('albums.edit'));
     this.d.albums.putMember({ albumId: id, accountId: account.id, role: input.role, addedBy: caller.loginId, at: this.d.clock.now() });
     return { member: toMember(this.d.albums.members(id).find((m) => m.accountId === account.id)!) };
   }
