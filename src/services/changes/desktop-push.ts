@@ -114,13 +114,16 @@ export class PushHub {
     return token;
   }
 
-  /** The login a pre_auth token was issued to (spent by this call); null for any other string. */
+  /**
+   * The login a pre_auth token was issued to (spent by this call); null for any other string, and once what it
+   * was issued for no longer stands (a sub-user deleted, an app password revoked meanwhile).
+   */
   spendPreAuth(token: string): PushLogin | null {
     const entry = this.preAuth.get(token);
     if (!entry) return null;
     this.preAuth.delete(token);
     const { expires, ...login } = entry;
-    return expires > this.d.clock.now() ? login : null;
+    return expires > this.d.clock.now() && this.d.signedIn(login) ? login : null;
   }
 
   /** Why a signed-in socket may not be added (a message the client shows), or null when it was added. */

@@ -1342,7 +1342,8 @@ export class DavService {
   unlock(principal: Principal, path: DavPath, token: string): boolean {
     const held = this.d.locks.covering(principal.accountId, path.key).find((l) => l.token === token);
     if (!held) return false;
-    if (held.loginId !== principal.loginId && !principal.isOwner)
+    // The owner's own login: a member acting inside a share is the owner of another account, not of this one.
+    if (held.loginId !== principal.loginId && principal.loginId !== principal.accountId)
       throw forbidden('This lock belongs to another login; that login or the account owner can remove it');
     this.d.locks.unlock(token);
     return true;

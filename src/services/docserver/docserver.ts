@@ -19,7 +19,7 @@ import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/a
 import type { DownloadService } from '../files/downloads.ts';
 import { FileEventType, type FileEvents } from '../files/file-events.ts';
 import { splitExtension } from '../files/names.ts';
-import { can, parsePermissions, type Principal } from '../identity/principal.ts';
+import { can, parsePermissions, type Principal, requirePermission } from '../identity/principal.ts';
 import type { InstanceSettings, SettingsService } from '../admin/settings.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import type { UploadService } from '../files/uploads.ts';
@@ -295,9 +295,13 @@ export class DocserverService {
     if (!session || session.itemId !== file || session.accountId !== account) throw unauthorized(Messages.docserverFileToken);
     if (!this.accountActive(account)) throw forbidden(Messages.accountDisabled);
     const reader = this.d.users.byId(login);
-    const readerAccount = reader ? (reader.parentUserId ?? reader.id) : null;
+    // The link reads for the login that opened the editor: it ends with that login and with its Download.
+    if (!reader) throw unauthorized(Messages.docserverFileToken);
+    if (reader.disabledAt !== null) throw forbidden(Messages.accountDisabled);
+    requirePermission({ isOwner: reader.parentUserId === null, permissions: parsePermissions(reader.permissions) }, 'files.download');
+    const readerAccount = reader.parentUserId ?? reader.id;
     // A member's link ends with its membership.
-    if (readerAccount && readerAccount !== account && !this.d.tree.reachesShared(readerAccount, id)) throw notFound(Messages.itemNotFound);
+    if (readerAccount !== account && !this.d.tree.reachesShared(readerAccount, id)) throw notFound(Messages.itemNotFound);
     const row = this.d.tree.requireLive({ accountId: account }, id);
     if (this.contentOf(row) !== session.storageKey) throw new AppError(409, Messages.docserverFileChanged);
     return { row, reader: { loginId: login, accountId: account, ip } };

@@ -30,6 +30,8 @@ const OPERATION_PERMISSIONS = {
   'uploads.replace': 'files.edit',
   'shares.share': 'files.share',
   'shares.links': 'files.share',
+  // A link's upload modes let visitors create files: only a login that may upload gives them.
+  'shares.uploadMode': 'files.upload',
   'shares.linkParent': 'files.share',
   'shares.list': 'files.share',
   'shares.update': 'files.share',
@@ -48,3 +50,9 @@ export type Operation = keyof typeof OPERATION_PERMISSIONS;
 export function permissionFor(operation: Operation): Permission {
   return OPERATION_PERMISSIONS[operation];
 }
+
+/**
+ * What a sub-user must itself hold to make a person or group an editor of an item (upload, modify and trash
+ * there): a share never gives more than its giver may do, or a sub-user could hand its own other account what it lacks.
+ */
+export const EDITOR_PERMISSIONS = ['files.upload', 'files.edit', 'files.delete'] as const satisfies readonly Permission[];

@@ -34,7 +34,7 @@ export interface Principal {
 }
 
 /** Whether the login holds a permission (owners hold all). */
-export function can(principal: Principal, permission: Permission): boolean {
+export function can(principal: Pick<Principal, 'isOwner' | 'permissions'>, permission: Permission): boolean {
   return principal.isOwner || principal.permissions.has(permission);
 }
 
@@ -43,7 +43,7 @@ function permissionDeniedMessage(permission: Permission): string {
   return `You do not have permission to do that. Ask the account owner to enable "${label}".`;
 }
 
-export function requirePermission(principal: Principal, permission: Permission): void {
+export function requirePermission(principal: Pick<Principal, 'isOwner' | 'permissions'>, permission: Permission): void {
   if (!can(principal, permission)) throw forbidden(permissionDeniedMessage(permission));
 }
 

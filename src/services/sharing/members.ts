@@ -11,7 +11,8 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
-import type { Principal } from '../identity/principal.ts';
+import { EDITOR_PERMISSIONS } from '../identity/permissions.ts';
+import { type Principal, requirePermission } from '../identity/principal.ts';
 import { iso, type ItemViews } from '../files/item-views.ts';
 import type { Tree } from '../files/tree.ts';
 
@@ -219,6 +220,7 @@ export class MemberService {
     const input = { role };
     if (!this.d.settings.get('peopleSharing')) throw forbidden(Messages.peopleSharingOff);
     const item = this.ownItem(principal, id);
+    assertMayGive(principal, role);
     const account = 'email' in who ? this.d.users.byEmailKey(who.email.trim().toLowerCase()) : this.d.users.personById(who.accountId);
     const usable = account && account.parentUserId === null && account.disabledAt === null && account.deletionRequestedAt === null;
     if (!usable) throw notFound('email' in who ? Messages.noAccountWithEmail : 'No account with this id on this Coffer.');
@@ -252,6 +254,7 @@ export class MemberService {
     const before = this.d.members.one(item.id, accountId);
     if (!before) throw notFound('This person is not a member of this item.');
     if (before.role !== role) {
+      assertMayGive(principal, role);
       this.d.members.setRole(item.id, accountId, role);
       this.d.hub.accessChanged(accountId);
       if (role === 'viewer' && this.d.members.membershipOf(accountId, item.id)?.role !== 'editor') {
@@ -302,6 +305,7 @@ export class MemberService {
     const item = this.ownItem(principal, id);
     const group = this.d.groups.get(groupId);
     if (!group) throw notFound('Group not found');
+    assertMayGive(principal, role);
     this.d.transactions.immediate(() => {
       if (this.d.groups.ofItem(item.id).some((g) => g.groupId === groupId))
         throw conflict(`"${item.name}" is already shared with ${group.name}.`);
@@ -329,6 +333,7 @@ export class MemberService {
     const before = this.d.groups.ofItem(item.id).find((g) => g.groupId === groupId);
     if (!before) throw notFound('This item is not shared with this group.');
     if (before.role !== role) {
+      assertMayGive(principal, role);
       this.d.groups.setShareRole(item.id, groupId, role);
       this.rightsChanged(this.d.groups.members(groupId).map((m) => m.accountId));
       if (role === 'viewer') this.groupAccessChanged(item, groupId);
@@ -427,4 +432,9 @@ export class MemberService {
   ): void {
     this.d.audit.record({ action, principal, targetType: item.type, targetId: item.id, details: { name: item.name, ...details } });
   }
+}
+
+/** 403 unless the login holds what the role lets its members do (a sub-user without them makes viewers only). */
+function assertMayGive(principal: Principal, role: MemberRole): void {
+  if (role === 'editor') for (const permission of EDITOR_PERMISSIONS) requirePermission(principal, permission);
 }

@@ -6,6 +6,8 @@ import type { ShareLinkView } from '../../contract/sharing.ts';
 import type { LinkOptions, OwnedLink, ShareLink, ShareMode, SharesRepo } from '../../db/repos/shares.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, forbidden, Messages, notFound } from '../../errors.ts';
+import { permissionFor } from '../identity/permissions.ts';
+import { requirePermission } from '../identity/principal.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId, newToken } from '../../lib/ids.ts';
 import { type Actor, actorFields, AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
@@ -156,6 +158,7 @@ export class ShareService {
     requestOrigin: string,
     options: ShareOptions = {},
   ): Promise<{ links: Record<string, string> }> {
+    assertMayGiveMode(principal, options);
     const now = this.d.clock.now();
     const expiresAt = expiryTime(expiry, now);
     const stored = await storedOptions(options);
@@ -229,6 +232,7 @@ export class ShareService {
 
   /** PATCH /api/files/share/links/:token: changes the options the request names; another account's token is 404. */
   async update(principal: Principal, token: string, options: ShareOptions, requestOrigin: string): Promise<ShareLinkView> {
+    assertMayGiveMode(principal, options);
     const stored = await storedOptions(options);
     const link = this.d.transactions.immediate(() => {
       const link = this.d.shares.ownedByToken(principal.accountId, token);
@@ -724,6 +728,11 @@ export function uploaderName(text: string | undefined): string | null {
     .trim()
     .slice(0, 100);
   return name === '' ? null : name;
+}
+
+/** A drop folder creates files in the account: a login may give a link an upload mode only if it may upload itself. */
+function assertMayGiveMode(principal: Principal, options: ShareOptions): void {
+  if (options.mode === 'upload' || options.mode === 'view_upload') requirePermission(principal, permissionFor('shares.uploadMode'));
 }
 
 /** The options as stored: the password hashed (argon2id), absent fields left absent. */

@@ -7,7 +7,8 @@ import type { UsersRepo } from '../../db/repos/users.ts';
 import { badRequest, conflict, forbidden, Messages, notFound, validationFailed } from '../../errors.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId } from '../../lib/ids.ts';
-import type { Principal } from '../identity/principal.ts';
+import { permissionFor } from '../identity/permissions.ts';
+import { type Principal, requirePermission } from '../identity/principal.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { isPhotoType, photoOf, type ServedThumbnail, type ThumbnailService } from './thumbnails.ts';
 
@@ -213,6 +214,8 @@ export class AlbumService {
     if (!account || account.parentUserId !== null || account.disabledAt !== null || account.deletionRequestedAt !== null)
       throw notFound(input.accountId !== undefined ? 'No account with this id on this Coffer.' : Messages.noAccountWithEmail);
     if (account.id === album.accountId) throw conflict('This is your album: share it with someone else.');
+    // An editor changes the album: a sub-user makes one only if it may change albums itself.
+    if (input.role === 'editor') requirePermission(caller, permissionFor('albums.edit'));
     this.d.albums.putMember({ albumId: id, accountId: account.id, role: input.role, addedBy: caller.loginId, at: this.d.clock.now() });
     return { member: toMember(this.d.albums.members(id).find((m) => m.accountId === account.id)!) };
   }

@@ -183,6 +183,23 @@ describe('who may refresh and remove a lock', () => {
     expect(await tokensOn(ownerDav, 'doc.txt')).toEqual([owners]);
   });
 
+  test("a member cannot remove the sharing owner's lock inside the share (403); only the owner's logins can", async () => {
+    const o = await seed.owner(t);
+    const ownerDav = await davLogin(t, o);
+    expect((await ownerDav.request('MKCOL', 'Team')).status).toBe(201);
+    await ownerDav.put('Team/doc.txt', 'owner');
+    const team = (await listAll(o.client, '/api/files')).find((i) => i.name === 'Team');
+    const member = await seed.owner(t);
+    expect((await o.client.post(`/api/files/${team.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const memberDav = await davLogin(t, member);
+    const owners = await lock(ownerDav, 'Team/doc.txt', 'exclusive');
+    const inShare = 'Shared%20with%20me/Team/doc.txt';
+    expect(await tokensOn(memberDav, inShare)).toEqual([owners]);
+    expect((await memberDav.request('UNLOCK', inShare, { headers: { 'lock-token': `<${owners}>` } })).status).toBe(403);
+    expect(await tokensOn(ownerDav, 'Team/doc.txt')).toEqual([owners]);
+    expect((await ownerDav.request('UNLOCK', 'Team/doc.txt', { headers: { 'lock-token': `<${owners}>` } })).status).toBe(204);
+  });
+
   test('deleting a sub-user, taking a permission away, revoking an app password or disabling the account drops the locks', async () => {
     const o = await seed.owner(t);
     const ownerDav = await davLogin(t, o);

@@ -224,6 +224,32 @@ describe('notify_push for the Nextcloud desktop client', () => {
     expect((await fetch(`${t.url}/index.php/apps/notify_push/pre_auth`, { method: 'POST' })).status).toBe(401);
   });
 
+  test('a pre_auth token of a sub-user deleted (or an app password revoked) since it was issued signs no socket in', async () => {
+    const o = await seed.owner(t);
+    const sub = await seed.subUser(t, { id: o.id }, []);
+    const preAuth = async (dav: { authorization: string }) => {
+      const res = await fetch(`${t.url}/index.php/apps/notify_push/pre_auth`, {
+        method: 'POST',
+        headers: { authorization: dav.authorization },
+      });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const subToken = await preAuth(await davLogin(t, sub));
+    const revokedDav = await davLogin(t, o);
+    const revokedToken = await preAuth(revokedDav);
+    expect((await o.client.delete(`/api/user/sub-users/${sub.id}`)).status).toBe(200);
+    expect((await o.client.delete(`/api/user/app-passwords/${revokedDav.id}`)).status).toBe(200);
+    for (const token of [subToken, revokedToken]) {
+      const c = await connect();
+      c.ws.send('');
+      c.ws.send(token);
+      await c.next('err: Invalid credentials');
+      await c.closed;
+      expect(c.messages).toEqual(['err: Invalid credentials']);
+    }
+  });
+
   test('a socket whose app password was revoked, whose sub-user was deleted or whose account password changed hears nothing more: closed at the next change', async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, { id: o.id }, []);

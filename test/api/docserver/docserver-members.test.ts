@@ -67,6 +67,43 @@ describe('the document editor on shared documents', () => {
   });
 });
 
+describe("a sub-user's document link", () => {
+  test('stops answering once its Download is taken away (403) or the sub-user is deleted (401)', async () => {
+    const o = await seed.owner(t);
+    const file = await upload(o.client, 'plan.docx', await documents.docx('the plan'));
+    const linkOf = async (c: seed.SeededLogin) =>
+      (await json(await c.client.get(`/api/docserver/config/${file.id}`))).config.document.url as string;
+    const reader = await seed.subUser(t, o, ['files.download']);
+    const removed = await seed.subUser(t, o, ['files.download']);
+    const [readerLink, removedLink] = [await linkOf(reader), await linkOf(removed)];
+    expect((await fetch(readerLink)).status).toBe(200);
+    expect((await fetch(removedLink)).status).toBe(200);
+
+    expect((await o.client.put(`/api/user/sub-users/${reader.id}`, { permissions: [] })).status).toBe(200);
+    const refused = await fetch(readerLink);
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).message).toContain('Download');
+    expect((await o.client.delete(`/api/user/sub-users/${removed.id}`)).status).toBe(200);
+    expect((await fetch(removedLink)).status).toBe(401);
+    // The owner's own link still answers.
+    expect((await fetch(await linkOf(o))).status).toBe(200);
+  });
+
+  test("a member's link stops answering once the member's account is disabled (403), as its sessions do", async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const root = await folder(o.client, 'Reports');
+    const file = await upload(o.client, 'plan.docx', await documents.docx('shared plan'), { parentId: root.id });
+    expect((await o.client.post(`/api/files/${root.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const link = (await json(await member.client.get(`/api/docserver/config/${file.id}`))).config.document.url as string;
+    expect((await fetch(link)).status).toBe(200);
+    expect((await admin.client.send('PATCH', `/api/user/${member.id}`, { disabled: true })).status).toBe(200);
+    const refused = await fetch(link);
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).message).toBe('This account is disabled: ask the administrator');
+  });
+});
+
 /** An owner's document in a folder shared with `editors` as editors. */
 async function sharedDocument(folderName: string, name: string, editors: seed.SeededLogin[]) {
   const o = await seed.owner(t);

@@ -173,6 +173,16 @@ describe('albums shared with people', () => {
     expect((await helper.client.get(`/api/albums/${album.id}/members`)).status).toBe(200);
     const sharer = await seed.subUser(t, { id: o.id }, ['files.share']);
     expect((await sharer.client.post(`/api/albums/${album.id}/members`, { email: other.email, role: 'viewer' })).status).toBe(201);
+    // An editor changes the album, which Share alone may not: the sub-user makes one only with Modify too.
+    const made = await sharer.client.post(`/api/albums/${album.id}/members`, { email: other.email, role: 'editor' });
+    expect(made.status).toBe(403);
+    expect((await json(made)).message).toContain('"Modify"');
+    expect((await json(await o.client.get(`/api/albums/${album.id}/members`))).members.map((m: { role: string }) => m.role)).toEqual([
+      'viewer',
+    ]);
+    const organizer = await seed.subUser(t, { id: o.id }, ['files.share', 'files.edit']);
+    expect((await organizer.client.post(`/api/albums/${album.id}/members`, { email: other.email, role: 'editor' })).status).toBe(201);
+    expect((await organizer.client.post(`/api/albums/${album.id}/members`, { email: other.email, role: 'viewer' })).status).toBe(201);
 
     expect((await o.client.post(`/api/albums/${album.id}/members`, { email: 'nobody@example.test', role: 'viewer' })).status).toBe(404);
     expect((await o.client.post(`/api/albums/${album.id}/members`, { accountId: helper.id, role: 'viewer' })).status).toBe(404);

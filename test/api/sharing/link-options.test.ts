@@ -195,6 +195,37 @@ describe('link options on POST /api/files/share, GET and PATCH /api/files/share/
   });
 });
 
+describe("a sub-user's drop folder", () => {
+  test('a sub-user without "Upload & create" cannot give a link an upload mode (403, nothing changed); with it, it can', async () => {
+    const o = await seed.owner(t);
+    const dir = await folder(o.client, 'Inbox');
+    const sharer = await seed.subUser(t, o, ['files.share']);
+    for (const mode of ['upload', 'view_upload']) {
+      const res = await sharer.client.post('/api/files/share', { ids: [dir.id], shared: true, mode });
+      expect(res.status).toBe(403);
+      expect((await json(res)).message).toContain('"Upload & create"');
+    }
+    expect((await json(await o.client.get('/api/files/share/links'))).links).toEqual([]);
+
+    const token = await shareWith(sharer.client, dir.id);
+    for (const mode of ['upload', 'view_upload']) {
+      const res = await sharer.client.send('PATCH', `/api/files/share/links/${token}`, { mode });
+      expect(res.status).toBe(403);
+      expect((await json(res)).message).toContain('"Upload & create"');
+    }
+    const [link] = (await json(await o.client.get('/api/files/share/links'))).links;
+    expect(link.mode).toBe('view');
+    const form = new FormData();
+    form.append('file', new File(['sneaked in'], 'sneaked.txt'));
+    expect((await visit(`/s/${token}/upload`, { method: 'POST', body: form })).status).toBe(403);
+    // Other options, and the view mode, stay the Share permission's.
+    expect((await sharer.client.send('PATCH', `/api/files/share/links/${token}`, { mode: 'view', maxDownloads: 3 })).status).toBe(200);
+
+    const uploader = await seed.subUser(t, o, ['files.share', 'files.upload']);
+    expect((await uploader.client.send('PATCH', `/api/files/share/links/${token}`, { mode: 'upload' })).status).toBe(200);
+  });
+});
+
 describe('a password holds on every URL under the link', () => {
   test('every URL shape refuses no cookie, a tampered one, another link’s and one from before a password change', async () => {
     const root = await folder(owner.client, 'Locked');

@@ -8,6 +8,7 @@ import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
 import { createUpload, headUpload, patchUpload } from '../../helpers/tus.ts';
+import { newGroup } from '../../helpers/groups.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -129,6 +130,40 @@ describe('members of an item', () => {
     expect((await json(res)).message).toContain('"Share"');
     const canShare = await seed.subUser(t, owner, ['files.share']);
     expect(await status(canShare.client.post(`/api/files/${root.id}/members`, body))).toBe(201);
+  });
+});
+
+describe("a sub-user makes editors only with an editor's permissions", () => {
+  test('without Upload & create, Modify and Move to trash a sub-user adds or makes no editor (403, nothing changed); viewers it may add', async () => {
+    const { owner, root } = await sharedFolder();
+    const [person, other] = [await seed.owner(t), await seed.owner(t)];
+    const group = await newGroup(admin, 'Editors', other);
+    const sharer = await seed.subUser(t, owner, ['files.share', 'files.download']);
+    const refusals = [
+      await sharer.client.post(`/api/files/${root.id}/members`, { email: person.email, role: 'editor' }),
+      await sharer.client.post(`/api/files/${root.id}/members`, { groupId: group, role: 'editor' }),
+    ];
+    expect(await status(sharer.client.post(`/api/files/${root.id}/members`, { email: person.email, role: 'viewer' }))).toBe(201);
+    expect(await status(sharer.client.post(`/api/files/${root.id}/members`, { groupId: group, role: 'viewer' }))).toBe(201);
+    refusals.push(
+      await sharer.client.send('PATCH', `/api/files/${root.id}/members/${person.id}`, { role: 'editor' }),
+      await sharer.client.send('PATCH', `/api/files/${root.id}/groups/${group}`, { role: 'editor' }),
+    );
+    for (const res of refusals) {
+      expect(res.status).toBe(403);
+      expect((await json(res)).message).toContain('"Upload & create"');
+    }
+    const { members, groups } = await json(await owner.client.get(`/api/files/${root.id}/members`));
+    expect(members.map((m: { role: string }) => m.role)).toEqual(['viewer']);
+    expect(groups.map((g: { role: string }) => g.role)).toEqual(['viewer']);
+    // The editor could upload into the owner's folder, which the sub-user itself may not.
+    expect((await uploadRaw(person.client, 'in.txt', 'x', { parentId: root.id })).status).toBe(403);
+
+    const writer = await seed.subUser(t, owner, ['files.share', 'files.upload', 'files.edit', 'files.delete']);
+    expect(await status(writer.client.send('PATCH', `/api/files/${root.id}/members/${person.id}`, { role: 'editor' }))).toBe(200);
+    expect(await status(writer.client.send('PATCH', `/api/files/${root.id}/groups/${group}`, { role: 'editor' }))).toBe(200);
+    // Making an editor a viewer takes rights away: Share is enough.
+    expect(await status(sharer.client.send('PATCH', `/api/files/${root.id}/members/${person.id}`, { role: 'viewer' }))).toBe(200);
   });
 });
 
