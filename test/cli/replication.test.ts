@@ -8,7 +8,7 @@ import { startTestServer, tempDir } from '../helpers/server.ts';
 import { ManualClock } from '../../src/clock.ts';
 import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
-import { seedRows, upload, uploadRaw } from '../helpers/files.ts';
+import { folder, seedRows, SseReader, upload, uploadRaw } from '../helpers/files.ts';
 import { MAIN, parseJson, runCli, serveCli } from '../helpers/cli.ts';
 import { startTestS3, type TestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -238,6 +238,58 @@ describe('replication to a directory', () => {
       }
     } finally {
       await t.stop();
+    }
+  }, 60_000);
+
+  test('a client resuming past a point-in-time restore (a stream’s Last-Event-ID, a WebDAV sync token) is told to list again, though the restored server has numbered as many changes since', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const a = await seed.admin(t);
+    const dav = await davLogin(t, a);
+    const syncToken = async (client: DavClient, token: string) => {
+      const body = `<?xml version="1.0" encoding="utf-8"?><D:sync-collection xmlns:D="DAV:"><D:sync-token>${token}</D:sync-token><D:sync-level>1</D:sync-level><D:prop><D:getetag/></D:prop></D:sync-collection>`;
+      const res = await client.request('REPORT', '', { headers: { 'content-type': 'application/xml' }, body });
+      return { status: res.status, token: /<D:sync-token>([^<]*)<\/D:sync-token>/.exec(await res.text())?.[1] ?? '' };
+    };
+    let moment: number;
+    let lastEventId: number;
+    let token: string;
+    try {
+      await upload(a.client, 'kept.txt', 'kept');
+      await Bun.sleep(400);
+      moment = Date.now();
+      await nextSecond(moment);
+      // The old server hands out seqs past the moment the restore goes back to; a client follows them.
+      for (let i = 0; i < 3; i++) await upload(a.client, `lost-${i}.txt`, 'lost');
+      lastEventId = t.server.ctx.services.changes.latestSeq();
+      token = (await syncToken(dav, '')).token;
+      expect(token).not.toBe('');
+    } finally {
+      await t.server.stop();
+      fs.rmSync(t.dataDir, { recursive: true, force: true });
+    }
+    const { r, out } = await restore(dest, env, ['--at', new Date(moment).toISOString()]);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['kept.txt']);
+    const restored = await startTestServer({ dataDir: out, env });
+    try {
+      const client = new TestClient(restored.url);
+      expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
+      // More changes than the old server made past the moment: their seqs would reach the client's.
+      for (let i = 0; i < 5; i++) await folder(client, `after-the-restore-${i}`);
+      const latest = restored.server.ctx.services.changes.latestSeq();
+      expect(latest).toBeGreaterThan(lastEventId);
+      const res = await client.get('/api/files/events', { 'Last-Event-ID': String(lastEventId) });
+      expect(res.status).toBe(200);
+      const reader = new SseReader(res);
+      expect((await reader.nextEvent()).data).toEqual({ type: 'connected' });
+      expect(await reader.nextEvent()).toEqual({ data: { type: 'reset' }, event: 'reset', id: String(latest) });
+      await reader.close();
+      const again = await syncToken(new DavClient(restored.url, dav.email, dav.password), token);
+      expect(again.status).toBe(403);
+    } finally {
+      await restored.stop();
     }
   }, 60_000);
 

@@ -20,7 +20,7 @@ import {
   type SnapshotDescription,
 } from './replica-format.ts';
 import type { ReplicaStore } from './replica-store.ts';
-import { giveToOwnerOf, isEmptyDir, type PassphraseSource } from './restore.ts';
+import { giveToOwnerOf, isEmptyDir, numberChangesAfresh, type PassphraseSource } from './restore.ts';
 
 export interface Segment {
   name: string;
@@ -335,6 +335,7 @@ export async function restoreFromReplica(
   const building = path.join(root, `.replica-restore-${process.pid}.db`);
   try {
     const { secrets, applied, stateAt, seconds } = await build(store, g, passphrase, building, until);
+    numberChangesAfresh(building);
     const checking = performance.now();
     const schema = checkDatabase(building, g.generation);
     const check = (performance.now() - checking) / 1000;

@@ -8,6 +8,7 @@ import { StartupError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { applySegments, build, checkDatabase, type GenerationObjects, inventory, isComplete, keyOf } from './replica-restore.ts';
 import { replicaStore, type ReplicaStore } from './replica-store.ts';
+import { numberChangesAfresh } from './restore.ts';
 import { objectName } from './replica-format.ts';
 import { readReplicationState, writeReplicationState } from './replication.ts';
 
@@ -200,6 +201,8 @@ export class StandbyFollower {
       this.schedule();
       throw err;
     }
+    // The dead primary may have handed out seqs in its last interval that never shipped.
+    numberChangesAfresh(this.deps.paths.database);
     const state = readReplicationState(this.deps.paths.root);
     writeReplicationState(this.deps.paths.root, {
       generations: [...state.generations, f.generation],
