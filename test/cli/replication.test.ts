@@ -293,6 +293,39 @@ describe('replication to a directory', () => {
     }
   }, 60_000);
 
+  test('a destination directory gone mid-generation (a share unmounted) is not made again: the changes wait on disk, and once it is back the restore holds them all', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const away = path.join(dir, 'replica-unmounted');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const outbox = path.join(t.dataDir, 'replication', 'outbox');
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'before.txt', 'before');
+      await eventually(() => {
+        expect(fs.readdirSync(dest).some((n) => n.includes('_wal_'))).toBe(true);
+        expect(fs.readdirSync(outbox)).toEqual([]);
+      });
+      fs.renameSync(dest, away);
+      await upload(a.client, 'while-away-1.txt', 'one');
+      await upload(a.client, 'while-away-2.txt', 'two');
+      await eventually(async () => {
+        const r = (await (await a.client.get('/api/user/backups')).json()) as { replication: { warning: string | null } };
+        expect(r.replication.warning).toContain('is gone');
+      });
+      await Bun.sleep(500);
+      expect(fs.existsSync(dest)).toBe(false);
+      expect(fs.readdirSync(outbox).some((n) => n.includes('_wal_'))).toBe(true);
+      fs.renameSync(away, dest);
+      await eventually(() => expect(fs.readdirSync(outbox)).toEqual([]), { timeoutMs: 15_000 });
+    } finally {
+      await t.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['before.txt', 'while-away-1.txt', 'while-away-2.txt']);
+  }, 60_000);
+
   test('a flipped byte, a removed segment and a reordered one are refused by verify and restore, naming the segment', async () => {
     const { dir, env } = workDir();
     const dest = path.join(dir, 'replica');
