@@ -1137,3 +1137,27 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
 function login(url: string, email: string): Promise<Response> {
   return new TestClient(url).post('/api/login', { email, password: 'correct horse battery' });
 }
+
+describe('a destination mistyped', () => {
+  test('a bucket or URL that is not s3://bucket is refused in one line, exit 1, by the commands and by serve: nothing is replicated into a directory named like it', async () => {
+    const { dir, env } = workDir();
+    for (const dest of ['s3://', 's3:/coffer-replica/box1', 'ftp://nas.lan/replica']) {
+      for (const args of [
+        ['replica', 'list', dest],
+        ['replica', 'verify', dest],
+        ['restore', '--from-replica', dest, '--data-dir', path.join(dir, 'out')],
+      ]) {
+        const r = await runCli(args, { env, cwd: dir });
+        expect(r.code).toBe(1);
+        expect(r.stderr.trim()).toBe(`coffer: DEST must be a directory or s3://bucket/prefix, got "${dest}"`);
+      }
+    }
+    const served = await runCli(['serve', '--port', '0', '--data-dir', path.join(dir, 'data')], {
+      env: { ...env, REPLICATE_TO: 's3:/coffer-replica/box1' },
+      cwd: dir,
+    });
+    expect(served.code).toBe(1);
+    expect(served.stderr).toContain('REPLICATE_TO must be a directory or s3://bucket/prefix, got "s3:/coffer-replica/box1"');
+    expect(fs.readdirSync(dir).sort()).toEqual(['passphrase']);
+  }, 30_000);
+});
