@@ -326,6 +326,49 @@ describe('replication to a directory', () => {
     expect(fileNames(out)).toEqual(['before.txt', 'while-away-1.txt', 'while-away-2.txt']);
   }, 60_000);
 
+  test('a data directory restored from the replica, started with the same REPLICATE_TO, ships there again: it takes the fence over, and the old primary back refuses', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const replicating = { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
+    const t = await startTestServer({ env: replicating });
+    const a = await seed.admin(t);
+    await upload(a.client, 'before-the-loss.txt', 'one');
+    await eventually(() => expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]));
+    await t.server.stop();
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    const restored = await startTestServer({ dataDir: out, env: replicating });
+    try {
+      const client = new TestClient(restored.url);
+      expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
+      await upload(client, 'after-the-restore.txt', 'two');
+      await eventually(async () => {
+        const status = (await (await client.get('/api/user/backups')).json()) as {
+          replication: { generation: string | null; warning: string | null };
+        };
+        expect(status.replication.warning).toBeNull();
+        expect(status.replication.generation).not.toBeNull();
+        expect(fs.readdirSync(path.join(out, 'replication', 'outbox'))).toEqual([]);
+      });
+    } finally {
+      await restored.server.stop();
+    }
+    const again = await restore(dest, env);
+    expect(again.r.code).toBe(0);
+    expect(fileNames(again.out)).toEqual(['after-the-restore.txt', 'before-the-loss.txt']);
+    const old = await startTestServer({ dataDir: t.dataDir, env: replicating });
+    try {
+      const oldAdmin = await seed.login(old, a.email);
+      await eventually(async () => {
+        const status = (await (await oldAdmin.get('/api/user/backups')).json()) as { replication: { warning: string | null } };
+        expect(status.replication.warning).toContain('Another server took over');
+      });
+    } finally {
+      await old.stop();
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   test('a flipped byte, a removed segment and a reordered one are refused by verify and restore, naming the segment', async () => {
     const { dir, env } = workDir();
     const dest = path.join(dir, 'replica');
@@ -974,7 +1017,7 @@ describe('what a restore and a standby leave behind', () => {
       await eventually(() => expect(fs.readdirSync(outbox)).toEqual([]));
       const { r, out } = await restore(dest, bucketEnv);
       expect(r.code).toBe(0);
-      expect(fs.readdirSync(out).sort()).toEqual(['blobs', 'coffer.db', 'secrets.json']);
+      expect(fs.readdirSync(out).sort()).toEqual(['blobs', 'coffer.db', 'replication', 'secrets.json']);
 
       s3.stopMidBody(1024 * 1024 + 4096, (method, url) => method === 'GET' && url.includes('_snapshot'));
       const killed = startStandby();

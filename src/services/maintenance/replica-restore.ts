@@ -8,6 +8,8 @@ import { type AppError, badRequest } from '../../errors.ts';
 import { formatSize } from '../../contract/size.ts';
 import { isDiskFullError } from '../files/disk-space.ts';
 import {
+  FENCE_NAME,
+  type Fence,
   type GenerationDescriptor,
   generationKey,
   generationTime,
@@ -20,6 +22,7 @@ import {
   type SnapshotDescription,
 } from './replica-format.ts';
 import type { ReplicaStore } from './replica-store.ts';
+import { writeReplicationState } from './replication.ts';
 import { giveToOwnerOf, isEmptyDir, numberChangesAfresh, type PassphraseSource } from './restore.ts';
 
 export interface Segment {
@@ -342,6 +345,12 @@ export async function restoreFromReplica(
     fs.mkdirSync(paths.blobs, { mode: 0o700 });
     fs.writeFileSync(paths.secrets, secrets, { mode: 0o600, flag: 'wx' });
     fs.renameSync(building, paths.database);
+    // Started with REPLICATE_TO on the same replica, it takes the fence over from the server it was restored from.
+    const fence = await fenceAt(store);
+    writeReplicationState(root, {
+      generations: [...new Set([g.generation, ...(fence ? [fence.generation] : [])])],
+      stampedUpTo: Math.max(stateAt, ...complete.map((c) => c.segments.at(-1)?.at ?? c.startedAt)),
+    });
     giveToOwnerOf(root);
     return {
       dataDir: root,
@@ -355,6 +364,15 @@ export async function restoreFromReplica(
     if (existed) for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
     else fs.rmSync(root, { recursive: true, force: true });
     throw err;
+  }
+}
+
+async function fenceAt(store: ReplicaStore): Promise<Fence | null> {
+  const bytes = await store.getBytes(FENCE_NAME);
+  try {
+    return bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as Fence) : null;
+  } catch {
+    return null;
   }
 }
 
