@@ -351,6 +351,20 @@ export class ChangeLog {
     return (this.oldestSeq() ?? latest + 1) > seq + 1 ? 'thinned' : 'ok';
   }
 
+  /**
+   * Where a reader that has read the log up to `seen` (`last` its row, null before any) goes on when the log was put back
+   * beneath the server (a restore into the live database: its numbering went back below `seen`, or another change stands
+   * at `last`'s seq): after the restored log's newest change made by `last`'s time, those before being its history, announced
+   * long ago. Null when it was not.
+   */
+  restartAfterRestore(seen: number, last: Pick<ChangeRow, 'seq' | 'at' | 'itemId' | 'kind'> | null): number | null {
+    const latest = this.latestSeq();
+    const now = last && this.d.repo.pageAfter(last.seq - 1, 1)[0];
+    const replaced = !!last && !!now && now.seq === last.seq && fingerprint(now) !== fingerprint(last);
+    if (latest >= seen && !replaced) return null;
+    return last ? this.lastSeqUpTo(last.at) : latest;
+  }
+
   /** The newest seq of a change made at or before `at` (epoch ms); 0 for none. */
   lastSeqUpTo(at: number): number {
     return this.d.repo.lastSeqUpTo(at);
