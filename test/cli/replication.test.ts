@@ -1204,3 +1204,14 @@ describe('a destination mistyped', () => {
     expect(fs.readdirSync(dir).sort()).toEqual(['passphrase']);
   }, 30_000);
 });
+
+describe('a standby on a data directory that is a file', () => {
+  test('is refused in one line, exit 1, not an unexpected error', async () => {
+    const { dir, env } = workDir();
+    const file = path.join(dir, 'data');
+    fs.writeFileSync(file, 'not a directory');
+    const r = await runCli(['serve', '--port', '0', '--data-dir', file, '--standby', path.join(dir, 'replica')], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(`coffer: ${file} is not a directory: a standby follows into an empty data directory`);
+  }, 30_000);
+});

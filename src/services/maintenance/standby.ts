@@ -218,6 +218,8 @@ export class StandbyFollower {
 /** A data directory a standby may follow into: empty, new, or one a standby wrote (a database and no server lock). */
 function checkStandbyDir(paths: DataPaths): void {
   if (!fs.existsSync(paths.root)) return;
+  if (!fs.statSync(paths.root).isDirectory())
+    throw new StartupError(`${paths.root} is not a directory: a standby follows into an empty data directory`);
   const names = fs.readdirSync(paths.root).filter((n) => !n.startsWith('.'));
   const standbyOwn = new Set(['coffer.db', 'secrets.json', 'blobs', 'replication', 'coffer.lock']);
   const foreign = names.filter((n) => !standbyOwn.has(n));
