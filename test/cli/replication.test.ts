@@ -1215,3 +1215,18 @@ describe('a standby on a data directory that is a file', () => {
     expect(r.stderr.trim()).toBe(`coffer: ${file} is not a directory: a standby follows into an empty data directory`);
   }, 30_000);
 });
+
+describe('coffer promote against another program', () => {
+  test('a port where something else answers (not JSON) is named in one line, exit 1, not an unexpected error', async () => {
+    const other = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('<html>another server</html>', { status: 404 }) });
+    try {
+      const r = await runCli(['promote', '--port', String(other.port)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(
+        `coffer: what answers at http://127.0.0.1:${other.port} is not a Coffer standby (HTTP 404): pass the standby's --port`,
+      );
+    } finally {
+      other.stop(true);
+    }
+  }, 30_000);
+});
