@@ -838,7 +838,7 @@ export function parseReplicaDestination(text: string, env: Env, cwd: string, wha
     return { kind: 'dir', dir: path.resolve(cwd, text.trim()) };
   }
   const prefix = m[2] ? m[2].replace(/\/*$/, '/') : '';
-  const s3 = backupBucket(m[1]!, prefix, env, cwd, 'REPLICATE_TO names a bucket');
+  const s3 = backupBucket(m[1]!, prefix, env, cwd, `${what} names a bucket`);
   return { kind: 's3', s3 };
 }
 

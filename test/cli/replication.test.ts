@@ -1195,6 +1195,10 @@ describe('a destination mistyped', () => {
         expect(r.stderr.trim()).toBe(`coffer: DEST must be a directory or s3://bucket/prefix, got "${dest}"`);
       }
     }
+    // A bucket without its keys names what named the bucket: the command's DEST, not REPLICATE_TO.
+    const keyless = await runCli(['replica', 'list', 's3://coffer-replica/box1/'], { env, cwd: dir });
+    expect(keyless.code).toBe(1);
+    expect(keyless.stderr.trim()).toMatch(/^coffer: BACKUP_S3_\w+ is required when DEST names a bucket$/);
     const served = await runCli(['serve', '--port', '0', '--data-dir', path.join(dir, 'data')], {
       env: { ...env, REPLICATE_TO: 's3:/coffer-replica/box1' },
       cwd: dir,
