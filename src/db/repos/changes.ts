@@ -145,6 +145,8 @@ export class ChangesRepo {
 
   /** Makes the next seq handed out follow `seq` (never lowers it): a restored log numbers on past every seq the old server may have handed out. */
   numberOnAfter(seq: number): void {
+    // A database from before the change log (restored from an old backup): no seq of it was ever handed out.
+    if (!this.sqlite.query(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'changes'`).get()) return;
     this.sqlite.transaction(() => {
       this.sqlite
         .query(
