@@ -773,6 +773,7 @@ describe('a standby', () => {
         expect(Date.parse(h.appliedAt)).toBeGreaterThanOrEqual(shippedAt - 1000);
         expect(h.lagSeconds).toBe(0);
       });
+      const lastShippedSeq = String(primary.server.ctx.services.changes.latestSeq());
       await primary.server.stop();
       const fenceNow = () => JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation as string;
       const original = fenceNow();
@@ -789,6 +790,11 @@ describe('a standby', () => {
       const download = await client.get(`/api/files/${after.id}/download`);
       expect(download.status).toBe(200);
       expect(await download.text()).toBe('written while the standby follows');
+      // The dead primary may have numbered changes it never shipped: a stream resuming after the last one shipped starts with a reset.
+      const resumed = new SseReader(await client.get('/api/files/events', { 'Last-Event-ID': lastShippedSeq }));
+      expect((await resumed.nextEvent()).data).toEqual({ type: 'connected' });
+      expect((await resumed.nextEvent()).event).toBe('reset');
+      await resumed.close();
       const davGet = await new DavClient(standby.url, dav.email, dav.password).request('GET', 'before.txt');
       expect(davGet.status).toBe(200);
       expect(await davGet.text()).toBe('written before the standby started');
