@@ -369,6 +369,37 @@ describe('replication to a directory', () => {
     }
   }, 60_000);
 
+  test('a last segment cut short at the destination is named, with the moment before it, which a restore --at still reaches', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'earlier.txt', 'earlier');
+      await Bun.sleep(400);
+      await nextSecond(Date.now());
+      await upload(a.client, 'in-the-cut-segment.txt', 'later');
+      await eventually(() => expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]));
+    } finally {
+      await t.stop();
+    }
+    const last = fs
+      .readdirSync(dest)
+      .filter((n) => n.includes('_wal_'))
+      .sort()
+      .at(-1)!;
+    fs.truncateSync(path.join(dest, last), Math.floor(fs.statSync(path.join(dest, last)).size / 2));
+    const { r } = await restore(dest, env);
+    expect(r.code).toBe(1);
+    const hint = /^coffer: the replica is not usable: (\S+) was cut short; the state before it is restorable with --at (\S+)$/.exec(
+      r.stderr.trim(),
+    );
+    expect(hint?.[1]).toBe(last);
+    const earlier = await restore(dest, env, ['--at', hint![2]!]);
+    expect(earlier.r.code).toBe(0);
+    expect(fileNames(earlier.out)).toEqual(['earlier.txt']);
+  }, 60_000);
+
   test('a flipped byte, a removed segment and a reordered one are refused by verify and restore, naming the segment', async () => {
     const { dir, env } = workDir();
     const dest = path.join(dir, 'replica');

@@ -363,8 +363,20 @@ export async function restoreFromReplica(
   } catch (err) {
     if (existed) for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
     else fs.rmSync(root, { recursive: true, force: true });
-    throw err;
+    throw withEarlierMoment(err, g);
   }
+}
+
+/** A damaged segment: the message also names the moment before it, which a restore `--at` still reaches. */
+function withEarlierMoment(err: unknown, g: GenerationObjects): unknown {
+  if (!(err instanceof ReplicaDamagedError)) return err;
+  const damaged = parseObjectName(err.object);
+  if (damaged?.kind !== 'wal') return err;
+  // --at counts to the end of the second it names: the second before the damaged segment's.
+  const before = Math.floor(damaged.at / 1000) * 1000 - 1000;
+  if (before < g.startedAt) return err;
+  const at = new Date(before).toISOString().replace('.000Z', 'Z');
+  return new ReplicaDamagedError(err.object, `${err.reason}; the state before it is restorable with --at ${at}`);
 }
 
 async function fenceAt(store: ReplicaStore): Promise<Fence | null> {
