@@ -58,7 +58,8 @@ export function registerReplica(program: Command): void {
         const base = `http://127.0.0.1:${config.port}`;
         const res = await fetch(`${base}/api/admin/promote`, { method: 'POST' }).catch(() => null);
         if (!res) throw new UsageError(`no standby answers at ${base}: start one with coffer serve --standby DEST, or pass --port`);
-        const body = (await res.json()) as { error?: string; generation?: string };
+        const body = (await res.json().catch(() => null)) as { error?: string; generation?: string } | null;
+        if (!body) throw new UsageError(`what answers at ${base} is not a Coffer standby (HTTP ${res.status}): pass the standby's --port`);
         if (!res.ok) throw new UsageError(body.error ?? `the standby answered ${res.status}`);
         if (opts.json) return printJson(body);
         print(

@@ -35,7 +35,7 @@ export function registerServe(program: Command): void {
       action(async (opts: ConfigFlags & { standby?: string }) => {
         let config = configFrom(opts);
         if (opts.standby) {
-          const dest = parseReplicaDestination(opts.standby, withConfigFile(process.env), process.cwd());
+          const dest = parseReplicaDestination(opts.standby, withConfigFile(process.env), process.cwd(), '--standby');
           const { promotedFrom } = await import('../src/services/maintenance/standby.ts');
           if (!promotedFrom(config, dest)) return standby(config, dest, opts.standby);
           config = { ...config, replication: { ...config.replication, destination: dest } };

@@ -816,7 +816,7 @@ function replicationConfig(env: Env, cwd: string): ReplicationConfig {
   if (!(retentionMs >= 60_000 && retentionMs <= 3650 * 86_400_000)) {
     throw new ConfigError(`REPLICATE_RETENTION must be a duration such as 7d, 36h or 90m (at least 1m), got "${env.REPLICATE_RETENTION}"`);
   }
-  const destination = text ? parseReplicaDestination(text, env, cwd) : null;
+  const destination = text ? parseReplicaDestination(text, env, cwd, 'REPLICATE_TO') : null;
   if (destination && !env.BACKUP_PASSPHRASE_FILE?.trim()) {
     throw new ConfigError('BACKUP_PASSPHRASE_FILE is required when REPLICATE_TO is set: a replica is always encrypted');
   }
@@ -829,11 +829,16 @@ function replicationConfig(env: Env, cwd: string): ReplicationConfig {
 }
 
 /** REPLICATE_TO or a command's DEST: `s3://bucket/prefix` (endpoint and keys from BACKUP_S3_*, then S3_*), else a directory. */
-export function parseReplicaDestination(text: string, env: Env, cwd: string): ReplicaDestination {
-  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(text.trim());
-  if (!m) return { kind: 'dir', dir: path.resolve(cwd, text.trim()) };
+export function parseReplicaDestination(text: string, env: Env, cwd: string, what = 'DEST'): ReplicaDestination {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/i.exec(text.trim());
+  if (!m) {
+    // A bucket or URL mistyped would otherwise be replicated into a directory named like it, under the working directory.
+    if (/^(s3:|[a-z][a-z0-9+.-]*:\/\/)/i.test(text.trim()))
+      throw new ConfigError(`${what} must be a directory or s3://bucket/prefix, got "${text.trim()}"`);
+    return { kind: 'dir', dir: path.resolve(cwd, text.trim()) };
+  }
   const prefix = m[2] ? m[2].replace(/\/*$/, '/') : '';
-  const s3 = backupBucket(m[1]!, prefix, env, cwd, 'REPLICATE_TO names a bucket');
+  const s3 = backupBucket(m[1]!, prefix, env, cwd, `${what} names a bucket`);
   return { kind: 's3', s3 };
 }
 

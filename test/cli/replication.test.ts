@@ -8,7 +8,7 @@ import { startTestServer, tempDir } from '../helpers/server.ts';
 import { ManualClock } from '../../src/clock.ts';
 import * as seed from '../helpers/seed.ts';
 import { TestClient } from '../helpers/client.ts';
-import { seedRows, upload, uploadRaw } from '../helpers/files.ts';
+import { folder, seedRows, SseReader, upload, uploadRaw } from '../helpers/files.ts';
 import { MAIN, parseJson, runCli, serveCli } from '../helpers/cli.ts';
 import { startTestS3, type TestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -239,6 +239,165 @@ describe('replication to a directory', () => {
     } finally {
       await t.stop();
     }
+  }, 60_000);
+
+  test('a client resuming past a point-in-time restore (a stream’s Last-Event-ID, a WebDAV sync token) is told to list again, though the restored server has numbered as many changes since', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const a = await seed.admin(t);
+    const dav = await davLogin(t, a);
+    const syncToken = async (client: DavClient, token: string) => {
+      const body = `<?xml version="1.0" encoding="utf-8"?><D:sync-collection xmlns:D="DAV:"><D:sync-token>${token}</D:sync-token><D:sync-level>1</D:sync-level><D:prop><D:getetag/></D:prop></D:sync-collection>`;
+      const res = await client.request('REPORT', '', { headers: { 'content-type': 'application/xml' }, body });
+      return { status: res.status, token: /<D:sync-token>([^<]*)<\/D:sync-token>/.exec(await res.text())?.[1] ?? '' };
+    };
+    let moment: number;
+    let lastEventId: number;
+    let token: string;
+    try {
+      await upload(a.client, 'kept.txt', 'kept');
+      await Bun.sleep(400);
+      moment = Date.now();
+      await nextSecond(moment);
+      // The old server hands out seqs past the moment the restore goes back to; a client follows them.
+      for (let i = 0; i < 3; i++) await upload(a.client, `lost-${i}.txt`, 'lost');
+      lastEventId = t.server.ctx.services.changes.latestSeq();
+      token = (await syncToken(dav, '')).token;
+      expect(token).not.toBe('');
+    } finally {
+      await t.server.stop();
+      fs.rmSync(t.dataDir, { recursive: true, force: true });
+    }
+    const { r, out } = await restore(dest, env, ['--at', new Date(moment).toISOString()]);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['kept.txt']);
+    const restored = await startTestServer({ dataDir: out, env });
+    try {
+      const client = new TestClient(restored.url);
+      expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
+      // More changes than the old server made past the moment: their seqs would reach the client's.
+      for (let i = 0; i < 5; i++) await folder(client, `after-the-restore-${i}`);
+      const latest = restored.server.ctx.services.changes.latestSeq();
+      expect(latest).toBeGreaterThan(lastEventId);
+      const res = await client.get('/api/files/events', { 'Last-Event-ID': String(lastEventId) });
+      expect(res.status).toBe(200);
+      const reader = new SseReader(res);
+      expect((await reader.nextEvent()).data).toEqual({ type: 'connected' });
+      expect(await reader.nextEvent()).toEqual({ data: { type: 'reset' }, event: 'reset', id: String(latest) });
+      await reader.close();
+      const again = await syncToken(new DavClient(restored.url, dav.email, dav.password), token);
+      expect(again.status).toBe(403);
+    } finally {
+      await restored.stop();
+    }
+  }, 60_000);
+
+  test('a destination directory gone mid-generation (a share unmounted) is not made again: the changes wait on disk, and once it is back the restore holds them all', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const away = path.join(dir, 'replica-unmounted');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const outbox = path.join(t.dataDir, 'replication', 'outbox');
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'before.txt', 'before');
+      await eventually(() => {
+        expect(fs.readdirSync(dest).some((n) => n.includes('_wal_'))).toBe(true);
+        expect(fs.readdirSync(outbox)).toEqual([]);
+      });
+      fs.renameSync(dest, away);
+      await upload(a.client, 'while-away-1.txt', 'one');
+      await upload(a.client, 'while-away-2.txt', 'two');
+      await eventually(async () => {
+        const r = (await (await a.client.get('/api/user/backups')).json()) as { replication: { warning: string | null } };
+        expect(r.replication.warning).toContain('is gone');
+      });
+      await Bun.sleep(500);
+      expect(fs.existsSync(dest)).toBe(false);
+      expect(fs.readdirSync(outbox).some((n) => n.includes('_wal_'))).toBe(true);
+      fs.renameSync(away, dest);
+      await eventually(() => expect(fs.readdirSync(outbox)).toEqual([]), { timeoutMs: 15_000 });
+    } finally {
+      await t.stop();
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['before.txt', 'while-away-1.txt', 'while-away-2.txt']);
+  }, 60_000);
+
+  test('a data directory restored from the replica, started with the same REPLICATE_TO, ships there again: it takes the fence over, and the old primary back refuses', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const replicating = { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
+    const t = await startTestServer({ env: replicating });
+    const a = await seed.admin(t);
+    await upload(a.client, 'before-the-loss.txt', 'one');
+    await eventually(() => expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]));
+    await t.server.stop();
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    const restored = await startTestServer({ dataDir: out, env: replicating });
+    try {
+      const client = new TestClient(restored.url);
+      expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
+      await upload(client, 'after-the-restore.txt', 'two');
+      await eventually(async () => {
+        const status = (await (await client.get('/api/user/backups')).json()) as {
+          replication: { generation: string | null; warning: string | null };
+        };
+        expect(status.replication.warning).toBeNull();
+        expect(status.replication.generation).not.toBeNull();
+        expect(fs.readdirSync(path.join(out, 'replication', 'outbox'))).toEqual([]);
+      });
+    } finally {
+      await restored.server.stop();
+    }
+    const again = await restore(dest, env);
+    expect(again.r.code).toBe(0);
+    expect(fileNames(again.out)).toEqual(['after-the-restore.txt', 'before-the-loss.txt']);
+    const old = await startTestServer({ dataDir: t.dataDir, env: replicating });
+    try {
+      const oldAdmin = await seed.login(old, a.email);
+      await eventually(async () => {
+        const status = (await (await oldAdmin.get('/api/user/backups')).json()) as { replication: { warning: string | null } };
+        expect(status.replication.warning).toContain('Another server took over');
+      });
+    } finally {
+      await old.stop();
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test('a last segment cut short at the destination is named, with the moment before it, which a restore --at still reaches', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const t = await startTestServer({ env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    try {
+      const a = await seed.admin(t);
+      await upload(a.client, 'earlier.txt', 'earlier');
+      await Bun.sleep(400);
+      await nextSecond(Date.now());
+      await upload(a.client, 'in-the-cut-segment.txt', 'later');
+      await eventually(() => expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]));
+    } finally {
+      await t.stop();
+    }
+    const last = fs
+      .readdirSync(dest)
+      .filter((n) => n.includes('_wal_'))
+      .sort()
+      .at(-1)!;
+    fs.truncateSync(path.join(dest, last), Math.floor(fs.statSync(path.join(dest, last)).size / 2));
+    const { r } = await restore(dest, env);
+    expect(r.code).toBe(1);
+    const hint = /^coffer: the replica is not usable: (\S+) was cut short; the state before it is restorable with --at (\S+)$/.exec(
+      r.stderr.trim(),
+    );
+    expect(hint?.[1]).toBe(last);
+    const earlier = await restore(dest, env, ['--at', hint![2]!]);
+    expect(earlier.r.code).toBe(0);
+    expect(fileNames(earlier.out)).toEqual(['earlier.txt']);
   }, 60_000);
 
   test('a flipped byte, a removed segment and a reordered one are refused by verify and restore, naming the segment', async () => {
@@ -645,6 +804,7 @@ describe('a standby', () => {
         expect(Date.parse(h.appliedAt)).toBeGreaterThanOrEqual(shippedAt - 1000);
         expect(h.lagSeconds).toBe(0);
       });
+      const lastShippedSeq = String(primary.server.ctx.services.changes.latestSeq());
       await primary.server.stop();
       const fenceNow = () => JSON.parse(fs.readFileSync(path.join(dest, 'coffer-replica-fence'), 'utf8')).generation as string;
       const original = fenceNow();
@@ -661,6 +821,11 @@ describe('a standby', () => {
       const download = await client.get(`/api/files/${after.id}/download`);
       expect(download.status).toBe(200);
       expect(await download.text()).toBe('written while the standby follows');
+      // The dead primary may have numbered changes it never shipped: a stream resuming after the last one shipped starts with a reset.
+      const resumed = new SseReader(await client.get('/api/files/events', { 'Last-Event-ID': lastShippedSeq }));
+      expect((await resumed.nextEvent()).data).toEqual({ type: 'connected' });
+      expect((await resumed.nextEvent()).event).toBe('reset');
+      await resumed.close();
       const davGet = await new DavClient(standby.url, dav.email, dav.password).request('GET', 'before.txt');
       expect(davGet.status).toBe(200);
       expect(await davGet.text()).toBe('written before the standby started');
@@ -889,7 +1054,7 @@ describe('what a restore and a standby leave behind', () => {
       await eventually(() => expect(fs.readdirSync(outbox)).toEqual([]));
       const { r, out } = await restore(dest, bucketEnv);
       expect(r.code).toBe(0);
-      expect(fs.readdirSync(out).sort()).toEqual(['blobs', 'coffer.db', 'secrets.json']);
+      expect(fs.readdirSync(out).sort()).toEqual(['blobs', 'coffer.db', 'replication', 'secrets.json']);
 
       s3.stopMidBody(1024 * 1024 + 4096, (method, url) => method === 'GET' && url.includes('_snapshot'));
       const killed = startStandby();
@@ -1052,3 +1217,57 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
 function login(url: string, email: string): Promise<Response> {
   return new TestClient(url).post('/api/login', { email, password: 'correct horse battery' });
 }
+
+describe('a destination mistyped', () => {
+  test('a bucket or URL that is not s3://bucket is refused in one line, exit 1, by the commands and by serve: nothing is replicated into a directory named like it', async () => {
+    const { dir, env } = workDir();
+    for (const dest of ['s3://', 's3:/coffer-replica/box1', 'ftp://nas.lan/replica']) {
+      for (const args of [
+        ['replica', 'list', dest],
+        ['replica', 'verify', dest],
+        ['restore', '--from-replica', dest, '--data-dir', path.join(dir, 'out')],
+      ]) {
+        const r = await runCli(args, { env, cwd: dir });
+        expect(r.code).toBe(1);
+        expect(r.stderr.trim()).toBe(`coffer: DEST must be a directory or s3://bucket/prefix, got "${dest}"`);
+      }
+    }
+    // A bucket without its keys names what named the bucket: the command's DEST, not REPLICATE_TO.
+    const keyless = await runCli(['replica', 'list', 's3://coffer-replica/box1/'], { env, cwd: dir });
+    expect(keyless.code).toBe(1);
+    expect(keyless.stderr.trim()).toMatch(/^coffer: BACKUP_S3_\w+ is required when DEST names a bucket$/);
+    const served = await runCli(['serve', '--port', '0', '--data-dir', path.join(dir, 'data')], {
+      env: { ...env, REPLICATE_TO: 's3:/coffer-replica/box1' },
+      cwd: dir,
+    });
+    expect(served.code).toBe(1);
+    expect(served.stderr).toContain('REPLICATE_TO must be a directory or s3://bucket/prefix, got "s3:/coffer-replica/box1"');
+    expect(fs.readdirSync(dir).sort()).toEqual(['passphrase']);
+  }, 30_000);
+});
+
+describe('a standby on a data directory that is a file', () => {
+  test('is refused in one line, exit 1, not an unexpected error', async () => {
+    const { dir, env } = workDir();
+    const file = path.join(dir, 'data');
+    fs.writeFileSync(file, 'not a directory');
+    const r = await runCli(['serve', '--port', '0', '--data-dir', file, '--standby', path.join(dir, 'replica')], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(`coffer: ${file} is not a directory: a standby follows into an empty data directory`);
+  }, 30_000);
+});
+
+describe('coffer promote against another program', () => {
+  test('a port where something else answers (not JSON) is named in one line, exit 1, not an unexpected error', async () => {
+    const other = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('<html>another server</html>', { status: 404 }) });
+    try {
+      const r = await runCli(['promote', '--port', String(other.port)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(
+        `coffer: what answers at http://127.0.0.1:${other.port} is not a Coffer standby (HTTP 404): pass the standby's --port`,
+      );
+    } finally {
+      other.stop(true);
+    }
+  }, 30_000);
+});

@@ -52,6 +52,7 @@ function setup(opts: ConstructorParameters<typeof PushHub>[1] = {}) {
       clock,
       changes: {
         latestSeq: () => rows.at(-1)?.seq ?? 0,
+        restartAfterRestore: () => null,
         maySee: (reader: { accountId: string }, r: ChangeRow) =>
           r.accountId === reader.accountId || (!hidden.has(r.seq) && (shared.get(r.accountId) ?? []).includes(reader.accountId)),
       } as unknown as ChangeLog,

@@ -143,6 +143,20 @@ export class ChangesRepo {
     return this.sqlite.query<{ seq: number }, []>(`SELECT seq FROM sqlite_sequence WHERE name = 'changes'`).get()?.seq ?? 0;
   }
 
+  /** Makes the next seq handed out follow `seq` (never lowers it): a restored log numbers on past every seq the old server may have handed out. */
+  numberOnAfter(seq: number): void {
+    // A database from before the change log (restored from an old backup): no seq of it was ever handed out.
+    if (!this.sqlite.query(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'changes'`).get()) return;
+    this.sqlite.transaction(() => {
+      this.sqlite
+        .query(
+          `INSERT INTO sqlite_sequence (name, seq) SELECT 'changes', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'changes')`,
+        )
+        .run();
+      this.sqlite.query(`UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'changes' AND seq < ?1`).run(seq);
+    })();
+  }
+
   /** The newest seq of a row written at or before `at` (epoch ms), 0 for none: a scan of the table, for the rare look after a restore. */
   lastSeqUpTo(at: number): number {
     return this.sqlite.query<{ seq: number | null }, [number]>('SELECT MAX(seq) AS seq FROM changes WHERE at <= ?').get(at)?.seq ?? 0;

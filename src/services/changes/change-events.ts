@@ -39,16 +39,14 @@ const SEQ = /^\d{1,15}$/;
 export class ChangeEvents {
   constructor(private readonly log: ChangeLog) {}
 
-  /** Where a stream opened with `Last-Event-ID: lastEventId` (or without) starts; a seq not handed out or since thinned is a reset. */
+  /** Where a stream opened with `Last-Event-ID: lastEventId` (or without) starts; a seq not handed out (or from before a restore) or since thinned is a reset. */
   resumeFrom(lastEventId: string | null): ResumePoint {
     const latest = this.log.latestSeq();
     if (lastEventId === null) return { latestSeq: latest };
     const reset = { reset: true as const, latestSeq: latest };
     if (!SEQ.test(lastEventId)) return reset;
     const after = Number(lastEventId);
-    if (after > latest) return reset;
-    const oldest = this.log.oldestSeq() ?? latest + 1;
-    return oldest > after + 1 ? reset : { afterSeq: after, untilSeq: latest };
+    return this.log.resumeCheck(after) === 'ok' ? { afterSeq: after, untilSeq: latest } : reset;
   }
 
   /** The next events `reader` may see after `afterSeq`, up to `untilSeq`, at most about `limit` changes. */

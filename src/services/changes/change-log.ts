@@ -102,6 +102,15 @@ const MAX_UNCLAIMED = 10_000;
 // How long a change's live event may lag its commit before later events' ids stop waiting for it.
 const ANNOUNCE_WAIT_MS = 60_000;
 const DAY_MS = 24 * 3600_000;
+// A restored database numbers its changes on from the next multiple of this: seqs the old server handed out past the restored state are never handed out again.
+const EPOCH = 2 ** 40;
+const epochStart = (seq: number) => Math.floor(seq / EPOCH) * EPOCH;
+
+/** The seq a restored log numbers on after: the start of the epoch after `latest`'s. */
+export const restoredLogNumbersAfter = (latest: number): number => epochStart(latest) + EPOCH;
+
+/** Whether a consumer may resume after a seq: `unknown` when it was never handed out here (from the future, or from before a restore), `thinned` when changes after it are gone. */
+export type ResumeCheck = 'ok' | 'unknown' | 'thinned';
 
 /**
  * The durable change log: every change to an item is appended by the service that makes it, in the
@@ -330,6 +339,30 @@ export class ChangeLog {
   /** The newest seq handed out; 0 before the first change. */
   latestSeq(): number {
     return this.d.repo.latestSeq();
+  }
+
+  /**
+   * Whether a consumer that has seen the changes up to `seq` may read on after it. A seq below the latest's
+   * epoch is from before a restore: the old server may have handed it out for a change the restored log does not hold.
+   */
+  resumeCheck(seq: number): ResumeCheck {
+    const latest = this.latestSeq();
+    if (seq > latest || seq < epochStart(latest)) return 'unknown';
+    return (this.oldestSeq() ?? latest + 1) > seq + 1 ? 'thinned' : 'ok';
+  }
+
+  /**
+   * Where a reader that has read the log up to `seen` (`last` its row, null before any) goes on when the log was put back
+   * beneath the server (a restore into the live database: its numbering went back below `seen`, or another change stands
+   * at `last`'s seq): after the restored log's newest change made by `last`'s time, those before being its history, announced
+   * long ago. Null when it was not.
+   */
+  restartAfterRestore(seen: number, last: Pick<ChangeRow, 'seq' | 'at' | 'itemId' | 'kind'> | null): number | null {
+    const latest = this.latestSeq();
+    const now = last && this.d.repo.pageAfter(last.seq - 1, 1)[0];
+    const replaced = !!last && !!now && now.seq === last.seq && fingerprint(now) !== fingerprint(last);
+    if (latest >= seen && !replaced) return null;
+    return last ? this.lastSeqUpTo(last.at) : latest;
   }
 
   /** The newest seq of a change made at or before `at` (epoch ms); 0 for none. */

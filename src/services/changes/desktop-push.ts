@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
-import type { ChangesRepo } from '../../db/repos/changes.ts';
+import type { ChangeRow, ChangesRepo } from '../../db/repos/changes.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { ChangeLog } from './change-log.ts';
@@ -70,6 +70,7 @@ export class PushHub {
   private poller: ReturnType<typeof setInterval> | null = null;
   private pinger: ReturnType<typeof setInterval> | null = null;
   private seen = 0;
+  private last: ChangeRow | null = null;
   private closed = false;
   readonly pollMs: number;
   readonly pingMs: number;
@@ -174,6 +175,7 @@ export class PushHub {
 
   private startTimers(): void {
     this.seen = this.d.changes.latestSeq();
+    this.last = null;
     this.poller = setInterval(() => this.poll(), this.pollMs);
     this.pinger = setInterval(() => this.pingRound(), this.pingMs);
   }
@@ -186,10 +188,13 @@ export class PushHub {
 
   /** Reads the rows appended since the last look and tells each socket that may see one of them. */
   poll(): void {
-    if (this.d.changes.latestSeq() <= this.seen) return;
+    if (this.d.changes.latestSeq() === this.seen) return;
+    // A log put back beneath the server numbers new changes at seqs already read: they are read from where it restarts.
+    this.seen = this.d.changes.restartAfterRestore(this.seen, this.last) ?? this.seen;
     const rows = this.d.repo.pageAfter(this.seen, ROWS_PER_POLL);
     if (rows.length === 0) return;
     this.seen = rows.at(-1)!.seq;
+    this.last = rows.at(-1)!;
     const told = new Map<Connection, Set<string>>();
     const tell = (c: Connection, itemId: string) => {
       let items = told.get(c);

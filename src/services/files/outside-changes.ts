@@ -80,7 +80,8 @@ export class OutsideChanges {
   }
 
   private readNew(): void {
-    if (this.restored()) this.restart();
+    const from = this.d.changes.restartAfterRestore(this.seen, this.last);
+    if (from !== null) this.restart(from);
     for (;;) {
       const rows = this.d.changes.after(this.seen, PAGE);
       for (const row of rows) {
@@ -96,17 +97,9 @@ export class OutsideChanges {
     this.d.changes.forgetRecordedThrough(this.seen);
   }
 
-  /** Whether the log was put back beneath the server (a restore into the live database): its numbering went back, or another row stands at the last one read. */
-  private restored(): boolean {
-    if (this.d.changes.latestSeq() < this.seen) return true;
-    const last = this.last;
-    const now = last && this.rowAt(last.seq);
-    return !!now && (now.at !== last.at || now.itemId !== last.itemId || now.kind !== last.kind);
-  }
-
-  /** Reads the restored log from its first change made after the last one read here: those before are its history, announced long ago. */
-  private restart(): void {
-    this.seen = this.last ? this.d.changes.lastSeqUpTo(this.last.at) : this.d.changes.latestSeq();
+  /** Follows a log put back beneath the server from `from` (ChangeLog.restartAfterRestore): its history before is not announced again. */
+  private restart(from: number): void {
+    this.seen = from;
     this.last = this.rowAt(this.seen);
     this.scans.clear();
     this.d.log.info('the change log was restored beneath the server: following it from its newest changes', { seq: this.seen });

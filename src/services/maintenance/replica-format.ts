@@ -83,7 +83,7 @@ export interface GenerationDescriptor {
 export class ReplicaDamagedError extends AppError {
   constructor(
     readonly object: string,
-    reason: string,
+    readonly reason: string,
   ) {
     super(422, `the replica is not usable: ${object} ${reason}`);
   }

@@ -8,6 +8,8 @@ import { type AppError, badRequest } from '../../errors.ts';
 import { formatSize } from '../../contract/size.ts';
 import { isDiskFullError } from '../files/disk-space.ts';
 import {
+  FENCE_NAME,
+  type Fence,
   type GenerationDescriptor,
   generationKey,
   generationTime,
@@ -20,7 +22,8 @@ import {
   type SnapshotDescription,
 } from './replica-format.ts';
 import type { ReplicaStore } from './replica-store.ts';
-import { giveToOwnerOf, isEmptyDir, type PassphraseSource } from './restore.ts';
+import { writeReplicationState } from './replication.ts';
+import { giveToOwnerOf, isEmptyDir, numberChangesAfresh, type PassphraseSource } from './restore.ts';
 
 export interface Segment {
   name: string;
@@ -335,12 +338,19 @@ export async function restoreFromReplica(
   const building = path.join(root, `.replica-restore-${process.pid}.db`);
   try {
     const { secrets, applied, stateAt, seconds } = await build(store, g, passphrase, building, until);
+    numberChangesAfresh(building);
     const checking = performance.now();
     const schema = checkDatabase(building, g.generation);
     const check = (performance.now() - checking) / 1000;
     fs.mkdirSync(paths.blobs, { mode: 0o700 });
     fs.writeFileSync(paths.secrets, secrets, { mode: 0o600, flag: 'wx' });
     fs.renameSync(building, paths.database);
+    // Started with REPLICATE_TO on the same replica, it takes the fence over from the server it was restored from.
+    const fence = await fenceAt(store);
+    writeReplicationState(root, {
+      generations: [...new Set([g.generation, ...(fence ? [fence.generation] : [])])],
+      stampedUpTo: Math.max(stateAt, ...complete.map((c) => c.segments.at(-1)?.at ?? c.startedAt)),
+    });
     giveToOwnerOf(root);
     return {
       dataDir: root,
@@ -353,7 +363,28 @@ export async function restoreFromReplica(
   } catch (err) {
     if (existed) for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
     else fs.rmSync(root, { recursive: true, force: true });
-    throw err;
+    throw withEarlierMoment(err, g);
+  }
+}
+
+/** A damaged segment: the message also names the moment before it, which a restore `--at` still reaches. */
+function withEarlierMoment(err: unknown, g: GenerationObjects): unknown {
+  if (!(err instanceof ReplicaDamagedError)) return err;
+  const damaged = parseObjectName(err.object);
+  if (damaged?.kind !== 'wal') return err;
+  // --at counts to the end of the second it names: the second before the damaged segment's.
+  const before = Math.floor(damaged.at / 1000) * 1000 - 1000;
+  if (before < g.startedAt) return err;
+  const at = new Date(before).toISOString().replace('.000Z', 'Z');
+  return new ReplicaDamagedError(err.object, `${err.reason}; the state before it is restorable with --at ${at}`);
+}
+
+async function fenceAt(store: ReplicaStore): Promise<Fence | null> {
+  const bytes = await store.getBytes(FENCE_NAME);
+  try {
+    return bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as Fence) : null;
+  } catch {
+    return null;
   }
 }
 

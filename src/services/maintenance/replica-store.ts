@@ -8,9 +8,12 @@ import { S3Driver } from '../../storage/s3.ts';
 export interface ReplicaStore {
   /** `s3://bucket/prefix` or the directory, for messages. */
   readonly where: string;
-  /** Copies a local file in; the object appears whole or not at all. */
-  putFile(name: string, file: string): Promise<void>;
-  putBytes(name: string, data: Uint8Array): Promise<void>;
+  /**
+   * Copies a local file in; the object appears whole or not at all. Only `begins` (the first object of a
+   * generation, and its fence) may create a directory that is not there.
+   */
+  putFile(name: string, file: string, opts?: { begins?: boolean }): Promise<void>;
+  putBytes(name: string, data: Uint8Array, opts?: { begins?: boolean }): Promise<void>;
   /** The object's bytes, or null when there is no such object. */
   get(name: string): Promise<AsyncIterable<Uint8Array> | null>;
   getBytes(name: string): Promise<Uint8Array | null>;
@@ -26,8 +29,11 @@ class DirectoryStore implements ReplicaStore {
     return this.dir;
   }
 
-  private async place(name: string, write: (aside: string) => Promise<void>): Promise<void> {
-    await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
+  private async place(name: string, write: (aside: string) => Promise<void>, begins = false): Promise<void> {
+    if (begins) await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
+    // Gone mid-generation (a share unmounted): made again here, it would take the segments the replica then lacks.
+    else if (!fs.existsSync(this.dir))
+      throw new Error(`the directory ${this.dir} is gone (an unmounted share?); changes wait on disk until it is back`);
     const aside = path.join(this.dir, `.${name}.${process.pid}.partial`);
     try {
       await write(aside);
@@ -43,12 +49,12 @@ class DirectoryStore implements ReplicaStore {
     }
   }
 
-  putFile(name: string, file: string): Promise<void> {
-    return this.place(name, (aside) => fsp.copyFile(file, aside));
+  putFile(name: string, file: string, opts: { begins?: boolean } = {}): Promise<void> {
+    return this.place(name, (aside) => fsp.copyFile(file, aside), opts.begins);
   }
 
-  putBytes(name: string, data: Uint8Array): Promise<void> {
-    return this.place(name, (aside) => fsp.writeFile(aside, data, { mode: 0o600 }));
+  putBytes(name: string, data: Uint8Array, opts: { begins?: boolean } = {}): Promise<void> {
+    return this.place(name, (aside) => fsp.writeFile(aside, data, { mode: 0o600 }), opts.begins);
   }
 
   async get(name: string): Promise<AsyncIterable<Uint8Array> | null> {

@@ -578,8 +578,10 @@ export class ReplicationService {
     for (const name of this.outbox.names()) {
       const file = path.join(this.outbox.dir, name);
       try {
-        if (!(await this.checkFence(parseObjectName(name)!.generation))) return false;
-        await this.store.putFile(name, file);
+        const object = parseObjectName(name)!;
+        const begins = object.kind === 'descriptor';
+        if (!(await this.checkFence(object.generation, begins))) return false;
+        await this.store.putFile(name, file, { begins });
       } catch (err) {
         // Dropped meanwhile by a round (the backlog over REPLICATE_MAX_LAG_BYTES): nothing failed.
         if (!fs.existsSync(file)) return false;
@@ -603,7 +605,7 @@ export class ReplicationService {
    * Before each object goes out: the fence must name a generation of this data directory (or none, or this
    * one taking over after a promotion), else another server was promoted and this one stops shipping for good.
    */
-  private async checkFence(generation: string): Promise<boolean> {
+  private async checkFence(generation: string, begins: boolean): Promise<boolean> {
     const fence = await this.readFence();
     if (fence?.generation === generation) return true;
     const state = readReplicationState(this.deps.paths.root);
@@ -612,7 +614,7 @@ export class ReplicationService {
       return false;
     }
     const next: Fence = { generation, since: new Date(this.deps.clock.now()).toISOString() };
-    await this.store.putBytes(FENCE_NAME, new TextEncoder().encode(JSON.stringify(next)));
+    await this.store.putBytes(FENCE_NAME, new TextEncoder().encode(JSON.stringify(next)), { begins });
     if (state.takeover) writeReplicationState(this.deps.paths.root, { ...state, takeover: false });
     return true;
   }

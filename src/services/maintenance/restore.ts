@@ -8,6 +8,7 @@ import { knownMigration } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
 import { closeDatabase, openDatabase } from '../../db/client.ts';
 import { createRepos } from '../../db/repos/index.ts';
+import { restoredLogNumbersAfter } from '../changes/change-log.ts';
 import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
 import { writeFully } from '../../lib/file-writes.ts';
 import { isPassphraseSealed, openSealed, SealedStreamError } from '../../lib/passphrase-seal.ts';
@@ -191,6 +192,7 @@ export async function restoreFullBackup(
     const { header, manifest, objects } = await unpack(file, paths, createLocalDriver(paths.blobs), opts);
     const inSecrets = new Set(masterKeyIdsIn(paths.secrets));
     storeLocally(paths.database, header.storage);
+    numberChangesAfresh(paths.database);
     fs.rmSync(path.join(paths.blobs, '.tmp'), { recursive: true, force: true });
     giveToOwnerOf(root);
     return {
@@ -321,6 +323,21 @@ export async function decryptDatabaseBackup(
 }
 
 /** The objects are now on local disk: a database that recorded a bucket records local storage instead. */
+/**
+ * A restored database's change log numbers on from a new epoch: the old server may have handed out the seqs past
+ * the restored state for changes it does not hold, and a client resuming after one (a stream's Last-Event-ID, a
+ * WebDAV sync token) is then told to list again, not given the new changes numbered alike.
+ */
+export function numberChangesAfresh(database: string): void {
+  const db = openDatabase(database);
+  try {
+    const changes = createRepos(db).changes;
+    changes.numberOnAfter(restoredLogNumbersAfter(changes.latestSeq()));
+  } finally {
+    closeDatabase(db);
+  }
+}
+
 function storeLocally(database: string, from: StorageLocation | undefined): void {
   if (!from || from.driver === 'local') return;
   const db = openDatabase(database);

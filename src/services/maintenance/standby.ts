@@ -8,6 +8,7 @@ import { StartupError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { applySegments, build, checkDatabase, type GenerationObjects, inventory, isComplete, keyOf } from './replica-restore.ts';
 import { replicaStore, type ReplicaStore } from './replica-store.ts';
+import { numberChangesAfresh } from './restore.ts';
 import { objectName } from './replica-format.ts';
 import { readReplicationState, writeReplicationState } from './replication.ts';
 
@@ -200,6 +201,8 @@ export class StandbyFollower {
       this.schedule();
       throw err;
     }
+    // The dead primary may have handed out seqs in its last interval that never shipped.
+    numberChangesAfresh(this.deps.paths.database);
     const state = readReplicationState(this.deps.paths.root);
     writeReplicationState(this.deps.paths.root, {
       generations: [...state.generations, f.generation],
@@ -215,6 +218,8 @@ export class StandbyFollower {
 /** A data directory a standby may follow into: empty, new, or one a standby wrote (a database and no server lock). */
 function checkStandbyDir(paths: DataPaths): void {
   if (!fs.existsSync(paths.root)) return;
+  if (!fs.statSync(paths.root).isDirectory())
+    throw new StartupError(`${paths.root} is not a directory: a standby follows into an empty data directory`);
   const names = fs.readdirSync(paths.root).filter((n) => !n.startsWith('.'));
   const standbyOwn = new Set(['coffer.db', 'secrets.json', 'blobs', 'replication', 'coffer.lock']);
   const foreign = names.filter((n) => !standbyOwn.has(n));

@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
 import { davLogin, propfindRows } from '../../helpers/dav.ts';
@@ -358,5 +359,27 @@ describe('notify_push for the Nextcloud desktop client', () => {
     expect(push.ws.readyState).toBe(WebSocket.CLOSED);
     // Closed first: the listener did not wait out its 10 s grace for them.
     expect(ms).toBeLessThan(8000);
+  });
+});
+
+// Last: the log it rolls back stays so for the tests after it.
+describe('notify_push and a restored change log', () => {
+  test('a change log put back beneath the running server (its numbering back below what the push read): the next change is still pushed', async () => {
+    const o = await seed.owner(t);
+    const push = await signedIn(o.email, (await davLogin(t, o)).password);
+    const restorePoint = t.server.ctx.services.changes.latestSeq();
+    for (const name of ['Lost 1', 'Lost 2', 'Lost 3']) await folder(o.client, name);
+    await push.next('notify_file', 1000);
+    await quiet(200);
+    // As a restore of the database leaves the log: the rows after the restore point gone, its numbering back there.
+    const db = new Database(t.server.ctx.paths.database);
+    db.transaction(() => {
+      db.run('DELETE FROM changes WHERE seq > ?', [restorePoint]);
+      db.run("UPDATE sqlite_sequence SET seq = ? WHERE name = 'changes'", [restorePoint]);
+    })();
+    db.close();
+    const read = push.messages.length;
+    await upload(o.client, 'after-the-restore.txt', 'a');
+    await eventually(() => expect(push.messages.slice(read)).toContain('notify_file'), { timeoutMs: 2000 });
   });
 });
