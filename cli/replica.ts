@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import type { Command } from 'commander';
 import { type Config, parseReplicaDestination, secretText, withConfigFile } from '../src/config.ts';
@@ -9,7 +10,13 @@ import { action, adminCommand, configFrom, print, printJson, readSecret, table, 
 
 /** DEST as REPLICATE_TO takes it: a directory, or s3://bucket/prefix with the BACKUP_S3_*, then S3_*, settings. */
 export function storeAt(dest: string): ReplicaStore {
-  return replicaStore(parseReplicaDestination(dest, withConfigFile(process.env), process.cwd()), os.tmpdir());
+  const destination = parseReplicaDestination(dest, withConfigFile(process.env), process.cwd());
+  // A mistyped directory would otherwise read as a replica with no generations yet.
+  if (destination.kind === 'dir' && !fs.existsSync(destination.dir))
+    throw new UsageError(
+      `no replica at ${destination.dir}: that directory does not exist (check DEST; REPLICATE_TO makes it when it first ships)`,
+    );
+  return replicaStore(destination, os.tmpdir());
 }
 
 /** BACKUP_PASSPHRASE_FILE's passphrase, else asked on the terminal (or the first line of stdin). */

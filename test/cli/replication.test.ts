@@ -1246,6 +1246,25 @@ describe('a destination mistyped', () => {
   }, 30_000);
 });
 
+describe('a replica directory mistyped', () => {
+  test('a DEST directory that does not exist is said in one line, exit 1, not listed as a replica with no generations', async () => {
+    const { dir, env } = workDir();
+    const missing = path.join(dir, 'replcia');
+    for (const args of [
+      ['replica', 'list', missing],
+      ['replica', 'verify', missing],
+      ['restore', '--from-replica', missing, '--data-dir', path.join(dir, 'out')],
+    ]) {
+      const r = await runCli(args, { env, cwd: dir });
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(
+        `coffer: no replica at ${missing}: that directory does not exist (check DEST; REPLICATE_TO makes it when it first ships)`,
+      );
+    }
+    expect(fs.readdirSync(dir).sort()).toEqual(['passphrase']);
+  }, 30_000);
+});
+
 describe('a standby on a data directory that is a file', () => {
   test('is refused in one line, exit 1, not an unexpected error', async () => {
     const { dir, env } = workDir();
