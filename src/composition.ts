@@ -104,10 +104,15 @@ function createServices(infra: Infrastructure) {
     ...sharing.services,
   });
   // A deleted sub-user's unfinished uploads end with it: nobody can finish them, and they hold the owner's quota.
-  accounts.services.subUsers.onRemoved((loginId) => {
-    const ended = (err: unknown) => infra.log.warn("could not end a deleted sub-user's uploads", { err: String(err) });
+  const endUploadsOf = (loginId: string, why: string) => {
+    const ended = (err: unknown) => infra.log.warn(`could not end the uploads of a sub-user ${why}`, { err: String(err) });
     resumable.services.tusUploads.endLogin(loginId).catch(ended);
     dav.services.chunkedUploads.endLogin(loginId).catch(ended);
+  };
+  accounts.services.subUsers.onRemoved((loginId) => endUploadsOf(loginId, 'deleted'));
+  // So do those of one that may no longer upload: it could neither finish nor cancel them (403), and their room stays taken.
+  accounts.services.subUsers.onPermissionsTaken((loginId, taken) => {
+    if (taken.includes('files.upload')) endUploadsOf(loginId, 'no longer allowed to upload');
   });
   // A member's chunked upload into an account deleted meanwhile can never land there, and holds its bytes on the disk.
   accounts.services.users.onPurged((accountId) => {

@@ -35,10 +35,16 @@ export class SubUserService {
   ) {}
 
   private readonly removedListeners: Array<(loginId: string) => void> = [];
+  private readonly takenListeners: Array<(loginId: string, taken: readonly Permission[]) => void> = [];
 
   /** `listener` runs once a sub-user is removed, with its login id (what it left in progress ends with it). */
   onRemoved(listener: (loginId: string) => void): void {
     this.removedListeners.push(listener);
+  }
+
+  /** `listener` runs once permissions are taken from a sub-user, with its login id and those taken. */
+  onPermissionsTaken(listener: (loginId: string, taken: readonly Permission[]) => void): void {
+    this.takenListeners.push(listener);
   }
 
   list(owner: Principal) {
@@ -82,7 +88,11 @@ export class SubUserService {
     const changed = this.users.setPermissions(owner.accountId, id, JSON.stringify(orderPermissions(permissions)), this.clock.now());
     if (!changed) throw notFound(Messages.subUserNotFound);
     const subUser = this.view(owner, id);
-    if (before.some((p) => !subUser.permissions.includes(p))) this.davLocks.forgetLogin(id);
+    const taken = before.filter((p) => !subUser.permissions.includes(p));
+    if (taken.length > 0) {
+      this.davLocks.forgetLogin(id);
+      for (const listener of this.takenListeners) listener(id, taken);
+    }
     this.hub.accessChanged(owner.accountId);
     this.audit.record({
       action: AuditActions.subUserPermissions,

@@ -452,6 +452,30 @@ describe('termination, ownership', () => {
     expect([rows('tus_uploads'), rows('chunked_uploads')]).toEqual([0, 0]);
   });
 
+  test('a sub-user that loses Upload & create mid-upload: its unfinished uploads (tus, and Nextcloud chunked) end with their reservations and bytes', async () => {
+    const o = await seed.owner(t);
+    setLimit(o.id, 10 * MiB);
+    const sub = await seed.subUser(t, o, ['files.upload', 'files.download']);
+    const location = await created(sub.client, 4 * MiB);
+    expect((await patchUpload(sub.client, location, 0, randomBytes(MiB))).status).toBe(204);
+    const key = t.server.ctx.repos.tusUploads.get(location.split('/').at(-1)!)!.storageKey;
+    const app = await sub.client.post('/api/user/app-passwords', { name: 'sync' });
+    const authorization = `Basic ${Buffer.from(`${sub.email}:${(await json(app)).password}`).toString('base64')}`;
+    const chunked = `${t.url}/remote.php/dav/uploads/${sub.id}/half`;
+    expect((await fetch(chunked, { method: 'MKCOL', headers: { authorization, 'oc-total-length': String(2 * MiB) } })).status).toBe(201);
+    expect((await fetch(`${chunked}/1`, { method: 'PUT', headers: { authorization }, body: randomBytes(1000) })).status).toBe(201);
+    expect(t.server.ctx.services.quota.usage(o.id).free).toBe(4 * MiB);
+    // Another permission taken leaves them.
+    expect((await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: ['files.upload'] })).status).toBe(200);
+    expect(t.server.ctx.services.quota.usage(o.id).free).toBe(4 * MiB);
+    expect((await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: [] })).status).toBe(200);
+    await eventually(() => expect(t.server.ctx.services.quota.usage(o.id).free).toBe(10 * MiB));
+    expect(stagedFiles(t.dataDir)).not.toContain(key);
+    const rows = (table: string) =>
+      t.server.ctx.db.$client.query<{ n: number }, [string]>(`SELECT COUNT(*) AS n FROM ${table} WHERE login_id = ?`).get(sub.id)!.n;
+    expect([rows('tus_uploads'), rows('chunked_uploads')]).toEqual([0, 0]);
+  });
+
   test('DELETE of a completed upload forgets it; the file stays', async () => {
     const o = await seed.owner(t);
     const { url, itemId } = await tusUpload(t.url, o.client, randomBytes(1000)).done;
