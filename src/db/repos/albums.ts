@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import type { albumLinks, albums } from '../schema/albums.ts';
 import { changesOf } from '../select.ts';
-import { type PhotoRow, THUMBNAIL_OF_ITEM } from './thumbnails.ts';
+import { type PhotoRow, shownInAlbum, THUMBNAIL_OF_ITEM } from './thumbnails.ts';
 
 type AlbumTable = typeof albums.$inferSelect;
 /** A file in an album, with whose it is (an editor adds its own files). */
@@ -24,9 +24,6 @@ export interface AlbumMemberRow {
   addedAt: number;
 }
 
-/** An album shows a file of `alias` while it is live and its account active: an editor's photos stop with its account, as its shares do. */
-export const shownInAlbum = (alias: string) =>
-  `${alias}.deleted_at IS NULL AND ${alias}.account_id NOT IN (SELECT id FROM users WHERE disabled_at IS NOT NULL OR deletion_requested_at IS NOT NULL)`;
 const LIVE = shownInAlbum('i');
 // An album is shared only while its owner's account (`u`) is active, as the owner's file shares are.
 const OWNER_ACTIVE = 'u.disabled_at IS NULL AND u.deletion_requested_at IS NULL';

@@ -3,7 +3,7 @@ import type { Database, SQLQueryBindings } from 'bun:sqlite';
 import { items } from '../schema/items.ts';
 import { selectList, toBoolean } from '../select.ts';
 import { transactOf } from '../client.ts';
-import { shownInAlbum } from './albums.ts';
+import { shownInAlbum } from './thumbnails.ts';
 import type { StagedHostFile } from '../../lib/staged-host-file.ts';
 import { MAX_FOLDER_DEPTH } from '../../contract/names.ts';
 import { badRequest, Messages } from '../../errors.ts';

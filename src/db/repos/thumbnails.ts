@@ -1,8 +1,11 @@
 import type { Database } from 'bun:sqlite';
 import type { thumbnails } from '../schema/thumbnails.ts';
-import { shownInAlbum } from './albums.ts';
 
 export type ThumbnailRow = typeof thumbnails.$inferSelect;
+
+/** An album shows a file of `alias` while it is live and its account active: an editor's photos stop with its account, as its shares do. */
+export const shownInAlbum = (alias: string) =>
+  `${alias}.deleted_at IS NULL AND ${alias}.account_id NOT IN (SELECT id FROM users WHERE disabled_at IS NOT NULL OR deletion_requested_at IS NOT NULL)`;
 
 /** A live file a thumbnail may be made for. */
 export interface ThumbnailSource {
