@@ -106,17 +106,16 @@ function classify(err: unknown, oidc: typeof Oidc): IdpFailure {
 }
 
 const isTrue = (v: unknown) => v === true || v === 'true';
-// More group names than any person has; past it the claim is cut, not the sign-in refused.
-const MAX_GROUPS_IN_CLAIM = 500;
 
-/** The group names of a groups claim: a list of names, or one name; anything else is none. */
-function groupNames(value: unknown): string[] {
-  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
+/**
+ * The group names of a groups claim: a list of names, or one name; absent, none. Any other value is
+ * unreadable (null): memberships are then left as they are rather than all taken away.
+ */
+function groupNames(value: unknown): string[] | null {
+  if (value === undefined || value === null) return [];
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : null;
   // Keycloak names groups by path ("/Design") when its mapper's "Full group path" is on.
-  return list
-    .filter((v): v is string => typeof v === 'string')
-    .slice(0, MAX_GROUPS_IN_CLAIM)
-    .map((v) => v.replace(/^\//, ''));
+  return list && list.filter((v): v is string => typeof v === 'string').map((v) => v.replace(/^\//, ''));
 }
 
 export interface IdpDeps {
@@ -331,7 +330,13 @@ export class IdpService {
     // Groups are of owner accounts: a sub-user's claim says nothing about its owner's.
     if (groupsClaim !== null && row.parentUserId === null) {
       const by = { loginId: row.id, accountId: row.id, email: row.email, ip: input.info.ip };
-      this.d.groups.syncFromIdp(by, groupNames(profile[groupsClaim]), this.d.config!.groupsCreate);
+      const names = groupNames(profile[groupsClaim]);
+      if (names) this.d.groups.syncFromIdp(by, names, this.d.config!.groupsCreate);
+      else
+        this.d.log.warn('single sign-on groups claim is not a list of names; memberships left as they are', {
+          claim: groupsClaim,
+          email: row.email,
+        });
     }
     if (row.mfaEnabled) {
       const pendingId = this.addPending({ loginId: row.id, expiresAt: this.d.clock.now() + PENDING_MFA_TTL_S * 1000 });
