@@ -384,6 +384,8 @@ export class IdpService {
       if (this.d.identities.hasIssuer(existing.id, issuer)) {
         throw new IdpFailure('account_linked', `the account of ${email} is already linked to another identity at ${issuer}`);
       }
+      // Refused before the link: a disabled account gains no new way in while it is disabled.
+      if (existing.disabledAt !== null) throw new IdpFailure('account_disabled', `the account ${email} is disabled`);
       this.d.identities.link({ issuer, subject, userId: existing.id, createdAt: this.d.clock.now() });
       this.d.audit.record({
         action: AuditActions.idpLink,

@@ -191,6 +191,18 @@ describe('an empty instance: the first sign-in through the provider creates the 
     expect(await signInWithProvider(provider, c.t.client(), dana)).toBe('/');
   });
 
+  test('a disabled account with a password is not linked by email: account_disabled and no link; enabled again, it is linked', async () => {
+    const erin = await seed.owner(c.t);
+    const sub = person({ email: erin.email, email_verified: true });
+    expect((await aliceClient.send('PATCH', `/api/user/${erin.id}`, { disabled: true })).status).toBe(200);
+    await expectRefused(c, sub, 'account_disabled');
+    expect(c.t.server.ctx.repos.idp.userOf(provider.issuer, sub)).toBeNull();
+    expect(audit(c.t, 'auth.idp_link', erin.id)).toEqual([]);
+    expect((await aliceClient.send('PATCH', `/api/user/${erin.id}`, { disabled: false })).status).toBe(200);
+    expect(await signInWithProvider(provider, c.t.client(), sub)).toBe('/');
+    expect(c.t.server.ctx.repos.idp.userOf(provider.issuer, sub)).toBe(erin.id);
+  });
+
   test('sign-up closed: an unknown provider account is sent to /login?error=signup_disabled and no account is created', async () => {
     const bob = person();
     await expectRefused(c, bob, 'signup_disabled');
