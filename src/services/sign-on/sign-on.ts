@@ -25,6 +25,8 @@ const DISCOVERY_TIMEOUT_S = 10;
 const RETRY_FIRST_MS = 10_000;
 const RETRY_MAX_MS = 5 * 60_000;
 const MAX_PENDING = 10_000;
+// A longer `next` would take the state cookie past the 4 KiB browsers keep, and every sign-in would fail as expired.
+const MAX_NEXT = 2048;
 
 /**
  * Why a sign-in through the provider failed. The code goes into `/login?error=<code>`, where the web app
@@ -252,6 +254,7 @@ export class IdpService {
         redirectUri: config.redirectUrl ?? `${input.origin}/api/idp/callback`,
         next: localPath(input.next),
       };
+      if (s.next.length > MAX_NEXT) s.next = '/';
       const url = oidc.buildAuthorizationUrl(client, {
         redirect_uri: s.redirectUri,
         scope: config.scopes,

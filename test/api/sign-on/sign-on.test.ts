@@ -160,6 +160,16 @@ describe('an empty instance: the first sign-in through the provider creates the 
     await signInWithProvider(provider, aliceClient, alice);
   });
 
+  test('a `next` too long for the state cookie goes home: the cookie stays within the 4 KiB browsers keep and the sign-in completes', async () => {
+    // Each é is six characters once the URL is normalised (%C3%A9).
+    const next = `/files/abc?q=${'\u00e9'.repeat(500)}`;
+    const client = c.t.client();
+    const res = await client.get(`/api/idp/login?next=${encodeURIComponent(next)}`);
+    expect(cookieLine(res, 'coffer_idp_state')!.length).toBeLessThanOrEqual(4096);
+    expect(await signInWithProvider(provider, c.t.client(), alice, next)).toBe('/');
+    expect(await signInWithProvider(provider, c.t.client(), alice, '/files/abc?q=short')).toBe('/files/abc?q=short');
+  });
+
   test('`next` is a path on this origin only: another origin, a scheme-relative URL or a path that normalises to one goes home', async () => {
     for (const [next, landing] of [
       ['/files/abc?view=grid#x', '/files/abc?view=grid#x'],
