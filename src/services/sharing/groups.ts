@@ -178,16 +178,17 @@ export class GroupService {
    */
   syncFromIdp(actor: AuditPrincipal, names: readonly string[], create: boolean): void {
     const accountId = actor.accountId;
-    const wanted = new Map<string, string>();
+    const wanted = new Map<string, { name: string; asSent: string }>();
     for (const raw of names) {
       const name = raw.normalize('NFC').trim();
       // A name no group here could have (too long, control characters) is skipped, not the whole sign-on refused.
-      if (!groupNameProblem(name)) wanted.set(name.toLowerCase(), name);
+      if (!groupNameProblem(name)) wanted.set(name.toLowerCase(), { name, asSent: raw.trim().toLowerCase() });
     }
     const by = { idp: actor } as const;
     let created = 0;
-    for (const [key, name] of wanted) {
-      let group = this.d.groups.byNameKey(key);
+    for (const [key, { name, asSent }] of wanted) {
+      // A group made before names were stored in NFC keeps its key as the provider first sent it.
+      let group = this.d.groups.byNameKey(key) ?? (asSent === key ? null : this.d.groups.byNameKey(asSent));
       if (!group && create && created < MAX_GROUPS_CREATED_AT_SIGN_ON) {
         created++;
         try {
@@ -205,7 +206,7 @@ export class GroupService {
       if (row) this.joined(accountId, row);
     }
     for (const group of this.d.groups.idpGroupsOf(accountId)) {
-      if (!wanted.has(group.nameKey)) this.removeMember(by, group.id, accountId);
+      if (!wanted.has(group.nameKey.normalize('NFC'))) this.removeMember(by, group.id, accountId);
     }
   }
 

@@ -110,6 +110,22 @@ describe('groups from the identity provider (OIDC_GROUPS_CLAIM)', () => {
     expect(await groupsOf(email)).toEqual(['Caf\u00e9 (idp)']);
   });
 
+  test('a group stored before names were NFC (its name as the provider sent it, decomposed) is still the one the claim names', async () => {
+    const legacy = 'Se\u0301ance';
+    c.t.server.ctx.db.$client
+      .query('INSERT INTO groups (id, name, name_key, description, source, team_folder_bytes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run('legacy-nfd-group', legacy, legacy.toLowerCase(), '', 'idp', null, Date.now());
+    const sub = newPerson(provider, { groups: [legacy] });
+    const email = provider.accounts.get(sub)!.email!;
+    await signIn(sub);
+    await signIn(sub);
+    const named = (await json(await admin.client.get('/api/admin/groups'))).groups.filter(
+      (g: any) => g.name.normalize('NFC') === 'S\u00e9ance',
+    );
+    expect(named.map((g: any) => [g.id, g.size])).toEqual([['legacy-nfd-group', 1]]);
+    expect(await groupsOf(email)).toEqual([`${legacy} (idp)`]);
+  });
+
   test('a claim of more than 500 groups: the account stays in every group it names', async () => {
     const names = Array.from({ length: 600 }, (_, i) => `Many ${String(i).padStart(3, '0')}`);
     const sub = newPerson(provider, { groups: names.slice(500) });
