@@ -4,7 +4,7 @@ import type { Transactions } from '../../db/repos/index.ts';
 import type { GroupMemberRow, GroupRow, GroupSource, GroupsRepo } from '../../db/repos/groups.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
-import { badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
+import { AppError, badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { iso } from '../files/item-views.ts';
@@ -27,6 +27,8 @@ const NOT_IN_GROUP = 'This account is not a member of this group.';
 const NOT_GROUP_ADMIN =
   'Only an administrator of this group can see or change its members: ask the admin of this Coffer to make the change, or to make you an administrator of the group.';
 const COMPLETIONS = 10;
+// More new groups than one person's claim plausibly brings; past it the rest wait for later sign-ons.
+const MAX_GROUPS_CREATED_AT_SIGN_ON = 500;
 
 const toView = (g: GroupRow): GroupView => ({
   id: g.id,
@@ -65,7 +67,7 @@ export class GroupService {
 
   /** A group by id or name (any case), for the command line. */
   find(ref: string): GroupView | null {
-    const group = this.d.groups.get(ref) ?? this.d.groups.get(this.d.groups.byNameKey(ref.trim().toLowerCase())?.id ?? '');
+    const group = this.d.groups.get(ref) ?? this.d.groups.get(this.d.groups.byNameKey(ref.normalize('NFC').trim().toLowerCase())?.id ?? '');
     return group ? toView(group) : null;
   }
 
@@ -176,16 +178,25 @@ export class GroupService {
    */
   syncFromIdp(actor: AuditPrincipal, names: readonly string[], create: boolean): void {
     const accountId = actor.accountId;
-    const wanted = new Map<string, string>();
+    const wanted = new Map<string, { name: string; asSent: string }>();
     for (const raw of names) {
-      const name = raw.trim();
-      if (name && name.length <= GROUP_NAME_MAX) wanted.set(name.toLowerCase(), name);
+      const name = raw.normalize('NFC').trim();
+      // A name no group here could have (too long, control characters) is skipped, not the whole sign-on refused.
+      if (!groupNameProblem(name)) wanted.set(name.toLowerCase(), { name, asSent: raw.trim().toLowerCase() });
     }
     const by = { idp: actor } as const;
-    for (const [key, name] of wanted) {
-      let group = this.d.groups.byNameKey(key);
-      if (!group && create) {
-        this.create(by, { name, source: 'idp' });
+    let created = 0;
+    for (const [key, { name, asSent }] of wanted) {
+      // A group made before names were stored in NFC keeps its key as the provider first sent it.
+      let group = this.d.groups.byNameKey(key) ?? (asSent === key ? null : this.d.groups.byNameKey(asSent));
+      if (!group && create && created < MAX_GROUPS_CREATED_AT_SIGN_ON) {
+        created++;
+        try {
+          this.create(by, { name, source: 'idp' });
+        } catch (err) {
+          // Another sign-on made it meanwhile: use that one.
+          if (!(err instanceof AppError && err.status === 409)) throw err;
+        }
         group = this.d.groups.byNameKey(key);
       }
       if (!group || group.source !== 'idp' || this.d.groups.member(group.id, accountId)) continue;
@@ -195,7 +206,7 @@ export class GroupService {
       if (row) this.joined(accountId, row);
     }
     for (const group of this.d.groups.idpGroupsOf(accountId)) {
-      if (!wanted.has(group.nameKey)) this.removeMember(by, group.id, accountId);
+      if (!wanted.has(group.nameKey.normalize('NFC'))) this.removeMember(by, group.id, accountId);
     }
   }
 
@@ -258,9 +269,17 @@ function isInstanceAdmin(actor: GroupActor): boolean {
 }
 
 /** A group's name: 1 to 64 characters once trimmed, no control characters. */
+/** Why `name` (trimmed, NFC) cannot be a group's name, or null when it can. */
+function groupNameProblem(name: string): string | null {
+  if (name.length < 1 || name.length > GROUP_NAME_MAX) return `A group name is 1 to ${GROUP_NAME_MAX} characters.`;
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'A group name cannot hold control characters.';
+  return null;
+}
+
+// One name whatever Unicode form typed it ("é" as one code point or as "e" and an accent), so one group.
 function groupName(raw: string): string {
-  const name = raw.trim();
-  if (name.length < 1 || name.length > GROUP_NAME_MAX) throw badRequest(`A group name is 1 to ${GROUP_NAME_MAX} characters.`);
-  if (/[\u0000-\u001f\u007f]/.test(name)) throw badRequest('A group name cannot hold control characters.');
+  const name = raw.normalize('NFC').trim();
+  const problem = groupNameProblem(name);
+  if (problem) throw badRequest(problem);
   return name;
 }

@@ -25,6 +25,8 @@ const DISCOVERY_TIMEOUT_S = 10;
 const RETRY_FIRST_MS = 10_000;
 const RETRY_MAX_MS = 5 * 60_000;
 const MAX_PENDING = 10_000;
+// A longer `next` would take the state cookie past the 4 KiB browsers keep, and every sign-in would fail as expired.
+const MAX_NEXT = 2048;
 
 /**
  * Why a sign-in through the provider failed. The code goes into `/login?error=<code>`, where the web app
@@ -106,17 +108,16 @@ function classify(err: unknown, oidc: typeof Oidc): IdpFailure {
 }
 
 const isTrue = (v: unknown) => v === true || v === 'true';
-// More group names than any person has; past it the claim is cut, not the sign-in refused.
-const MAX_GROUPS_IN_CLAIM = 500;
 
-/** The group names of a groups claim: a list of names, or one name; anything else is none. */
-function groupNames(value: unknown): string[] {
-  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
+/**
+ * The group names of a groups claim: a list of names, or one name; absent, none. Any other value is
+ * unreadable (null): memberships are then left as they are rather than all taken away.
+ */
+function groupNames(value: unknown): string[] | null {
+  if (value === undefined || value === null) return [];
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : null;
   // Keycloak names groups by path ("/Design") when its mapper's "Full group path" is on.
-  return list
-    .filter((v): v is string => typeof v === 'string')
-    .slice(0, MAX_GROUPS_IN_CLAIM)
-    .map((v) => v.replace(/^\//, ''));
+  return list && list.filter((v): v is string => typeof v === 'string').map((v) => v.replace(/^\//, ''));
 }
 
 export interface IdpDeps {
@@ -253,6 +254,7 @@ export class IdpService {
         redirectUri: config.redirectUrl ?? `${input.origin}/api/idp/callback`,
         next: localPath(input.next),
       };
+      if (s.next.length > MAX_NEXT) s.next = '/';
       const url = oidc.buildAuthorizationUrl(client, {
         redirect_uri: s.redirectUri,
         scope: config.scopes,
@@ -331,7 +333,13 @@ export class IdpService {
     // Groups are of owner accounts: a sub-user's claim says nothing about its owner's.
     if (groupsClaim !== null && row.parentUserId === null) {
       const by = { loginId: row.id, accountId: row.id, email: row.email, ip: input.info.ip };
-      this.d.groups.syncFromIdp(by, groupNames(profile[groupsClaim]), this.d.config!.groupsCreate);
+      const names = groupNames(profile[groupsClaim]);
+      if (names) this.d.groups.syncFromIdp(by, names, this.d.config!.groupsCreate);
+      else
+        this.d.log.warn('single sign-on groups claim is not a list of names; memberships left as they are', {
+          claim: groupsClaim,
+          email: row.email,
+        });
     }
     if (row.mfaEnabled) {
       const pendingId = this.addPending({ loginId: row.id, expiresAt: this.d.clock.now() + PENDING_MFA_TTL_S * 1000 });
@@ -379,6 +387,8 @@ export class IdpService {
       if (this.d.identities.hasIssuer(existing.id, issuer)) {
         throw new IdpFailure('account_linked', `the account of ${email} is already linked to another identity at ${issuer}`);
       }
+      // Refused before the link: a disabled account gains no new way in while it is disabled.
+      if (existing.disabledAt !== null) throw new IdpFailure('account_disabled', `the account ${email} is disabled`);
       this.d.identities.link({ issuer, subject, userId: existing.id, createdAt: this.d.clock.now() });
       this.d.audit.record({
         action: AuditActions.idpLink,

@@ -90,4 +90,64 @@ describe('groups from the identity provider (OIDC_GROUPS_CLAIM)', () => {
       await other.t.stop();
     }
   });
+  test('a name no group can have (control characters, over 64 characters) is skipped: the sign-on and the other groups go on', async () => {
+    const sub = newPerson(provider, { groups: ['Tab\tGroup', 'x'.repeat(65), 'Usable'] });
+    const email = provider.accounts.get(sub)!.email!;
+    await signIn(sub);
+    expect(await groupsOf(email)).toEqual(['Usable (idp)']);
+  });
+
+  test('names in another Unicode form are one group: a claim in NFD keeps the group made from NFC, none is made twice', async () => {
+    const sub = newPerson(provider, { groups: ['Caf\u00e9'] });
+    const email = provider.accounts.get(sub)!.email!;
+    await signIn(sub);
+    provider.accounts.set(sub, { ...provider.accounts.get(sub)!, groups: ['CAFE\u0301'] });
+    await signIn(sub);
+    const named = (await json(await admin.client.get('/api/admin/groups'))).groups.filter(
+      (g: any) => g.name.normalize('NFC') === 'Caf\u00e9',
+    );
+    expect(named.map((g: any) => [g.name, g.size])).toEqual([['Caf\u00e9', 1]]);
+    expect(await groupsOf(email)).toEqual(['Caf\u00e9 (idp)']);
+  });
+
+  test('a group stored before names were NFC (its name as the provider sent it, decomposed) is still the one the claim names', async () => {
+    const legacy = 'Se\u0301ance';
+    c.t.server.ctx.db.$client
+      .query('INSERT INTO groups (id, name, name_key, description, source, team_folder_bytes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run('legacy-nfd-group', legacy, legacy.toLowerCase(), '', 'idp', null, Date.now());
+    const sub = newPerson(provider, { groups: [legacy] });
+    const email = provider.accounts.get(sub)!.email!;
+    await signIn(sub);
+    await signIn(sub);
+    const named = (await json(await admin.client.get('/api/admin/groups'))).groups.filter(
+      (g: any) => g.name.normalize('NFC') === 'S\u00e9ance',
+    );
+    expect(named.map((g: any) => [g.id, g.size])).toEqual([['legacy-nfd-group', 1]]);
+    expect(await groupsOf(email)).toEqual([`${legacy} (idp)`]);
+  });
+
+  test('a claim of more than 500 groups: the account stays in every group it names', async () => {
+    const names = Array.from({ length: 600 }, (_, i) => `Many ${String(i).padStart(3, '0')}`);
+    const sub = newPerson(provider, { groups: names.slice(500) });
+    const email = provider.accounts.get(sub)!.email!;
+    await signIn(sub);
+    provider.accounts.set(sub, { ...provider.accounts.get(sub)!, groups: names });
+    await signIn(sub);
+    const mine = (await groupsOf(email)).filter((g) => g.startsWith('Many '));
+    expect(mine.length).toBe(600);
+  });
+
+  test('a claim that is not a list of names (an object, a number) leaves the memberships as they are; non-strings in a list are skipped', async () => {
+    const sub = newPerson(provider, { groups: ['Kept'] });
+    const email = provider.accounts.get(sub)!.email!;
+    await signIn(sub);
+    for (const odd of [{ Kept: true }, 7]) {
+      provider.accounts.set(sub, { ...provider.accounts.get(sub)!, groups: odd as unknown as string[] });
+      await signIn(sub);
+      expect(await groupsOf(email)).toEqual(['Kept (idp)']);
+    }
+    provider.accounts.set(sub, { ...provider.accounts.get(sub)!, groups: [1, null, 'Kept', { a: 1 }] as unknown as string[] });
+    await signIn(sub);
+    expect(await groupsOf(email)).toEqual(['Kept (idp)']);
+  });
 });

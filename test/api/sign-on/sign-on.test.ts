@@ -160,6 +160,16 @@ describe('an empty instance: the first sign-in through the provider creates the 
     await signInWithProvider(provider, aliceClient, alice);
   });
 
+  test('a `next` too long for the state cookie goes home: the cookie stays within the 4 KiB browsers keep and the sign-in completes', async () => {
+    // Each é is six characters once the URL is normalised (%C3%A9).
+    const next = `/files/abc?q=${'\u00e9'.repeat(500)}`;
+    const client = c.t.client();
+    const res = await client.get(`/api/idp/login?next=${encodeURIComponent(next)}`);
+    expect(cookieLine(res, 'coffer_idp_state')!.length).toBeLessThanOrEqual(4096);
+    expect(await signInWithProvider(provider, c.t.client(), alice, next)).toBe('/');
+    expect(await signInWithProvider(provider, c.t.client(), alice, '/files/abc?q=short')).toBe('/files/abc?q=short');
+  });
+
   test('`next` is a path on this origin only: another origin, a scheme-relative URL or a path that normalises to one goes home', async () => {
     for (const [next, landing] of [
       ['/files/abc?view=grid#x', '/files/abc?view=grid#x'],
@@ -189,6 +199,18 @@ describe('an empty instance: the first sign-in through the provider creates the 
     await expectRefused(c, dana, 'account_disabled');
     expect((await aliceClient.send('PATCH', `/api/user/${row.id}`, { disabled: false })).status).toBe(200);
     expect(await signInWithProvider(provider, c.t.client(), dana)).toBe('/');
+  });
+
+  test('a disabled account with a password is not linked by email: account_disabled and no link; enabled again, it is linked', async () => {
+    const erin = await seed.owner(c.t);
+    const sub = person({ email: erin.email, email_verified: true });
+    expect((await aliceClient.send('PATCH', `/api/user/${erin.id}`, { disabled: true })).status).toBe(200);
+    await expectRefused(c, sub, 'account_disabled');
+    expect(c.t.server.ctx.repos.idp.userOf(provider.issuer, sub)).toBeNull();
+    expect(audit(c.t, 'auth.idp_link', erin.id)).toEqual([]);
+    expect((await aliceClient.send('PATCH', `/api/user/${erin.id}`, { disabled: false })).status).toBe(200);
+    expect(await signInWithProvider(provider, c.t.client(), sub)).toBe('/');
+    expect(c.t.server.ctx.repos.idp.userOf(provider.issuer, sub)).toBe(erin.id);
   });
 
   test('sign-up closed: an unknown provider account is sent to /login?error=signup_disabled and no account is created', async () => {
