@@ -268,15 +268,14 @@ function isInstanceAdmin(actor: GroupActor): boolean {
   return 'cli' in actor || ('principal' in actor && actor.principal.isAdmin);
 }
 
-/** A group's name: 1 to 64 characters once trimmed, no control characters. */
-/** Why `name` (trimmed, NFC) cannot be a group's name, or null when it can. */
+/** Why `name` (trimmed, NFC) cannot be a group's name (1 to 64 characters, no control characters), or null when it can. */
 function groupNameProblem(name: string): string | null {
   if (name.length < 1 || name.length > GROUP_NAME_MAX) return `A group name is 1 to ${GROUP_NAME_MAX} characters.`;
   if (/[\u0000-\u001f\u007f]/.test(name)) return 'A group name cannot hold control characters.';
   return null;
 }
 
-// One name whatever Unicode form typed it ("é" as one code point or as "e" and an accent), so one group.
+/** A group's name, trimmed and in NFC: one name whatever Unicode form typed it ("é" as one code point or "e" and an accent). */
 function groupName(raw: string): string {
   const name = raw.normalize('NFC').trim();
   const problem = groupNameProblem(name);
