@@ -162,7 +162,7 @@ export class GroupService {
   /** Groups for the share dialog: those whose name starts with `q`, else the account's own. */
   choices(accountId: string, q: string | undefined): { groups: GroupChoice[] } {
     const mine = new Map(this.d.groups.ofAccount(accountId).map((g) => [g.id, g.isAdmin]));
-    const prefix = q?.trim().toLowerCase() ?? '';
+    const prefix = q?.normalize('NFC').trim().toLowerCase() ?? '';
     const rows = prefix ? this.d.groups.named(prefix, COMPLETIONS) : this.d.groups.ofAccount(accountId);
     return {
       groups: rows.map((g) => {

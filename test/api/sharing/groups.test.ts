@@ -115,6 +115,15 @@ describe('groups (admin)', () => {
     });
   });
 
+  test('GET /api/groups?q= completes a name typed in another Unicode form (an accent decomposed, as macOS keyboards send it)', async () => {
+    const owner = await seed.owner(t);
+    const name = `Caf\u00e9 ${++groupCounter}`;
+    const created = await json(await admin.client.post('/api/admin/groups', { name }));
+    const res = await owner.client.get(`/api/groups?q=${encodeURIComponent('cafe\u0301')}`);
+    expect(res.status).toBe(200);
+    expect((await json(res)).groups.map((g: { id: string }) => g.id)).toContain(created.id);
+  });
+
   test('GET /api/groups/:id: someone outside the group gets the 404 of a made-up id on every id route; a plain member a 403 saying whom to ask', async () => {
     const plain = await seed.owner(t);
     const outsider = await seed.owner(t);
