@@ -121,6 +121,27 @@ describe('a store whose clock is off', () => {
       store.clear();
     }
   });
+
+  test('a clock that moves while the server runs, met first by a HEAD (a copy), is learnt from its Date header: the copy completes', async () => {
+    const o = await seed.owner(t);
+    const content = randomBytes(100_000);
+    const item = await upload(o.client, 'to-copy.bin', content);
+    // A 403 to a HEAD has no body to name RequestTimeTooSkewed: only the store's Date header tells.
+    store.clockSkewMs = -50 * 60_000;
+    try {
+      const before = store.seen.length;
+      const res = await o.client.post('/api/files/copy', { ids: [item.id] });
+      expect(res.status).toBe(202);
+      const { jobId } = await json(res);
+      await t.server.worker.drain();
+      const job = await json(await o.client.get(`/api/files/jobs/${jobId}`));
+      expect(job.status).toBe('completed');
+      expect(store.seen.slice(before).filter((s) => s.request.startsWith('HEAD'))).toHaveLength(2);
+      expect((await downloaded(o.client, job.result.ids[0])).equals(content)).toBe(true);
+    } finally {
+      store.clear();
+    }
+  });
 });
 
 describe('background work when the bucket refuses reads', () => {
