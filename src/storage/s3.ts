@@ -729,6 +729,10 @@ function guardSilence(body: ReadableStream<Uint8Array>, request: AbortController
 export function describeAccessFailure(err: unknown, o: Pick<S3DriverOptions, 'bucket' | 'endpoint' | 'region' | 'accessKeyId'>): string {
   const e = err as StorageUnavailableError;
   const at = o.endpoint ?? `AWS (region ${o.region})`;
+  // A store that is down or overloaded: nothing in the settings is wrong.
+  if (e.status !== null && e.status !== 501 && (e.status >= 500 || e.status === 429)) {
+    return `S3_ENDPOINT: ${at} is not answering requests to bucket "${o.bucket}" right now (${e.message.replace(/^.*?: /, '')}); start Coffer again once it does`;
+  }
   switch (e.code) {
     case 'NoSuchBucket':
       return `S3_BUCKET: bucket "${o.bucket}" does not exist at ${at}; create it first or fix S3_BUCKET`;
