@@ -431,7 +431,13 @@ export class S3Driver implements StorageDriver {
   async copy(fromKey: string, toKey: string): Promise<void> {
     assertValidStorageKey(fromKey);
     assertValidStorageKey(toKey);
-    const source = await this.head(fromKey);
+    let source = await this.head(fromKey);
+    // As a read does: a store may show a file just uploaded a moment after acknowledging it.
+    for (const wait of NOT_YET_VISIBLE_MS) {
+      if (source) break;
+      await Bun.sleep(wait);
+      source = await this.head(fromKey);
+    }
     if (!source) throw new StorageNotFoundError(fromKey);
     const copySource = uriEncode(`${this.opts.bucket}/${this.opts.prefix}${fromKey}`, true);
     const target = this.opts.prefix + toKey;

@@ -86,6 +86,21 @@ describe('a store that shows a new object late', () => {
     store.inject({ when: objectGet, times: 2, answer: { status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.' } });
     expect((await downloaded(o.client, item.id)).equals(content)).toBe(true);
   });
+
+  test('a file copied while the bucket still answers 404 to HEAD for it is copied once it shows: the job completes, byte for byte', async () => {
+    const o = await seed.owner(t);
+    const content = randomBytes(200_000);
+    const item = await upload(o.client, 'fresh-copy.bin', content);
+    store.inject({ when: (m, u) => m === 'HEAD' && u.includes(`/${PREFIX}`), times: 2, answer: { status: 404, code: 'NoSuchKey' } });
+    const res = await o.client.post('/api/files/copy', { ids: [item.id] });
+    expect(res.status).toBe(202);
+    const { jobId } = await json(res);
+    await t.server.worker.drain();
+    const job = await json(await o.client.get(`/api/files/jobs/${jobId}`));
+    expect(job.status).toBe('completed');
+    expect((await downloaded(o.client, job.result.ids[0])).equals(content)).toBe(true);
+    store.clear();
+  });
 });
 
 describe('uploads when the bucket loses an answer', () => {
