@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
 import { ManualClock } from '../../../src/clock.ts';
-import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
+import { downloaded, folder, listAll, upload, uploadRaw } from '../../helpers/files.ts';
+import { createUpload, patchUpload } from '../../helpers/tus.ts';
 import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -179,6 +180,39 @@ describe('background work when the bucket refuses reads', () => {
     store.clear();
     const found = () => a.client.get('/api/files/search?q=hunter2&content=true').then(json);
     await eventually(async () => (await found()).some((h: any) => h.id === item.id && h.match === 'content'), { timeoutMs: 30_000 });
+  });
+});
+
+describe('resumable uploads when the bucket is down for long', () => {
+  test('a tus upload whose every byte arrived is not expired while the bucket refuses it: its file is created once the bucket answers', async () => {
+    const clock = new ManualClock();
+    const prefix = 'sealed/';
+    const t2 = await startTestServer({ env: { ...store.env(prefix), S3_TIMEOUT_SECONDS: '1' }, clock, startWorker: false });
+    try {
+      const o = await seed.owner(t2);
+      const content = randomBytes(300_000);
+      const created = await createUpload(o.client, content.length, { filename: 'whole.bin' });
+      expect(created.status).toBe(201);
+      const location = created.headers.get('location')!;
+      store.inject({
+        when: (m, u) => (m === 'PUT' || m === 'POST') && u.includes(`/${prefix}`),
+        times: Infinity,
+        answer: { status: 503, code: 'SlowDown' },
+      });
+      expect((await patchUpload(o.client, location, 0, content)).status).toBe(503);
+      // Two days of outage: past the 24 h expiry, the sweep still cannot publish it.
+      clock.advance(2 * 24 * 3_600_000);
+      const during = await t2.server.ctx.services.tusUploads.sweep();
+      expect(during.expired).toBe(0);
+      store.clear();
+      expect((await t2.server.ctx.services.tusUploads.sweep()).finished).toBe(1);
+      const files = await listAll(o.client, '/api/files');
+      expect(files.map((f: { name: string }) => f.name)).toEqual(['whole.bin']);
+      expect((await downloaded(o.client, files[0].id)).equals(content)).toBe(true);
+    } finally {
+      store.clear();
+      await t2.stop();
+    }
   });
 });
 
