@@ -6,6 +6,9 @@ import { startTestServer, tempDir, type TestServer } from '../../helpers/server.
 import { ManualClock } from '../../../src/clock.ts';
 import { downloaded, folder, listAll, upload, uploadRaw } from '../../helpers/files.ts';
 import { createUpload, patchUpload } from '../../helpers/tus.ts';
+import { S3Driver } from '../../../src/storage/s3.ts';
+import { newStorageKey } from '../../../src/storage/keys.ts';
+import { testS3DriverOptions } from '../../helpers/s3-options.ts';
 import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -180,6 +183,34 @@ describe('background work when the bucket refuses reads', () => {
     store.clear();
     const found = () => a.client.get('/api/files/search?q=hunter2&content=true').then(json);
     await eventually(async () => (await found()).some((h: any) => h.id === item.id && h.match === 'content'), { timeoutMs: 30_000 });
+  });
+});
+
+describe('uploads a crash cut off', () => {
+  test('the intent sweep aborts the multipart upload a crash left under an intent with no row: no parts left billed', async () => {
+    // A writer of another life of the server: its intent recorded, one part sent, then nothing (the process died).
+    const driver = new S3Driver({ ...testS3DriverOptions(s3.endpoint, PREFIX), partSize: 5 * MiB });
+    const key = newStorageKey();
+    t.server.ctx.repos.uploadIntents.record(key, Date.now());
+    let die!: (err: Error) => void;
+    const died = new Promise<never>((_, reject) => {
+      die = reject;
+    });
+    const writing = driver.put(
+      key,
+      (async function* () {
+        yield randomBytes(6 * MiB);
+        await died;
+      })(),
+    );
+    writing.catch(() => {});
+    const open = () => s3.incompleteUploads(PREFIX).filter((u) => u.key === PREFIX + key);
+    await eventually(() => open().length === 1 && s3.requests.some((r) => r.includes('partNumber=1') && r.includes(open()[0]!.uploadId)));
+    const swept = await t.server.ctx.services.uploadIntents.sweep();
+    expect(swept.clearedIntents).toBeGreaterThanOrEqual(1);
+    expect(open()).toEqual([]);
+    die(new Error('the process died'));
+    await writing.catch(() => {});
   });
 });
 
