@@ -431,7 +431,13 @@ export class S3Driver implements StorageDriver {
   async copy(fromKey: string, toKey: string): Promise<void> {
     assertValidStorageKey(fromKey);
     assertValidStorageKey(toKey);
-    const source = await this.head(fromKey);
+    let source = await this.head(fromKey);
+    // As a read does: a store may show a file just uploaded a moment after acknowledging it.
+    for (const wait of NOT_YET_VISIBLE_MS) {
+      if (source) break;
+      await Bun.sleep(wait);
+      source = await this.head(fromKey);
+    }
     if (!source) throw new StorageNotFoundError(fromKey);
     const copySource = uriEncode(`${this.opts.bucket}/${this.opts.prefix}${fromKey}`, true);
     const target = this.opts.prefix + toKey;
@@ -634,7 +640,10 @@ export class S3Driver implements StorageDriver {
         // CopyObject and CompleteMultipartUpload can fail after answering 200.
         const embedded = res.ok && /^\s*(<\?xml[^>]*>\s*)?<Error>/.test(text);
         if (ok && !embedded) return { status: res.status, headers: res.headers, text, body: null };
-        const code = xmlOne(text, 'Code') ?? (res.status === 404 ? 'NotFound' : res.status === 403 ? 'AccessDenied' : null);
+        let code = xmlOne(text, 'Code');
+        // A HEAD's 403 has no body to name RequestTimeTooSkewed: the store's Date header tells whether the clocks are apart.
+        if (code === null && res.status === 403 && clocksApart(res.headers.get('date'), date)) code = 'RequestTimeTooSkewed';
+        code ??= res.status === 404 ? 'NotFound' : res.status === 403 ? 'AccessDenied' : null;
         const message = xmlOne(text, 'Message') ?? res.statusText;
         if (res.status === 404 && (code === 'NoSuchKey' || code === 'NotFound') && method !== 'HEAD' && !o.accept?.includes(404)) {
           throw new StorageNotFoundError(objectKey.slice(this.opts.prefix.length));
@@ -660,6 +669,14 @@ export class S3Driver implements StorageDriver {
 }
 
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
+
+/** S3 refuses a request signed more than 15 minutes off its clock. */
+const MAX_SKEW_MS = 15 * 60_000;
+
+function clocksApart(storeDate: string | null, signedAt: Date): boolean {
+  const at = storeDate ? Date.parse(storeDate) : Number.NaN;
+  return !Number.isNaN(at) && Math.abs(at - signedAt.getTime()) > MAX_SKEW_MS;
+}
 
 /** `bytes` as a body read a piece at a time when the socket takes it, with no copy; each try of a request gets its own. */
 function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
@@ -718,6 +735,10 @@ function guardSilence(body: ReadableStream<Uint8Array>, request: AbortController
 export function describeAccessFailure(err: unknown, o: Pick<S3DriverOptions, 'bucket' | 'endpoint' | 'region' | 'accessKeyId'>): string {
   const e = err as StorageUnavailableError;
   const at = o.endpoint ?? `AWS (region ${o.region})`;
+  // A store that is down or overloaded: nothing in the settings is wrong.
+  if (e.status !== null && e.status !== 501 && (e.status >= 500 || e.status === 429)) {
+    return `S3_ENDPOINT: ${at} is not answering requests to bucket "${o.bucket}" right now (${e.message.replace(/^.*?: /, '')}); start Coffer again once it does`;
+  }
   switch (e.code) {
     case 'NoSuchBucket':
       return `S3_BUCKET: bucket "${o.bucket}" does not exist at ${at}; create it first or fix S3_BUCKET`;

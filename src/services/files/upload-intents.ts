@@ -2,6 +2,7 @@ import { Gathering } from '../../lib/gathering.ts';
 import type { Clock } from '../../clock.ts';
 import type { UploadIntentsRepo } from '../../db/repos/upload-intents.ts';
 import type { Logger } from '../../log.ts';
+import { StorageCallNotImplementedError } from '../../storage/driver.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import type { StorageLocationService } from '../admin/storage-location.ts';
 
@@ -38,7 +39,7 @@ export class UploadIntentService {
 
   constructor(
     private readonly repo: UploadIntentsRepo,
-    private readonly storage: Pick<SealedStore, 'delete'>,
+    private readonly storage: Pick<SealedStore, 'delete' | 'driver'>,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly location: Pick<StorageLocationService, 'assertAcceptsWrites'>,
@@ -88,6 +89,7 @@ export class UploadIntentService {
   /** Removes the object of every intent that has no row and no writer at work in this process. */
   async sweep(): Promise<IntentSweep> {
     const out: IntentSweep = { removedObjects: 0, clearedIntents: 0 };
+    const swept = new Set<string>();
     let after = '';
     for (;;) {
       const rows = this.repo.page(after, SWEEP_PAGE);
@@ -99,10 +101,27 @@ export class UploadIntentService {
         // Re-checked after the await: a writer may have started on this key meanwhile.
         if (this.writing.has(r.storageKey)) continue;
         this.repo.clear(r.storageKey);
+        if (!r.referenced) swept.add(r.storageKey);
         out.clearedIntents++;
       }
     }
+    await this.abortIncompleteUploads(swept);
     if (out.clearedIntents) this.log.info('removed objects of interrupted uploads', { ...out });
     return out;
+  }
+
+  /** A bucket's multipart uploads a crash cut off under `keys`: aborted, so their parts are not billed until an orphan review. */
+  private async abortIncompleteUploads(keys: ReadonlySet<string>): Promise<void> {
+    const driver = this.storage.driver;
+    if (keys.size === 0 || !driver.listIncompleteUploads || !driver.abortIncompleteUpload) return;
+    try {
+      for await (const u of driver.listIncompleteUploads()) {
+        if (keys.has(u.key) && !this.writing.has(u.key)) await driver.abortIncompleteUpload(u.key, u.uploadId);
+      }
+    } catch (err) {
+      // A store without ListMultipartUploads (or away now): orphan review lists what is left.
+      if (!(err instanceof StorageCallNotImplementedError))
+        this.log.warn('could not abort interrupted multipart uploads', { err: String(err) });
+    }
   }
 }

@@ -4,6 +4,7 @@ import type { TusUpload, TusUploadsRepo } from '../../db/repos/tus-uploads.ts';
 import { AppError, badRequest, conflict, fileTooLarge, Messages, notFound, tusOffsetMismatch, tusPastLength } from '../../errors.ts';
 import { newToken } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
+import { StorageUnavailableError } from '../../storage/driver.ts';
 import { wrappedKeyId } from '../../storage/keyring.ts';
 import { newStorageKey } from '../../storage/keys.ts';
 import { type AppendProgress, ResealMismatchError, type ResumableObject, type ResumableStore } from '../../storage/resumable.ts';
@@ -341,6 +342,7 @@ export class TusUploadService {
    */
   async sweep(): Promise<TusSweep> {
     const out: TusSweep = { finished: 0, expired: 0, forgotten: 0, strays: 0 };
+    const skipped = new Set<string>();
     for (const row of this.d.repo.sealed(SWEEP_PAGE)) {
       if (!this.tryLock(row.id)) continue;
       try {
@@ -350,12 +352,13 @@ export class TusUploadService {
         await this.finish(fresh, { accountId: fresh.accountId, loginId: fresh.loginId }, false);
         out.finished++;
       } catch (err) {
+        // Every byte arrived and the storage is away: the upload waits for it, past its expiry too, rather than being deleted.
+        if (err instanceof StorageUnavailableError) skipped.add(row.id);
         this.d.log.warn('could not finish a stored upload', { uploadId: row.id, err: String(err) });
       } finally {
         this.unlock(row.id);
       }
     }
-    const skipped = new Set<string>();
     for (;;) {
       const rows = this.d.repo.expired(this.d.clock.now(), SWEEP_PAGE).filter((r) => !skipped.has(r.id));
       if (rows.length === 0) break;

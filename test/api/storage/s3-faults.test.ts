@@ -4,7 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startTestServer, tempDir, type TestServer } from '../../helpers/server.ts';
 import { ManualClock } from '../../../src/clock.ts';
-import { downloaded, folder, upload, uploadRaw } from '../../helpers/files.ts';
+import { downloaded, folder, listAll, upload, uploadRaw } from '../../helpers/files.ts';
+import { createUpload, patchUpload } from '../../helpers/tus.ts';
+import { S3Driver } from '../../../src/storage/s3.ts';
+import { newStorageKey } from '../../../src/storage/keys.ts';
+import { testS3DriverOptions } from '../../helpers/s3-options.ts';
 import { memoryLogger, waitForLine } from '../../helpers/logs.ts';
 import { cookieHeader, rawRequest } from '../../helpers/raw-http.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -86,6 +90,21 @@ describe('a store that shows a new object late', () => {
     store.inject({ when: objectGet, times: 2, answer: { status: 404, code: 'NoSuchKey', message: 'The specified key does not exist.' } });
     expect((await downloaded(o.client, item.id)).equals(content)).toBe(true);
   });
+
+  test('a file copied while the bucket still answers 404 to HEAD for it is copied once it shows: the job completes, byte for byte', async () => {
+    const o = await seed.owner(t);
+    const content = randomBytes(200_000);
+    const item = await upload(o.client, 'fresh-copy.bin', content);
+    store.inject({ when: (m, u) => m === 'HEAD' && u.includes(`/${PREFIX}`), times: 2, answer: { status: 404, code: 'NoSuchKey' } });
+    const res = await o.client.post('/api/files/copy', { ids: [item.id] });
+    expect(res.status).toBe(202);
+    const { jobId } = await json(res);
+    await t.server.worker.drain();
+    const job = await json(await o.client.get(`/api/files/jobs/${jobId}`));
+    expect(job.status).toBe('completed');
+    expect((await downloaded(o.client, job.result.ids[0])).equals(content)).toBe(true);
+    store.clear();
+  });
 });
 
 describe('uploads when the bucket loses an answer', () => {
@@ -121,6 +140,27 @@ describe('a store whose clock is off', () => {
       store.clear();
     }
   });
+
+  test('a clock that moves while the server runs, met first by a HEAD (a copy), is learnt from its Date header: the copy completes', async () => {
+    const o = await seed.owner(t);
+    const content = randomBytes(100_000);
+    const item = await upload(o.client, 'to-copy.bin', content);
+    // A 403 to a HEAD has no body to name RequestTimeTooSkewed: only the store's Date header tells.
+    store.clockSkewMs = -50 * 60_000;
+    try {
+      const before = store.seen.length;
+      const res = await o.client.post('/api/files/copy', { ids: [item.id] });
+      expect(res.status).toBe(202);
+      const { jobId } = await json(res);
+      await t.server.worker.drain();
+      const job = await json(await o.client.get(`/api/files/jobs/${jobId}`));
+      expect(job.status).toBe('completed');
+      expect(store.seen.slice(before).filter((s) => s.request.startsWith('HEAD'))).toHaveLength(2);
+      expect((await downloaded(o.client, job.result.ids[0])).equals(content)).toBe(true);
+    } finally {
+      store.clear();
+    }
+  });
 });
 
 describe('background work when the bucket refuses reads', () => {
@@ -143,6 +183,67 @@ describe('background work when the bucket refuses reads', () => {
     store.clear();
     const found = () => a.client.get('/api/files/search?q=hunter2&content=true').then(json);
     await eventually(async () => (await found()).some((h: any) => h.id === item.id && h.match === 'content'), { timeoutMs: 30_000 });
+  });
+});
+
+describe('uploads a crash cut off', () => {
+  test('the intent sweep aborts the multipart upload a crash left under an intent with no row: no parts left billed', async () => {
+    // A writer of another life of the server: its intent recorded, one part sent, then nothing (the process died).
+    const driver = new S3Driver({ ...testS3DriverOptions(s3.endpoint, PREFIX), partSize: 5 * MiB });
+    const key = newStorageKey();
+    t.server.ctx.repos.uploadIntents.record(key, Date.now());
+    let die!: (err: Error) => void;
+    const died = new Promise<never>((_, reject) => {
+      die = reject;
+    });
+    const writing = driver.put(
+      key,
+      (async function* () {
+        yield randomBytes(6 * MiB);
+        await died;
+      })(),
+    );
+    writing.catch(() => {});
+    const open = () => s3.incompleteUploads(PREFIX).filter((u) => u.key === PREFIX + key);
+    await eventually(() => open().length === 1 && s3.requests.some((r) => r.includes('partNumber=1') && r.includes(open()[0]!.uploadId)));
+    const swept = await t.server.ctx.services.uploadIntents.sweep();
+    expect(swept.clearedIntents).toBeGreaterThanOrEqual(1);
+    expect(open()).toEqual([]);
+    die(new Error('the process died'));
+    await writing.catch(() => {});
+  });
+});
+
+describe('resumable uploads when the bucket is down for long', () => {
+  test('a tus upload whose every byte arrived is not expired while the bucket refuses it: its file is created once the bucket answers', async () => {
+    const clock = new ManualClock();
+    const prefix = 'sealed/';
+    const t2 = await startTestServer({ env: { ...store.env(prefix), S3_TIMEOUT_SECONDS: '1' }, clock, startWorker: false });
+    try {
+      const o = await seed.owner(t2);
+      const content = randomBytes(300_000);
+      const created = await createUpload(o.client, content.length, { filename: 'whole.bin' });
+      expect(created.status).toBe(201);
+      const location = created.headers.get('location')!;
+      store.inject({
+        when: (m, u) => (m === 'PUT' || m === 'POST') && u.includes(`/${prefix}`),
+        times: Infinity,
+        answer: { status: 503, code: 'SlowDown' },
+      });
+      expect((await patchUpload(o.client, location, 0, content)).status).toBe(503);
+      // Two days of outage: past the 24 h expiry, the sweep still cannot publish it.
+      clock.advance(2 * 24 * 3_600_000);
+      const during = await t2.server.ctx.services.tusUploads.sweep();
+      expect(during.expired).toBe(0);
+      store.clear();
+      expect((await t2.server.ctx.services.tusUploads.sweep()).finished).toBe(1);
+      const files = await listAll(o.client, '/api/files');
+      expect(files.map((f: { name: string }) => f.name)).toEqual(['whole.bin']);
+      expect((await downloaded(o.client, files[0].id)).equals(content)).toBe(true);
+    } finally {
+      store.clear();
+      await t2.stop();
+    }
   });
 });
 

@@ -320,6 +320,21 @@ describe('start-up checks', () => {
     }
   });
 
+  test('a store that answers 503 at start stops `coffer serve` with one line saying the endpoint is not answering, not blaming S3_BUCKET', async () => {
+    const dataDir = tempDir();
+    s3.failNext(Number.POSITIVE_INFINITY, 503, 'SlowDown', (m, u) => m === 'GET' && u.includes('list-type=2'));
+    try {
+      const r = await serve(dataDir, { ...s3.env(), S3_TIMEOUT_SECONDS: '2' });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /^coffer: S3_ENDPOINT: http:\/\/127\.0\.0\.1:\d+ is not answering requests to bucket "coffer-test" right now \(503 SlowDown: .*\); start Coffer again once it does\n$/,
+      );
+    } finally {
+      s3.clearFailures();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   test('--storage wins over COFFER_STORAGE, and serve --help lists it', async () => {
     const help = await runCli(['serve', '--help']);
     expect(help.stdout).toContain('--storage <driver>');
