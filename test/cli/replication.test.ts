@@ -391,9 +391,9 @@ describe('replication to a directory', () => {
     fs.truncateSync(path.join(dest, last), Math.floor(fs.statSync(path.join(dest, last)).size / 2));
     const { r } = await restore(dest, env);
     expect(r.code).toBe(1);
-    const hint = /^coffer: the replica is not usable: (\S+) was cut short; the state before it is restorable with --at (\S+)$/.exec(
-      r.stderr.trim(),
-    );
+    const said = /^coffer: the replica is not usable: (\S+) was cut short; the state before it is restorable with --at (\S+)$/;
+    expect(r.stderr.trim()).toMatch(said);
+    const hint = said.exec(r.stderr.trim());
     expect(hint?.[1]).toBe(last);
     const earlier = await restore(dest, env, ['--at', hint![2]!]);
     expect(earlier.r.code).toBe(0);

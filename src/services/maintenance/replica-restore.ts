@@ -374,7 +374,8 @@ function withEarlierMoment(err: unknown, g: GenerationObjects): unknown {
   if (damaged?.kind !== 'wal') return err;
   // --at counts to the end of the second it names: the second before the damaged segment's.
   const before = Math.floor(damaged.at / 1000) * 1000 - 1000;
-  if (before < g.startedAt) return err;
+  // That second reaches the generation when it ends at or after its start (which may fall within it).
+  if (before + 999 < g.startedAt) return err;
   const at = new Date(before).toISOString().replace('.000Z', 'Z');
   return new ReplicaDamagedError(err.object, `${err.reason}; the state before it is restorable with --at ${at}`);
 }
