@@ -10,6 +10,7 @@ import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import * as seed from '../../helpers/seed.ts';
 import { ManualClock } from '../../../src/clock.ts';
+import { holdOpens } from '../../helpers/hold-opens.ts';
 
 let t: TestServer;
 const clock = new ManualClock(Date.parse('2026-03-01T12:34:56Z'));
@@ -437,26 +438,10 @@ describe('ZIPs made at once', () => {
     return dir.id;
   }
 
-  /** Stored files open only once the returned function is called: a ZIP stays under way after its first entry (its folder). */
-  function holdOpens(): () => void {
-    const storage = capped.server.ctx.storage;
-    const realGet = storage.get.bind(storage);
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    storage.get = async (...args: Parameters<typeof realGet>) => {
-      await gate;
-      return realGet(...args);
-    };
-    return () => {
-      storage.get = realGet;
-      release();
-    };
-  }
-
   test("past the account's cap 429, past the instance's 503, each with Retry-After and a message; a finished one frees its slot", async () => {
     const [a, b, c] = [await seed.admin(capped), await seed.owner(capped), await seed.owner(capped)];
     const [dirA, dirB, dirC] = [await folderOfOne(a), await folderOfOne(b), await folderOfOne(c)];
-    const release = holdOpens();
+    const release = holdOpens(capped);
     try {
       const first = await a.client.get(`/api/files/${dirA}/download`);
       expect(first.status).toBe(200);
@@ -497,7 +482,7 @@ describe('ZIPs made at once', () => {
     await bytes(await owner.client.get(url));
     await nextZipServed();
 
-    const release = holdOpens();
+    const release = holdOpens(capped);
     const gone = new AbortController();
     const reading = await owner.client.request(url, { signal: gone.signal });
     expect(reading.status).toBe(200);

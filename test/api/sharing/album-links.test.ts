@@ -5,6 +5,7 @@ import * as img from '../../helpers/images.ts';
 import { uploadPhoto } from '../../helpers/photos.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { holdOpens } from '../../helpers/hold-opens.ts';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -308,29 +309,12 @@ describe('a ZIP refused for want of a slot', () => {
   });
   afterAll(() => capped.stop());
 
-  /** Stored files after the first open only once the returned function is called: a ZIP stays under way after its first entry, holding its slot. */
-  function holdOpens(): () => void {
-    const storage = capped.server.ctx.storage;
-    const realGet = storage.get.bind(storage);
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let opened = 0;
-    storage.get = async (...args: Parameters<typeof realGet>) => {
-      if (opened++ > 0) await gate;
-      return realGet(...args);
-    };
-    return () => {
-      storage.get = realGet;
-      release();
-    };
-  }
-
   test('spends none of the link’s downloads: a 429 is not a download, and the visitor gets the ZIP once a slot is free', async () => {
     const o = await seed.owner(capped);
     const [a, b] = [await photo(o, 'a.jpg'), await photo(o, 'b.jpg')];
     const { album } = await json(await o.client.post('/api/albums', { name: 'Busy', ids: [a.id, b.id] }));
     const { link } = await json(await o.client.post(`/api/albums/${album.id}/link`, { maxDownloads: 2 }));
-    const release = holdOpens();
+    const release = holdOpens(capped, { pass: 1 });
     try {
       const first = await fetch(`${link.url}/zip`);
       expect(first.status).toBe(200);

@@ -6,6 +6,7 @@ import { folder, listAll, SseReader, upload } from '../../helpers/files.ts';
 import { SharesRepo } from '../../../src/db/repos/shares.ts';
 import { ManualClock } from '../../../src/clock.ts';
 import { createUpload, TUS } from '../../helpers/tus.ts';
+import { holdOpens } from '../../helpers/hold-opens.ts';
 
 let t: TestServer;
 let owner: seed.SeededLogin;
@@ -495,22 +496,6 @@ describe('a ZIP refused for want of a slot', () => {
   });
   afterAll(() => capped.stop());
 
-  /** Stored files open only once the returned function is called: a ZIP stays under way after its first entry (its folder). */
-  function holdOpens(): () => void {
-    const storage = capped.server.ctx.storage;
-    const realGet = storage.get.bind(storage);
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    storage.get = async (...args: Parameters<typeof realGet>) => {
-      await gate;
-      return realGet(...args);
-    };
-    return () => {
-      storage.get = realGet;
-      release();
-    };
-  }
-
   test('spends none of the link’s downloads, by the link’s ZIP or the folder’s download', async () => {
     const o = await seed.owner(capped);
     const dir = await folder(o.client, 'Busy');
@@ -519,7 +504,7 @@ describe('a ZIP refused for want of a slot', () => {
     const token = tokenOf((await json(res)).links[dir.id]);
     const downloads = async () =>
       (await json(await o.client.get('/api/files/share/links'))).links.find((l: { token: string }) => l.token === token).downloads;
-    const release = holdOpens();
+    const release = holdOpens(capped);
     try {
       const first = await fetch(`${capped.url}/s/${token}/zip`);
       expect(first.status).toBe(200);

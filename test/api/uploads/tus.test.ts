@@ -431,28 +431,8 @@ describe('termination, ownership', () => {
     expect((await o.client.request(location, { method: 'DELETE', headers: TUS })).status).toBe(404);
   });
 
-  test('a sub-user deleted mid-upload: its unfinished uploads (tus, and Nextcloud chunked) end with their reservations and bytes', async () => {
-    const o = await seed.owner(t);
-    setLimit(o.id, 10 * MiB);
-    const sub = await seed.subUser(t, o, ['files.upload']);
-    const location = await created(sub.client, 4 * MiB);
-    expect((await patchUpload(sub.client, location, 0, randomBytes(MiB))).status).toBe(204);
-    const key = t.server.ctx.repos.tusUploads.get(location.split('/').at(-1)!)!.storageKey;
-    const app = await sub.client.post('/api/user/app-passwords', { name: 'sync' });
-    const authorization = `Basic ${Buffer.from(`${sub.email}:${(await json(app)).password}`).toString('base64')}`;
-    const chunked = `${t.url}/remote.php/dav/uploads/${sub.id}/half`;
-    expect((await fetch(chunked, { method: 'MKCOL', headers: { authorization, 'oc-total-length': String(2 * MiB) } })).status).toBe(201);
-    expect((await fetch(`${chunked}/1`, { method: 'PUT', headers: { authorization }, body: randomBytes(1000) })).status).toBe(201);
-    expect(t.server.ctx.services.quota.usage(o.id).free).toBe(4 * MiB);
-    expect((await o.client.delete(`/api/user/sub-users/${sub.id}`)).status).toBe(200);
-    await eventually(() => expect(t.server.ctx.services.quota.usage(o.id).free).toBe(10 * MiB));
-    expect(stagedFiles(t.dataDir)).not.toContain(key);
-    const rows = (table: string) =>
-      t.server.ctx.db.$client.query<{ n: number }, [string]>(`SELECT COUNT(*) AS n FROM ${table} WHERE login_id = ?`).get(sub.id)!.n;
-    expect([rows('tus_uploads'), rows('chunked_uploads')]).toEqual([0, 0]);
-  });
-
-  test('a sub-user that loses Upload & create mid-upload: its unfinished uploads (tus, and Nextcloud chunked) end with their reservations and bytes', async () => {
+  /** A sub-user with Upload & create and an unfinished upload of each kind (tus, Nextcloud chunked) holding 6 MiB of its owner's 10. */
+  async function subUserMidUpload() {
     const o = await seed.owner(t);
     setLimit(o.id, 10 * MiB);
     const sub = await seed.subUser(t, o, ['files.upload', 'files.download']);
@@ -465,15 +445,31 @@ describe('termination, ownership', () => {
     expect((await fetch(chunked, { method: 'MKCOL', headers: { authorization, 'oc-total-length': String(2 * MiB) } })).status).toBe(201);
     expect((await fetch(`${chunked}/1`, { method: 'PUT', headers: { authorization }, body: randomBytes(1000) })).status).toBe(201);
     expect(t.server.ctx.services.quota.usage(o.id).free).toBe(4 * MiB);
-    // Another permission taken leaves them.
-    expect((await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: ['files.upload'] })).status).toBe(200);
-    expect(t.server.ctx.services.quota.usage(o.id).free).toBe(4 * MiB);
-    expect((await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: [] })).status).toBe(200);
+    return { o, sub, key };
+  }
+
+  /** Both uploads ended: the owner's room is free again, the staged bytes and the rows gone. */
+  async function expectUploadsEnded(o: seed.SeededLogin, sub: { id: string }, key: string) {
     await eventually(() => expect(t.server.ctx.services.quota.usage(o.id).free).toBe(10 * MiB));
     expect(stagedFiles(t.dataDir)).not.toContain(key);
     const rows = (table: string) =>
       t.server.ctx.db.$client.query<{ n: number }, [string]>(`SELECT COUNT(*) AS n FROM ${table} WHERE login_id = ?`).get(sub.id)!.n;
     expect([rows('tus_uploads'), rows('chunked_uploads')]).toEqual([0, 0]);
+  }
+
+  test('a sub-user deleted mid-upload: its unfinished uploads (tus, and Nextcloud chunked) end with their reservations and bytes', async () => {
+    const { o, sub, key } = await subUserMidUpload();
+    expect((await o.client.delete(`/api/user/sub-users/${sub.id}`)).status).toBe(200);
+    await expectUploadsEnded(o, sub, key);
+  });
+
+  test('a sub-user that loses Upload & create mid-upload: its unfinished uploads (tus, and Nextcloud chunked) end with their reservations and bytes', async () => {
+    const { o, sub, key } = await subUserMidUpload();
+    // Another permission taken leaves them.
+    expect((await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: ['files.upload'] })).status).toBe(200);
+    expect(t.server.ctx.services.quota.usage(o.id).free).toBe(4 * MiB);
+    expect((await o.client.put(`/api/user/sub-users/${sub.id}`, { permissions: [] })).status).toBe(200);
+    await expectUploadsEnded(o, sub, key);
   });
 
   test('DELETE of a completed upload forgets it; the file stays', async () => {
