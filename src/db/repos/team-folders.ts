@@ -59,7 +59,7 @@ export class TeamFoldersRepo {
 
   /** Whether an account is a team folder's. */
   isTeam(accountId: string): boolean {
-    return this.sqlite.query('SELECT 1 FROM team_folders WHERE account_id = ?').get(accountId) !== null;
+    return this.folderOf(accountId) !== null;
   }
 
   /** The live team folders an account reaches through its groups, by name (of two with one name, the older first). */

@@ -501,8 +501,10 @@ export class ShareService {
     if (item.type === 'folder') {
       this.open(token, visit, 'page');
       const zip = zipFolder(link.accountId, item);
-      if (cap === 'count') countedZip(zip, () => this.countDownload(link));
-      if (cap === 'count') this.recordVisit(link, item, visit.ip, 'download');
+      if (cap === 'count') {
+        countedZip(zip, () => this.countDownload(link));
+        this.recordVisit(link, item, visit.ip, 'download');
+      }
       return { link, item, zip };
     }
     if (cap !== 'none') this.open(token, visit, cap);
