@@ -100,12 +100,29 @@ function placeOf(tags: Record<string, unknown>): { latitude: number; longitude: 
   return { latitude, longitude };
 }
 
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/**
+ * What exifr is given: a PNG's eXIf chunk alone (a TIFF), since exifr inflates a PNG's iCCP chunk whatever it is asked
+ * (half a MiB inflating to 1 GiB took the server past 1 GiB); null for a PNG without one. Other types as they are.
+ */
+function exifSource(bytes: Uint8Array): Uint8Array | null {
+  if (!PNG_SIGNATURE.every((b, i) => bytes[i] === b)) return bytes;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = PNG_SIGNATURE.length; at + 8 <= bytes.byteLength; at += view.getUint32(at) + 12) {
+    if (view.getUint32(at + 4) === 0x65584966) return bytes.subarray(at + 8, Math.min(bytes.byteLength, at + 8 + view.getUint32(at)));
+  }
+  return null;
+}
+
 /** What the photo's EXIF says of when it was taken, with what, and where; nulls where it says nothing. */
 async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
+  const source = exifSource(bytes);
+  if (!source) return NO_FACTS;
   let tags: Record<string, unknown> | undefined;
   try {
     // Values as written: the date is read here, with its offset, rather than as this thread's local time.
-    tags = await exifr.parse(bytes, { pick: [...EXIF_TAGS], gps: true, reviveValues: false });
+    tags = await exifr.parse(source, { pick: [...EXIF_TAGS], gps: true, reviveValues: false });
   } catch {
     return NO_FACTS;
   }

@@ -66,6 +66,26 @@ describe('thumbnails asked for at once', () => {
   });
 });
 
+const peakRss = () => Number(/VmHWM:\s*(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+
+describe('PNG metadata', () => {
+  test('an ICC profile chunk inflating to 768 MiB (a 0.7 MiB file) is never inflated: the thumbnail and the EXIF date, memory held', async () => {
+    const bomb = await img.pngWithIccpInflatingTo(768 * 1024 * 1024, '2019:05:04 10:11:12');
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    const file = await upload(owner.client, 'profiled.png', bomb, { type: 'image/png' });
+    // The peak resident size is counted from here (Linux: 5 resets it to the present size).
+    fs.writeFileSync('/proc/self/clear_refs', '5');
+    const before = process.memoryUsage().rss;
+    const res = await owner.client.get(`/api/files/${file.id}/thumbnail`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/webp');
+    expect(peakRss() - before).toBeLessThan(200 * 1024 * 1024);
+    const details = await json(await owner.client.get(`/api/files/${file.id}/info`));
+    expect(details.photo).toMatchObject({ width: 40, height: 30 });
+    expect(new Date(details.photo.takenAt).getFullYear()).toBe(2019);
+  });
+});
+
 describe('PDFs: THUMBNAIL_MAX_PIXELS (100 MP) counts the images the first page draws', () => {
   const thumb = async (name: string, bytes: Buffer) => {
     const file = await upload(owner.client, name, bytes, { type: 'application/pdf' });
@@ -80,7 +100,6 @@ describe('PDFs: THUMBNAIL_MAX_PIXELS (100 MP) counts the images the first page d
   });
 
   test("a page whose content inflates to 768 MiB (a 0.7 MiB file) gets no thumbnail, pdfium's heap held to the file and its slack; the next PDF gets one", async () => {
-    const peakRss = () => Number(/VmHWM:\s*(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
     const bomb = await img.pdfInflatingTo(768 * 1024 * 1024);
     expect(bomb.length).toBeLessThan(1024 * 1024);
     const file = await upload(owner.client, 'inflating.pdf', bomb, { type: 'application/pdf' });
