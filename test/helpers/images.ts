@@ -439,3 +439,47 @@ export async function heicGrid(width: number, height: number, tile = 512, opts: 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * A grey progressive JPEG of `side`×`side` with `scans` scans: a DC scan, then AC scans that each skip every block
+ * with end-of-band runs (a few dozen bytes each), as a hostile file repeats them (written by hand: encoders never do).
+ */
+export function progressiveJpegWithScans(side: number, scans: number): Buffer {
+  const segment = (marker: number, body: number[]) => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body];
+  const bits = () => {
+    const out: number[] = [];
+    let acc = 0;
+    let n = 0;
+    const put = (value: number, length: number) => {
+      for (let i = length - 1; i >= 0; i--) {
+        acc = (acc << 1) | ((value >> i) & 1);
+        if (++n === 8) {
+          out.push(acc, ...(acc === 0xff ? [0] : []));
+          acc = 0;
+          n = 0;
+        }
+      }
+    };
+    // Padded with ones, as the standard says.
+    const end = () => (n > 0 ? (put(0x7f >> (n - 1), 8 - n), out) : out);
+    return { put, end };
+  };
+  const blocks = Math.ceil(side / 8) ** 2;
+  const dc = bits();
+  // One Huffman code (a 0 bit) for "no difference": every block's DC.
+  for (let i = 0; i < blocks; i++) dc.put(0, 1);
+  const ac = bits();
+  // Symbol 0xE0 (a 0 bit): an end-of-band run of 16,384 + the 14 bits that follow blocks; 0x2AAA holds no 0xFF byte.
+  for (let left = blocks; left > 0; left -= 16_384 + 0x2aaa) ac.put(0x2aaa, 15);
+  const acScan = [...segment(0xda, [1, 1, 0x00, 1, 63, 0x00]), ...ac.end()];
+  const parts = [
+    [0xff, 0xd8],
+    segment(0xdb, [0, ...new Array(64).fill(1)]),
+    segment(0xc2, [8, side >> 8, side & 255, side >> 8, side & 255, 1, 1, 0x11, 0]),
+    segment(0xc4, [0x00, 1, ...new Array(15).fill(0), 0x00]),
+    segment(0xc4, [0x10, 1, ...new Array(15).fill(0), 0xe0]),
+    segment(0xda, [1, 1, 0x00, 0, 0, 0x00]),
+    dc.end(),
+  ].map((p) => Buffer.from(p));
+  return Buffer.concat([...parts, ...new Array(scans - 1).fill(Buffer.from(acScan)), Buffer.from([0xff, 0xd9])]);
+}

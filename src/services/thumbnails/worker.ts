@@ -7,7 +7,7 @@ import type { MakeRequest, MakeResult, PhotoFacts, WorkerSetup } from './formats
 import { decodeHeicReduced, type ReducedHeic } from './heic.ts';
 import { loadPdfium, openFirstPage, type Pdfium, type PdfHeap } from './pdf.ts';
 import { THUMBNAIL_SIZES } from '../../contract/files.ts';
-import { jpegLoadShrink, withReducedJpeg } from './jpeg-reduced.ts';
+import { jpegLoadShrink, jpegScans, withReducedJpeg } from './jpeg-reduced.ts';
 import { loadSharp } from './sharp.ts';
 import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
@@ -34,6 +34,9 @@ let pdfium: Pdfium | null = null;
 const pdfHeap: PdfHeap = { limit: 0 };
 
 class NoThumbnail extends Error {}
+
+// Encoders write 10 or so scans, a few dozen at most; each costs a pass over every block (11 ms at 100 MP).
+const MAX_JPEG_SCANS = 500;
 
 const tooLarge = (w: number, h: number, max: number) => {
   if (!(w > 0 && h > 0)) throw new NoThumbnail('the image has no dimensions');
@@ -159,6 +162,9 @@ async function fromImage(bytes: Uint8Array) {
   const meta = await sharp(bytes, opts).metadata();
   // The header's size, before any pixel is decoded: a decompression bomb stops here.
   tooLarge(meta.width ?? 0, meta.pageHeight ?? meta.height ?? 0, setup.maxPixels);
+  // A decode cannot be stopped once begun (ending this thread leaves libvips running), so its cost is bounded before.
+  if (meta.format === 'jpeg' && meta.isProgressive && jpegScans(bytes, MAX_JPEG_SCANS) > MAX_JPEG_SCANS)
+    throw new NoThumbnail(`the JPEG has more than ${MAX_JPEG_SCANS} scans`);
   const shrink = meta.format === 'jpeg' ? jpegLoadShrink(Math.max(meta.width ?? 0, meta.height ?? 0), THUMBNAIL_SIZES.large) : 1;
   const out = await withReducedJpeg(bytes, shrink, (input) => encode(sharp(input, opts)));
   // Orientations 5-8 swap the sides.

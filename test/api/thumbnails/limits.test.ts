@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import sharp from 'sharp';
 import { json } from '../../helpers/client.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
@@ -83,6 +84,30 @@ describe('PNG metadata', () => {
     const details = await json(await owner.client.get(`/api/files/${file.id}/info`));
     expect(details.photo).toMatchObject({ width: 40, height: 30 });
     expect(new Date(details.photo.takenAt).getFullYear()).toBe(2019);
+  });
+});
+
+describe('progressive JPEGs: at most 500 scans', () => {
+  const thumb = async (name: string, bytes: Buffer) => {
+    const file = await upload(owner.client, name, bytes, { type: 'image/jpeg' });
+    return owner.client.get(`/api/files/${file.id}/thumbnail`);
+  };
+
+  test('3,000 scans over 100 MP (0.5 MiB; 33 s of a core, which no timeout could stop) get none at once; 500 get one', async () => {
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    const res = await thumb('scans.jpg', img.progressiveJpegWithScans(10_000, 3000));
+    expect(res.status).toBe(404);
+    expect((await json(res)).message).toBe('This file has no thumbnail');
+    const spent = process.cpuUsage(cpu);
+    expect({ slow: performance.now() - started > 5000, cpu: (spent.user + spent.system) / 1e6 > 5 }).toEqual({ slow: false, cpu: false });
+    expect((await thumb('500-scans.jpg', img.progressiveJpegWithScans(1000, 500))).status).toBe(200);
+    expect((await thumb('501-scans.jpg', img.progressiveJpegWithScans(1000, 501))).status).toBe(404);
+    const written = await sharp(await img.photo(1, 2400, 1800))
+      .jpeg({ progressive: true })
+      .toBuffer();
+    expect((await sharp(written).metadata()).isProgressive).toBe(true);
+    expect((await thumb('progressive.jpg', written)).status).toBe(200);
   });
 });
 
