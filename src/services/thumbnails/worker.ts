@@ -35,6 +35,9 @@ const pdfHeap: PdfHeap = { limit: 0 };
 
 class NoThumbnail extends Error {}
 
+// What libvips may decode for a thumbnail (AVIF is its heif): the formats of the image types in formats.ts.
+const PICTURE_FORMATS = new Set<string>(['jpeg', 'png', 'webp', 'gif', 'heif']);
+
 // Encoders write 10 or so scans, a few dozen at most; each costs a pass over every block (11 ms at 100 MP).
 const MAX_JPEG_SCANS = 500;
 
@@ -160,6 +163,9 @@ const NO_FACTS: PhotoFacts = { takenAt: null, camera: null, lens: null, latitude
 async function fromImage(bytes: Uint8Array) {
   const opts = { failOn: 'error' as const, limitInputPixels: setup.maxPixels, pages: 1 };
   const meta = await sharp(bytes, opts).metadata();
+  // libvips loads whatever it recognises: an SVG stored as image/png (its type the client's word) would be drawn by librsvg.
+  if (!PICTURE_FORMATS.has(meta.format))
+    throw new NoThumbnail(`the content is ${meta.format}, not a picture of the types that have thumbnails`);
   // The header's size, before any pixel is decoded: a decompression bomb stops here.
   tooLarge(meta.width ?? 0, meta.pageHeight ?? meta.height ?? 0, setup.maxPixels);
   // A decode cannot be stopped once begun (ending this thread leaves libvips running), so its cost is bounded before.
