@@ -443,8 +443,9 @@ export async function heicGrid(width: number, height: number, tile = 512, opts: 
 /**
  * A grey progressive JPEG of `side`×`side` with `scans` scans: a DC scan, then AC scans that each skip every block
  * with end-of-band runs (a few dozen bytes each), as a hostile file repeats them (written by hand: encoders never do).
+ * `hidden`: a marker without a length (RST0) after the start and a stray byte before each scan, which libjpeg skips.
  */
-export function progressiveJpegWithScans(side: number, scans: number): Buffer {
+export function progressiveJpegWithScans(side: number, scans: number, hidden = false): Buffer {
   const segment = (marker: number, body: number[]) => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body];
   const bits = () => {
     const out: number[] = [];
@@ -471,9 +472,9 @@ export function progressiveJpegWithScans(side: number, scans: number): Buffer {
   const ac = bits();
   // Symbol 0xE0 (a 0 bit): an end-of-band run of 16,384 + the 14 bits that follow blocks; 0x2AAA holds no 0xFF byte.
   for (let left = blocks; left > 0; left -= 16_384 + 0x2aaa) ac.put(0x2aaa, 15);
-  const acScan = [...segment(0xda, [1, 1, 0x00, 1, 63, 0x00]), ...ac.end()];
+  const acScan = [...(hidden ? [0x20] : []), ...segment(0xda, [1, 1, 0x00, 1, 63, 0x00]), ...ac.end()];
   const parts = [
-    [0xff, 0xd8],
+    [0xff, 0xd8, ...(hidden ? [0xff, 0xd0] : [])],
     segment(0xdb, [0, ...new Array(64).fill(1)]),
     segment(0xc2, [8, side >> 8, side & 255, side >> 8, side & 255, 1, 1, 0x11, 0]),
     segment(0xc4, [0x00, 1, ...new Array(15).fill(0), 0x00]),

@@ -103,6 +103,9 @@ describe('progressive JPEGs: at most 500 scans', () => {
     expect({ slow: performance.now() - started > 5000, cpu: (spent.user + spent.system) / 1e6 > 5 }).toEqual({ slow: false, cpu: false });
     expect((await thumb('500-scans.jpg', img.progressiveJpegWithScans(1000, 500))).status).toBe(200);
     expect((await thumb('501-scans.jpg', img.progressiveJpegWithScans(1000, 501))).status).toBe(404);
+    // Bytes libjpeg skips (a marker without a length, a stray byte before each scan) hide none of them.
+    expect((await thumb('hidden-scans.jpg', img.progressiveJpegWithScans(10_000, 3000, true))).status).toBe(404);
+    expect((await thumb('hidden-500-scans.jpg', img.progressiveJpegWithScans(1000, 500, true))).status).toBe(200);
     const written = await sharp(await img.photo(1, 2400, 1800))
       .jpeg({ progressive: true })
       .toBuffer();
