@@ -115,6 +115,7 @@ export const Messages = {
   folderTooDeep: `Folders may nest at most ${MAX_FOLDER_DEPTH} levels deep: choose a folder nearer the top`,
   invalidCursor: 'Invalid cursor',
   invalidSearch: 'Invalid search query',
+  searchHasNul: 'A search cannot contain a NUL character: remove it and search again',
   invalidJobId: 'Invalid background job ID',
   jobNotFound: 'Background file job not found',
   jobFailed: 'Background file operation failed',

@@ -42,19 +42,22 @@ export async function gif(width: number, height: number): Promise<Buffer> {
     .toBuffer();
 }
 
+/** A PNG chunk: length, type, data and CRC. */
+function pngChunk(type: string, data: Buffer): Buffer {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body) >>> 0);
+  return Buffer.concat([len, body, crc]);
+}
+
 /**
  * A PNG whose header claims `width`×`height` (200 MP by default) and holds one tiny compressed row: a
  * decompression bomb's header, a few dozen bytes on disk.
  */
 export function hugePngHeader(width = 20_000, height = 10_000): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body) >>> 0);
-    return Buffer.concat([len, body, crc]);
-  };
+  const chunk = pngChunk;
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
@@ -196,16 +199,7 @@ export function pdfEncrypted(): Buffer {
  * so neither side holds it whole (768 MiB take about 0.7 MiB).
  */
 export async function pdfInflatingTo(bytes: number): Promise<Buffer> {
-  const deflate = createDeflate({ level: 9 });
-  const out: Buffer[] = [];
-  deflate.on('data', (chunk: Buffer) => out.push(chunk));
-  const done = new Promise((resolve) => deflate.on('end', resolve));
-  const chunk = Buffer.alloc(1024 * 1024, 0x20);
-  deflate.write(Buffer.from('0 0 1 rg 20 20 260 360 re f\n', 'latin1'));
-  for (let i = 0; i < bytes / chunk.length; i++) if (!deflate.write(chunk)) await new Promise((resolve) => deflate.once('drain', resolve));
-  deflate.end();
-  await done;
-  const content = Buffer.concat(out);
+  const content = await deflatedSpaces(bytes, Buffer.from('0 0 1 rg 20 20 260 360 re f\n', 'latin1'));
   const stream = Buffer.concat([
     Buffer.from(`<< /Filter /FlateDecode /Length ${content.length} >>\nstream\n`, 'latin1'),
     content,
@@ -218,6 +212,31 @@ export async function pdfInflatingTo(bytes: number): Promise<Buffer> {
     stream,
   ];
   return pdfOf(objects);
+}
+
+/** `head` then spaces up to `bytes`, zlib-deflated a MiB at a time, so neither side holds it whole. */
+async function deflatedSpaces(bytes: number, head: Buffer): Promise<Buffer> {
+  const deflate = createDeflate({ level: 9 });
+  const out: Buffer[] = [];
+  deflate.on('data', (chunk: Buffer) => out.push(chunk));
+  const done = new Promise((resolve) => deflate.on('end', resolve));
+  const chunk = Buffer.alloc(1024 * 1024, 0x20);
+  deflate.write(head);
+  for (let i = 0; i < bytes / chunk.length; i++) if (!deflate.write(chunk)) await new Promise((resolve) => deflate.once('drain', resolve));
+  deflate.end();
+  await done;
+  return Buffer.concat(out);
+}
+
+/** A 40×30 PNG taken at `taken` (EXIF, its eXIf chunk) whose ICC profile chunk (iCCP) inflates to `bytes`. */
+export async function pngWithIccpInflatingTo(bytes: number, taken: string): Promise<Buffer> {
+  const plain = await solid(40, 30)
+    .png()
+    .withExif({ IFD2: { DateTimeOriginal: taken } })
+    .toBuffer();
+  const iccp = pngChunk('iCCP', Buffer.concat([Buffer.from('icc\0\0', 'latin1'), await deflatedSpaces(bytes, Buffer.alloc(0))]));
+  // After the signature and IHDR (8 + 25 bytes), as writers place it.
+  return Buffer.concat([plain.subarray(0, 33), iccp, plain.subarray(33)]);
 }
 
 /** Whether Debian's heif-enc (package libheif-examples) is here to make HEIC samples; null when it is. */
@@ -419,4 +438,49 @@ export async function heicGrid(width: number, height: number, tile = 512, opts: 
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A grey progressive JPEG of `side`×`side` with `scans` scans: a DC scan, then AC scans that each skip every block
+ * with end-of-band runs (a few dozen bytes each), as a hostile file repeats them (written by hand: encoders never do).
+ * `hidden`: a marker without a length (RST0) after the start and a stray byte before each scan, which libjpeg skips.
+ */
+export function progressiveJpegWithScans(side: number, scans: number, hidden = false): Buffer {
+  const segment = (marker: number, body: number[]) => [0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 255, ...body];
+  const bits = () => {
+    const out: number[] = [];
+    let acc = 0;
+    let n = 0;
+    const put = (value: number, length: number) => {
+      for (let i = length - 1; i >= 0; i--) {
+        acc = (acc << 1) | ((value >> i) & 1);
+        if (++n === 8) {
+          out.push(acc, ...(acc === 0xff ? [0] : []));
+          acc = 0;
+          n = 0;
+        }
+      }
+    };
+    // Padded with ones, as the standard says.
+    const end = () => (n > 0 ? (put(0x7f >> (n - 1), 8 - n), out) : out);
+    return { put, end };
+  };
+  const blocks = Math.ceil(side / 8) ** 2;
+  const dc = bits();
+  // One Huffman code (a 0 bit) for "no difference": every block's DC.
+  for (let i = 0; i < blocks; i++) dc.put(0, 1);
+  const ac = bits();
+  // Symbol 0xE0 (a 0 bit): an end-of-band run of 16,384 + the 14 bits that follow blocks; 0x2AAA holds no 0xFF byte.
+  for (let left = blocks; left > 0; left -= 16_384 + 0x2aaa) ac.put(0x2aaa, 15);
+  const acScan = [...(hidden ? [0x20] : []), ...segment(0xda, [1, 1, 0x00, 1, 63, 0x00]), ...ac.end()];
+  const parts = [
+    [0xff, 0xd8, ...(hidden ? [0xff, 0xd0] : [])],
+    segment(0xdb, [0, ...new Array(64).fill(1)]),
+    segment(0xc2, [8, side >> 8, side & 255, side >> 8, side & 255, 1, 1, 0x11, 0]),
+    segment(0xc4, [0x00, 1, ...new Array(15).fill(0), 0x00]),
+    segment(0xc4, [0x10, 1, ...new Array(15).fill(0), 0xe0]),
+    segment(0xda, [1, 1, 0x00, 0, 0, 0x00]),
+    dc.end(),
+  ].map((p) => Buffer.from(p));
+  return Buffer.concat([...parts, ...new Array(scans - 1).fill(Buffer.from(acScan)), Buffer.from([0xff, 0xd9])]);
 }

@@ -150,6 +150,8 @@ export class ItemService {
   search(principal: Principal, input: { q: string; limit?: number; includeShared?: boolean }): ItemView[] {
     const text = input.q.normalize('NFC').trim();
     if (text.length === 0 || text.length > SEARCH_MAX_LENGTH) throw badRequest(Messages.invalidSearch);
+    // No name holds one, and FTS5 reads a NUL in its query as the end of a string: a syntax error.
+    if (text.includes('\0')) throw badRequest(Messages.searchHasNul);
     const limit = Math.min(100, Math.max(1, input.limit ?? 100));
     const key = nameKeyOf(text);
     const found = new Map<string, Item>();

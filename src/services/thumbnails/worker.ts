@@ -7,7 +7,7 @@ import type { MakeRequest, MakeResult, PhotoFacts, WorkerSetup } from './formats
 import { decodeHeicReduced, type ReducedHeic } from './heic.ts';
 import { loadPdfium, openFirstPage, type Pdfium, type PdfHeap } from './pdf.ts';
 import { THUMBNAIL_SIZES } from '../../contract/files.ts';
-import { jpegLoadShrink, withReducedJpeg } from './jpeg-reduced.ts';
+import { jpegLoadShrink, jpegScans, withReducedJpeg } from './jpeg-reduced.ts';
 import { loadSharp } from './sharp.ts';
 import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 
@@ -34,6 +34,12 @@ let pdfium: Pdfium | null = null;
 const pdfHeap: PdfHeap = { limit: 0 };
 
 class NoThumbnail extends Error {}
+
+// What libvips may decode for a thumbnail (AVIF is its heif): the formats of the image types in formats.ts.
+const PICTURE_FORMATS = new Set<string>(['jpeg', 'png', 'webp', 'gif', 'heif']);
+
+// Encoders write 10 or so scans, a few dozen at most; each costs a pass over every block (11 ms at 100 MP).
+const MAX_JPEG_SCANS = 500;
 
 const tooLarge = (w: number, h: number, max: number) => {
   if (!(w > 0 && h > 0)) throw new NoThumbnail('the image has no dimensions');
@@ -100,12 +106,29 @@ function placeOf(tags: Record<string, unknown>): { latitude: number; longitude: 
   return { latitude, longitude };
 }
 
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/**
+ * What exifr is given: a PNG's eXIf chunk alone (a TIFF), since exifr inflates a PNG's iCCP chunk whatever it is asked
+ * (half a MiB inflating to 1 GiB took the server past 1 GiB); null for a PNG without one. Other types as they are.
+ */
+function exifSource(bytes: Uint8Array): Uint8Array | null {
+  if (!PNG_SIGNATURE.every((b, i) => bytes[i] === b)) return bytes;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = PNG_SIGNATURE.length; at + 8 <= bytes.byteLength; at += view.getUint32(at) + 12) {
+    if (view.getUint32(at + 4) === 0x65584966) return bytes.subarray(at + 8, Math.min(bytes.byteLength, at + 8 + view.getUint32(at)));
+  }
+  return null;
+}
+
 /** What the photo's EXIF says of when it was taken, with what, and where; nulls where it says nothing. */
 async function exifOf(bytes: Uint8Array): Promise<PhotoFacts> {
+  const source = exifSource(bytes);
+  if (!source) return NO_FACTS;
   let tags: Record<string, unknown> | undefined;
   try {
     // Values as written: the date is read here, with its offset, rather than as this thread's local time.
-    tags = await exifr.parse(bytes, { pick: [...EXIF_TAGS], gps: true, reviveValues: false });
+    tags = await exifr.parse(source, { pick: [...EXIF_TAGS], gps: true, reviveValues: false });
   } catch {
     return NO_FACTS;
   }
@@ -140,8 +163,14 @@ const NO_FACTS: PhotoFacts = { takenAt: null, camera: null, lens: null, latitude
 async function fromImage(bytes: Uint8Array) {
   const opts = { failOn: 'error' as const, limitInputPixels: setup.maxPixels, pages: 1 };
   const meta = await sharp(bytes, opts).metadata();
+  // libvips loads whatever it recognises: an SVG stored as image/png (its type the client's word) would be drawn by librsvg.
+  if (!PICTURE_FORMATS.has(meta.format))
+    throw new NoThumbnail(`the content is ${meta.format}, not a picture of the types that have thumbnails`);
   // The header's size, before any pixel is decoded: a decompression bomb stops here.
   tooLarge(meta.width ?? 0, meta.pageHeight ?? meta.height ?? 0, setup.maxPixels);
+  // A decode cannot be stopped once begun (ending this thread leaves libvips running), so its cost is bounded before.
+  if (meta.format === 'jpeg' && meta.isProgressive && jpegScans(bytes, MAX_JPEG_SCANS) > MAX_JPEG_SCANS)
+    throw new NoThumbnail(`the JPEG has more than ${MAX_JPEG_SCANS} scans`);
   const shrink = meta.format === 'jpeg' ? jpegLoadShrink(Math.max(meta.width ?? 0, meta.height ?? 0), THUMBNAIL_SIZES.large) : 1;
   const out = await withReducedJpeg(bytes, shrink, (input) => encode(sharp(input, opts)));
   // Orientations 5-8 swap the sides.

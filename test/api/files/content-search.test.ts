@@ -165,6 +165,10 @@ describe('with content search on', () => {
     for (const q of ['NOT boiler', 'boiler OR', '"unterminated', '*', 'a:b', '(boiler', 'NEAR(a b)']) {
       expect((await o.client.get(`/api/files/search?q=${encodeURIComponent(q)}&content=true`)).status).toBe(200);
     }
+    // A NUL is refused before either index sees it (FTS5 read it as the end of a string: 500).
+    const nul = await o.client.get(`/api/files/search?q=${encodeURIComponent('boil\0er')}&content=true&includeShared=true`);
+    expect(nul.status).toBe(400);
+    expect((await json(nul)).message).toBe('A search cannot contain a NUL character: remove it and search again');
   });
 
   test('accents are folded both ways; Japanese is found without spaces', async () => {

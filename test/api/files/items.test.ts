@@ -343,6 +343,14 @@ describe('GET /api/files/search', () => {
     expect((await o.client.get('/api/files/search')).status).toBe(400);
   });
 
+  test('a NUL character in the query → 400 naming it (it reached the trigram index as a syntax error: 500)', async () => {
+    for (const q of ['rep\0ort', 'report\0', 'a\0b']) {
+      const res = await o.client.get(`/api/files/search?q=${encodeURIComponent(q)}`);
+      expect(res.status).toBe(400);
+      expect(await json(res)).toEqual({ message: 'A search cannot contain a NUL character: remove it and search again' });
+    }
+  });
+
   test('searching does not change accessedAt', async () => {
     const before = (await json<any[]>(await o.client.get('/api/files/search?q=unrelated')))[0].accessedAt;
     clock.advance(2 * 3600_000);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import sharp from 'sharp';
 import { json } from '../../helpers/client.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
@@ -66,6 +67,53 @@ describe('thumbnails asked for at once', () => {
   });
 });
 
+const peakRss = () => Number(/VmHWM:\s*(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+
+describe('PNG metadata', () => {
+  test('an ICC profile chunk inflating to 768 MiB (a 0.7 MiB file) is never inflated: the thumbnail and the EXIF date, memory held', async () => {
+    const bomb = await img.pngWithIccpInflatingTo(768 * 1024 * 1024, '2019:05:04 10:11:12');
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    const file = await upload(owner.client, 'profiled.png', bomb, { type: 'image/png' });
+    // The peak resident size is counted from here (Linux: 5 resets it to the present size).
+    fs.writeFileSync('/proc/self/clear_refs', '5');
+    const before = process.memoryUsage().rss;
+    const res = await owner.client.get(`/api/files/${file.id}/thumbnail`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/webp');
+    expect(peakRss() - before).toBeLessThan(200 * 1024 * 1024);
+    const details = await json(await owner.client.get(`/api/files/${file.id}/info`));
+    expect(details.photo).toMatchObject({ width: 40, height: 30 });
+    expect(new Date(details.photo.takenAt).getFullYear()).toBe(2019);
+  });
+});
+
+describe('progressive JPEGs: at most 500 scans', () => {
+  const thumb = async (name: string, bytes: Buffer) => {
+    const file = await upload(owner.client, name, bytes, { type: 'image/jpeg' });
+    return owner.client.get(`/api/files/${file.id}/thumbnail`);
+  };
+
+  test('3,000 scans over 100 MP (0.5 MiB; 33 s of a core, which no timeout could stop) get none at once; 500 get one', async () => {
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    const res = await thumb('scans.jpg', img.progressiveJpegWithScans(10_000, 3000));
+    expect(res.status).toBe(404);
+    expect((await json(res)).message).toBe('This file has no thumbnail');
+    const spent = process.cpuUsage(cpu);
+    expect({ slow: performance.now() - started > 5000, cpu: (spent.user + spent.system) / 1e6 > 5 }).toEqual({ slow: false, cpu: false });
+    expect((await thumb('500-scans.jpg', img.progressiveJpegWithScans(1000, 500))).status).toBe(200);
+    expect((await thumb('501-scans.jpg', img.progressiveJpegWithScans(1000, 501))).status).toBe(404);
+    // Bytes libjpeg skips (a marker without a length, a stray byte before each scan) hide none of them.
+    expect((await thumb('hidden-scans.jpg', img.progressiveJpegWithScans(10_000, 3000, true))).status).toBe(404);
+    expect((await thumb('hidden-500-scans.jpg', img.progressiveJpegWithScans(1000, 500, true))).status).toBe(200);
+    const written = await sharp(await img.photo(1, 2400, 1800))
+      .jpeg({ progressive: true })
+      .toBuffer();
+    expect((await sharp(written).metadata()).isProgressive).toBe(true);
+    expect((await thumb('progressive.jpg', written)).status).toBe(200);
+  });
+});
+
 describe('PDFs: THUMBNAIL_MAX_PIXELS (100 MP) counts the images the first page draws', () => {
   const thumb = async (name: string, bytes: Buffer) => {
     const file = await upload(owner.client, name, bytes, { type: 'application/pdf' });
@@ -80,7 +128,6 @@ describe('PDFs: THUMBNAIL_MAX_PIXELS (100 MP) counts the images the first page d
   });
 
   test("a page whose content inflates to 768 MiB (a 0.7 MiB file) gets no thumbnail, pdfium's heap held to the file and its slack; the next PDF gets one", async () => {
-    const peakRss = () => Number(/VmHWM:\s*(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
     const bomb = await img.pdfInflatingTo(768 * 1024 * 1024);
     expect(bomb.length).toBeLessThan(1024 * 1024);
     const file = await upload(owner.client, 'inflating.pdf', bomb, { type: 'application/pdf' });

@@ -105,4 +105,15 @@ describe('thumbnails of unusual sources', () => {
     const after = await upload(owner.client, 'after.pdf', img.pdf(1), { type: 'application/pdf' });
     expect((await picture(await thumb(after.id))).size).toEqual([1200, 1600]);
   });
+
+  test('content of a format other than the picture types (an SVG sent as image/png or image/webp) is never drawn: 404', async () => {
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="300"><rect width="400" height="300" fill="red"/></svg>';
+    for (const type of ['image/png', 'image/webp', 'image/gif']) {
+      const file = await upload(owner.client, `drawing.${type.slice(6)}`, svg, { type });
+      expect(file.mimeType).toBe(type);
+      await noThumbnail(file);
+    }
+    const real = await upload(owner.client, 'real.png', await solid(400, 300, '#ff0000'), { type: 'image/png' });
+    expect((await picture(await thumb(real.id))).size).toEqual([400, 300]);
+  });
 });
