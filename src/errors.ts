@@ -157,6 +157,7 @@ export const Messages = {
   tusContentType: 'Send the bytes of a PATCH as Content-Type: application/offset+octet-stream',
   tusBadLength: 'Upload-Length must be a whole number of bytes (deferred lengths are not supported)',
   tusBadOffset: 'Upload-Offset must be a whole number of bytes',
+  tusNoConcat: 'Concatenating uploads (Upload-Concat) is not supported: send the file as one upload, in as many PATCH requests as you like',
   tusBadMetadata: 'Upload-Metadata must be comma-separated pairs of a key and a base64 value, each key once',
   // Document server
   docserverNotConfigured:

@@ -111,6 +111,8 @@ export function tusProtocol(tusUploads: TusUploadService) {
       set.headers['Tus-Resumable'] = TUS_VERSION;
       requireTus(request);
       if (request.headers.has('upload-defer-length')) throw badRequest(Messages.tusBadLength);
+      // Not offered: a part taken as a whole upload would become a file of its own (tus-js-client's parallelUploads).
+      if (request.headers.has('upload-concat')) throw badRequest(Messages.tusNoConcat);
       const length = wholeHeader(request, 'upload-length', Messages.tusBadLength);
       const parsed = parseMetadata(request.headers.get('upload-metadata'));
       const state = await tusUploads.create(who, length, opts.metadata ? opts.metadata(parsed) : parsed, bytesOf(request));

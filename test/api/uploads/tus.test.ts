@@ -115,6 +115,31 @@ describe('tus-js-client against the server', () => {
     for (const [i, r] of results.entries()) expect(await downloaded(o.client, r.itemId!)).toEqual(files[i]!.data);
   });
 
+  test('concatenation (tus-js-client parallelUploads) is not offered: each part is refused (400) before a byte, no part becomes a file', async () => {
+    const o = await seed.owner(t);
+    const run = tusUpload(t.url, o.client, randomBytes(300_000), {
+      parallelUploads: 2,
+      metadataForPartialUploads: { filename: 'part.bin' },
+      metadata: { filename: 'whole.bin' },
+    });
+    const err = await run.done.then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err?.message).toContain('response code: 400');
+    expect(err?.message).toContain('Upload-Concat');
+    expect(await listAll(o.client, '/api/files')).toEqual([]);
+    expect(t.server.ctx.repos.tusUploads.reserved(o.id)).toBe(0);
+    const final = await o.client.request('/api/files/tus', {
+      method: 'POST',
+      headers: { ...TUS, 'Upload-Concat': 'final;/api/files/tus/a /api/files/tus/b', 'Upload-Metadata': 'filename eA==' },
+    });
+    expect(final.status).toBe(400);
+    expect((await json(final)).message).toBe(
+      'Concatenating uploads (Upload-Concat) is not supported: send the file as one upload, in as many PATCH requests as you like',
+    );
+  });
+
   test('relativePath recreates folders below parentId, reusing existing ones; a taken name gets `name (1).ext`', async () => {
     const o = await seed.owner(t);
     const into = await folder(o.client, 'Uploads');
