@@ -158,6 +158,7 @@ export const Messages = {
   tusBadLength: 'Upload-Length must be a whole number of bytes (deferred lengths are not supported)',
   tusBadOffset: 'Upload-Offset must be a whole number of bytes',
   tusNoConcat: 'Concatenating uploads (Upload-Concat) is not supported: send the file as one upload, in as many PATCH requests as you like',
+  tusOverride: 'POST to an upload sends its bytes or ends it: name the method in X-HTTP-Method-Override: PATCH or DELETE',
   tusBadMetadata: 'Upload-Metadata must be comma-separated pairs of a key and a base64 value, each key once',
   // Document server
   docserverNotConfigured:

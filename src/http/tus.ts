@@ -96,6 +96,9 @@ export function tusRoutes(ctx: AppContext) {
     route('DELETE /api/files/tus/:uploadId', {
       handler: ({ principal, params, request, set }) => tus.terminate(principal, params.uploadId, request, set),
     }),
+    route('POST /api/files/tus/:uploadId', {
+      handler: ({ principal, params, request, set }) => tus.overridden(principal, params.uploadId, request, set),
+    }),
   ]);
 }
 
@@ -106,7 +109,7 @@ type SetLike = { status?: number | string; headers: Record<string, string | numb
  * /api/files/tus, or a drop folder's visitor at /s/<token>/tus (whose folder the route fixes in `metadata`).
  */
 export function tusProtocol(tusUploads: TusUploadService) {
-  return {
+  const tus = {
     async create(who: TusSender, request: Request, set: SetLike, opts: { base: string; metadata?: (m: TusMetadata) => TusMetadata }) {
       set.headers['Tus-Resumable'] = TUS_VERSION;
       requireTus(request);
@@ -146,5 +149,14 @@ export function tusProtocol(tusUploads: TusUploadService) {
       set.status = 204;
       return null;
     },
+    /** A POST naming its method in X-HTTP-Method-Override (tus core; a network that passes only GET and POST). */
+    overridden(who: TusSender, id: string, request: Request, set: SetLike) {
+      const method = request.headers.get('x-http-method-override')?.trim().toUpperCase();
+      if (method === 'PATCH') return tus.append(who, id, request, set);
+      if (method === 'DELETE') return tus.terminate(who, id, request, set);
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      throw new AppError(405, Messages.tusOverride, undefined, { Allow: 'HEAD, GET, PATCH, DELETE' });
+    },
   };
+  return tus;
 }

@@ -115,6 +115,26 @@ describe('tus-js-client against the server', () => {
     for (const [i, r] of results.entries()) expect(await downloaded(o.client, r.itemId!)).toEqual(files[i]!.data);
   });
 
+  test('X-HTTP-Method-Override (tus-js-client overridePatchMethod): PATCH and DELETE sent as POST do what they name', async () => {
+    const o = await seed.owner(t);
+    const data = randomBytes(700_000);
+    const { itemId } = await tusUpload(t.url, o.client, data, {
+      overridePatchMethod: true,
+      chunkSize: 256 * 1024,
+      metadata: { filename: 'override.bin' },
+    }).done;
+    expect(await downloaded(o.client, itemId!)).toEqual(data);
+    const location = await created(o.client, 10);
+    const as = (method: string) => ({ method: 'POST', headers: { ...TUS, 'X-HTTP-Method-Override': method } });
+    const other = await o.client.request(location, as('PUT'));
+    expect(other.status).toBe(405);
+    expect((await json(other)).message).toBe(
+      'POST to an upload sends its bytes or ends it: name the method in X-HTTP-Method-Override: PATCH or DELETE',
+    );
+    expect((await o.client.request(location, as('DELETE'))).status).toBe(204);
+    expect((await headUpload(o.client, location)).status).toBe(404);
+  });
+
   test('concatenation (tus-js-client parallelUploads) is not offered: each part is refused (400) before a byte, no part becomes a file', async () => {
     const o = await seed.owner(t);
     const run = tusUpload(t.url, o.client, randomBytes(300_000), {
