@@ -391,6 +391,39 @@ describe('PATCH', () => {
     expect(again.headers.get('upload-item-id')).toBe(itemId);
   });
 
+  test('a chunked body going on past Upload-Length → 413 as a declared one, not a 204 with its end cut off; the right bytes then complete it', async () => {
+    const o = await seed.owner(t);
+    const data = randomBytes(200_000);
+    const location = await created(o.client, data.length);
+    expect((await patchUpload(o.client, location, 0, data.subarray(0, 100_000))).status).toBe(204);
+    // No Content-Length: the rest arrives whole in one chunk, the surplus in the next.
+    const chunked = (parts: Uint8Array[]) =>
+      new ReadableStream<Uint8Array>({
+        async start(controller) {
+          for (const part of parts) {
+            controller.enqueue(part);
+            await Bun.sleep(20);
+          }
+          controller.close();
+        },
+      });
+    const tooMuch = await o.client.request(location, {
+      method: 'PATCH',
+      headers: { ...TUS, 'Upload-Offset': '100000', 'Content-Type': 'application/offset+octet-stream' },
+      body: chunked([data.subarray(100_000), Buffer.from('EXTRA')]),
+    });
+    expect(tooMuch.status).toBe(413);
+    expect(tooMuch.headers.get('upload-item-id')).toBeNull();
+    expect((await headUpload(o.client, location)).headers.get('upload-offset')).toBe('100000');
+    const rest = await o.client.request(location, {
+      method: 'PATCH',
+      headers: { ...TUS, 'Upload-Offset': '100000', 'Content-Type': 'application/offset+octet-stream' },
+      body: chunked([data.subarray(100_000)]),
+    });
+    expect(rest.status).toBe(204);
+    expect(await downloaded(o.client, rest.headers.get('upload-item-id')!)).toEqual(data);
+  });
+
   test('the wrong content type → 415; no Tus-Resumable → 412', async () => {
     const location = await created(admin.client, 10);
     const typed = await patchUpload(admin.client, location, 0, Buffer.from('0123456789'), { 'Content-Type': 'application/octet-stream' });
