@@ -159,7 +159,7 @@ export const Messages = {
   tusBadOffset: 'Upload-Offset must be a whole number of bytes',
   tusNoConcat: 'Concatenating uploads (Upload-Concat) is not supported: send the file as one upload, in as many PATCH requests as you like',
   tusOverride: 'POST to an upload sends its bytes or ends it: name the method in X-HTTP-Method-Override: PATCH or DELETE',
-  tusBadMetadata: 'Upload-Metadata must be comma-separated pairs of a key and a base64 value, each key once',
+  tusBadMetadata: 'Upload-Metadata must be comma-separated pairs of a key and a base64 value (of UTF-8 text), each key once',
   // Document server
   docserverNotConfigured:
     'No document server is connected, so documents cannot be opened in the editor. Ask the administrator to set one up.',

@@ -34,9 +34,21 @@ function parseMetadata(header: string | null): TusMetadata {
       throw badRequest(Messages.tusBadMetadata);
     }
     seen.add(key);
-    if (METADATA_KEYS.has(key)) out[key] = Buffer.from(value ?? '', 'base64').toString('utf8');
+    if (METADATA_KEYS.has(key)) out[key] = decodeValue(value ?? '');
   }
   return out as TusMetadata;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A metadata value: base64 of UTF-8 text, else 400 (a name is never quietly made of replacement characters). */
+function decodeValue(value: string): string {
+  if (value.replace(/=+$/, '').length % 4 === 1) throw badRequest(Messages.tusBadMetadata);
+  try {
+    return UTF8.decode(Buffer.from(value, 'base64'));
+  } catch {
+    throw badRequest(Messages.tusBadMetadata);
+  }
 }
 
 /** The bytes a request carries for the upload: only as application/offset+octet-stream. */

@@ -265,10 +265,26 @@ describe('creation: every check before a byte is accepted', () => {
       headers: { ...TUS, 'Upload-Defer-Length': '1', 'Upload-Metadata': 'filename eA==' },
     });
     expect(deferred.status).toBe(400);
-    for (const meta of ['filename !!!', 'filename eA==,filename eQ==', 'filename a b']) {
+    // Not UTF-8 (the name would have been made of replacement characters), and a base64 length no encoder gives.
+    const notUtf8 = `filename ${Buffer.from([0xff, 0xfe, 0x41, 0x2e, 0x74]).toString('base64')}`;
+    for (const meta of ['filename !!!', 'filename eA==,filename eQ==', 'filename a b', notUtf8, 'filename eHh4e']) {
       const r = await c.request('/api/files/tus', { method: 'POST', headers: { ...TUS, 'Upload-Length': '1', 'Upload-Metadata': meta } });
       expect(`${meta}: ${r.status}`).toBe(`${meta}: 400`);
+      expect((await json(r)).message).toBe(
+        'Upload-Metadata must be comma-separated pairs of a key and a base64 value (of UTF-8 text), each key once',
+      );
     }
+    // Unpadded base64 (some clients send it) and non-ASCII names are fine.
+    const unpadded = await c.request('/api/files/tus', {
+      method: 'POST',
+      headers: {
+        ...TUS,
+        'Upload-Length': '1',
+        'Upload-Metadata': `filename ${Buffer.from('Grüße.txt').toString('base64').replace(/=+$/, '')}`,
+      },
+    });
+    expect(unpadded.status).toBe(201);
+    expect(t.server.ctx.repos.tusUploads.get(unpadded.headers.get('location')!.split('/').at(-1)!)!.name).toBe('Grüße.txt');
   });
 
   test('Upload-Length over the max upload size → 413 before any byte; Upload-Expires is 15 minutes on until the first byte', async () => {
