@@ -158,7 +158,9 @@ export const Messages = {
   tusContentType: 'Send the bytes of a PATCH as Content-Type: application/offset+octet-stream',
   tusBadLength: 'Upload-Length must be a whole number of bytes (deferred lengths are not supported)',
   tusBadOffset: 'Upload-Offset must be a whole number of bytes',
-  tusBadMetadata: 'Upload-Metadata must be comma-separated pairs of a key and a base64 value, each key once',
+  tusNoConcat: 'Concatenating uploads (Upload-Concat) is not supported: send the file as one upload, in as many PATCH requests as you like',
+  tusOverride: 'POST to an upload sends its bytes or ends it: name the method in X-HTTP-Method-Override: PATCH or DELETE',
+  tusBadMetadata: 'Upload-Metadata must be comma-separated pairs of a key and a base64 value (of UTF-8 text), each key once',
   // Document server
   docserverNotConfigured:
     'No document server is connected, so documents cannot be opened in the editor. Ask the administrator to set one up.',

@@ -212,6 +212,8 @@ export const ROUTES = {
   'GET /api/files/tus/:uploadId': can('tus.status'),
   'PATCH /api/files/tus/:uploadId': can('tus.append', 'upload'),
   'DELETE /api/files/tus/:uploadId': can('tus.terminate'),
+  // X-HTTP-Method-Override: a PATCH (or DELETE) sent as POST, so counted as a PATCH.
+  'POST /api/files/tus/:uploadId': can('tus.append', 'upload'),
 
   'GET /api/files/:id/download': can('downloads.file'),
   'POST /api/files/download/bulk': can('downloads.zip'),
@@ -299,6 +301,7 @@ export const ROUTES = {
   'GET /s/:token/tus/:uploadId': share,
   'PATCH /s/:token/tus/:uploadId': { ...share, limit: { limiter: 'upload', key: 'ip' } },
   'DELETE /s/:token/tus/:uploadId': share,
+  'POST /s/:token/tus/:uploadId': { ...share, limit: { limiter: 'upload', key: 'ip' } },
 
   'GET /api/docserver/config/:id': can('docserver.open'),
   'GET /api/docserver/viewer/:id': { ...can('docserver.open'), htmlErrors: true },

@@ -345,5 +345,9 @@ export function publicShareRoutes(ctx: AppContext) {
       handler: ({ params, request, set }) =>
         answer(request, set, () => tus.terminate(sender(dropTarget(request, set, params.token, 'none')), params.uploadId, request, set)),
     }),
+    route('POST /s/:token/tus/:uploadId', {
+      handler: ({ params, request, set }) =>
+        answer(request, set, () => tus.overridden(sender(dropTarget(request, set, params.token, 'page')), params.uploadId, request, set)),
+    }),
   ]);
 }

@@ -34,9 +34,21 @@ function parseMetadata(header: string | null): TusMetadata {
       throw badRequest(Messages.tusBadMetadata);
     }
     seen.add(key);
-    if (METADATA_KEYS.has(key)) out[key] = Buffer.from(value ?? '', 'base64').toString('utf8');
+    if (METADATA_KEYS.has(key)) out[key] = decodeValue(value ?? '');
   }
   return out as TusMetadata;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A metadata value: base64 of UTF-8 text, else 400 (a name is never quietly made of replacement characters). */
+function decodeValue(value: string): string {
+  if (value.replace(/=+$/, '').length % 4 === 1) throw badRequest(Messages.tusBadMetadata);
+  try {
+    return UTF8.decode(Buffer.from(value, 'base64'));
+  } catch {
+    throw badRequest(Messages.tusBadMetadata);
+  }
 }
 
 /** The bytes a request carries for the upload: only as application/offset+octet-stream. */
@@ -96,6 +108,9 @@ export function tusRoutes(ctx: AppContext) {
     route('DELETE /api/files/tus/:uploadId', {
       handler: ({ principal, params, request, set }) => tus.terminate(principal, params.uploadId, request, set),
     }),
+    route('POST /api/files/tus/:uploadId', {
+      handler: ({ principal, params, request, set }) => tus.overridden(principal, params.uploadId, request, set),
+    }),
   ]);
 }
 
@@ -106,11 +121,13 @@ type SetLike = { status?: number | string; headers: Record<string, string | numb
  * /api/files/tus, or a drop folder's visitor at /s/<token>/tus (whose folder the route fixes in `metadata`).
  */
 export function tusProtocol(tusUploads: TusUploadService) {
-  return {
+  const tus = {
     async create(who: TusSender, request: Request, set: SetLike, opts: { base: string; metadata?: (m: TusMetadata) => TusMetadata }) {
       set.headers['Tus-Resumable'] = TUS_VERSION;
       requireTus(request);
       if (request.headers.has('upload-defer-length')) throw badRequest(Messages.tusBadLength);
+      // Not offered: a part taken as a whole upload would become a file of its own (tus-js-client's parallelUploads).
+      if (request.headers.has('upload-concat')) throw badRequest(Messages.tusNoConcat);
       const length = wholeHeader(request, 'upload-length', Messages.tusBadLength);
       const parsed = parseMetadata(request.headers.get('upload-metadata'));
       const state = await tusUploads.create(who, length, opts.metadata ? opts.metadata(parsed) : parsed, bytesOf(request));
@@ -144,5 +161,14 @@ export function tusProtocol(tusUploads: TusUploadService) {
       set.status = 204;
       return null;
     },
+    /** A POST naming its method in X-HTTP-Method-Override (tus core; a network that passes only GET and POST). */
+    overridden(who: TusSender, id: string, request: Request, set: SetLike) {
+      const method = request.headers.get('x-http-method-override')?.trim().toUpperCase();
+      if (method === 'PATCH') return tus.append(who, id, request, set);
+      if (method === 'DELETE') return tus.terminate(who, id, request, set);
+      set.headers['Tus-Resumable'] = TUS_VERSION;
+      throw new AppError(405, Messages.tusOverride, undefined, { Allow: 'HEAD, GET, PATCH, DELETE' });
+    },
   };
+  return tus;
 }

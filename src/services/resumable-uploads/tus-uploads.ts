@@ -433,15 +433,23 @@ export class TusUploadService {
       return expiresAt;
     };
     this.settledHere.add(row.id);
+    const chunks = body.chunks[Symbol.asyncIterator]();
     let result: Awaited<ReturnType<ResumableStore['append']>>;
     try {
-      result = await this.d.resumable.append(resumableOf(row), this.checked(body.chunks, remaining, row.length), {
-        onCheckpoint: (p) => record(p),
-      });
+      result = await this.d.resumable.append(
+        resumableOf(row),
+        this.checked({ [Symbol.asyncIterator]: () => chunks }, remaining, row.length),
+        {
+          onCheckpoint: (p) => record(p),
+        },
+      );
     } catch (err) {
       if (err instanceof ResealMismatchError) throw conflict(Messages.tusResealMismatch);
       throw err;
     }
+    // A chunked body tells its length only by ending: one going on past the upload's is refused as a declared one is, its last
+    // segment not acknowledged (staged, it is sealed again from the same bytes when the client resends them).
+    if (result.complete && !result.interrupted && body.declared === null && (await bytesFollow(chunks))) throw tusPastLength(row.length);
     const expiresAt = record(result, result.complete);
     // What arrived before the body failed is kept; the failure (a client that hung up, too many bytes) is the answer.
     if (result.interrupted) throw result.interrupted;
@@ -639,6 +647,16 @@ function mustRecord(recorded: Recorded, p: AppendProgress, now: number): boolean
   return (
     p.tail !== null || p.durableOffset > recorded.durableOffset || recorded.offset === 0 || now - recorded.updatedAt >= RECORD_EVERY_MS
   );
+}
+
+/** Whether a body goes on with any byte; a body that fails now (a client gone) is taken to have ended. */
+async function bytesFollow(chunks: AsyncIterator<Uint8Array>): Promise<boolean> {
+  try {
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) if (next.value.byteLength > 0) return true;
+  } catch {
+    return false;
+  }
+  return false;
 }
 
 function resumableOf(row: TusUpload): ResumableObject {

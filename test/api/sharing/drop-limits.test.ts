@@ -69,3 +69,18 @@ describe("a drop link's download cap", () => {
     expect((await dropped()).status).toBe(201);
   });
 });
+
+describe('X-HTTP-Method-Override through a link', () => {
+  test('a PATCH sent as POST to a drop upload stores its bytes and makes the file, as a PATCH does', async () => {
+    const { token, folderId } = await dropLink({ mode: 'view_upload' });
+    const started = await tusCreate(token, 5);
+    expect(started.status).toBe(201);
+    const sent = await visit(started.headers.get('location')!, {
+      method: 'POST',
+      headers: { ...TUS, 'X-HTTP-Method-Override': 'PATCH', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+      body: new TextEncoder().encode('%PDF-'),
+    });
+    expect([sent.status, sent.headers.get('upload-offset')]).toEqual([204, '5']);
+    expect((await listAll(owner.client, `/api/files?parentId=${folderId}`)).map((i) => i.name)).toEqual(['scan.pdf']);
+  });
+});

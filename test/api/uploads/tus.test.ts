@@ -115,6 +115,51 @@ describe('tus-js-client against the server', () => {
     for (const [i, r] of results.entries()) expect(await downloaded(o.client, r.itemId!)).toEqual(files[i]!.data);
   });
 
+  test('X-HTTP-Method-Override (tus-js-client overridePatchMethod): PATCH and DELETE sent as POST do what they name', async () => {
+    const o = await seed.owner(t);
+    const data = randomBytes(700_000);
+    const { itemId } = await tusUpload(t.url, o.client, data, {
+      overridePatchMethod: true,
+      chunkSize: 256 * 1024,
+      metadata: { filename: 'override.bin' },
+    }).done;
+    expect(await downloaded(o.client, itemId!)).toEqual(data);
+    const location = await created(o.client, 10);
+    const as = (method: string) => ({ method: 'POST', headers: { ...TUS, 'X-HTTP-Method-Override': method } });
+    const other = await o.client.request(location, as('PUT'));
+    expect(other.status).toBe(405);
+    expect((await json(other)).message).toBe(
+      'POST to an upload sends its bytes or ends it: name the method in X-HTTP-Method-Override: PATCH or DELETE',
+    );
+    expect((await o.client.request(location, as('DELETE'))).status).toBe(204);
+    expect((await headUpload(o.client, location)).status).toBe(404);
+  });
+
+  test('concatenation (tus-js-client parallelUploads) is not offered: each part is refused (400) before a byte, no part becomes a file', async () => {
+    const o = await seed.owner(t);
+    const run = tusUpload(t.url, o.client, randomBytes(300_000), {
+      parallelUploads: 2,
+      metadataForPartialUploads: { filename: 'part.bin' },
+      metadata: { filename: 'whole.bin' },
+    });
+    const err = await run.done.then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(err?.message).toContain('response code: 400');
+    expect(err?.message).toContain('Upload-Concat');
+    expect(await listAll(o.client, '/api/files')).toEqual([]);
+    expect(t.server.ctx.repos.tusUploads.reserved(o.id)).toBe(0);
+    const final = await o.client.request('/api/files/tus', {
+      method: 'POST',
+      headers: { ...TUS, 'Upload-Concat': 'final;/api/files/tus/a /api/files/tus/b', 'Upload-Metadata': 'filename eA==' },
+    });
+    expect(final.status).toBe(400);
+    expect((await json(final)).message).toBe(
+      'Concatenating uploads (Upload-Concat) is not supported: send the file as one upload, in as many PATCH requests as you like',
+    );
+  });
+
   test('relativePath recreates folders below parentId, reusing existing ones; a taken name gets `name (1).ext`', async () => {
     const o = await seed.owner(t);
     const into = await folder(o.client, 'Uploads');
@@ -220,10 +265,26 @@ describe('creation: every check before a byte is accepted', () => {
       headers: { ...TUS, 'Upload-Defer-Length': '1', 'Upload-Metadata': 'filename eA==' },
     });
     expect(deferred.status).toBe(400);
-    for (const meta of ['filename !!!', 'filename eA==,filename eQ==', 'filename a b']) {
+    // Not UTF-8 (the name would have been made of replacement characters), and a base64 length no encoder gives.
+    const notUtf8 = `filename ${Buffer.from([0xff, 0xfe, 0x41, 0x2e, 0x74]).toString('base64')}`;
+    for (const meta of ['filename !!!', 'filename eA==,filename eQ==', 'filename a b', notUtf8, 'filename eHh4e']) {
       const r = await c.request('/api/files/tus', { method: 'POST', headers: { ...TUS, 'Upload-Length': '1', 'Upload-Metadata': meta } });
       expect(`${meta}: ${r.status}`).toBe(`${meta}: 400`);
+      expect((await json(r)).message).toBe(
+        'Upload-Metadata must be comma-separated pairs of a key and a base64 value (of UTF-8 text), each key once',
+      );
     }
+    // Unpadded base64 (some clients send it) and non-ASCII names are fine.
+    const unpadded = await c.request('/api/files/tus', {
+      method: 'POST',
+      headers: {
+        ...TUS,
+        'Upload-Length': '1',
+        'Upload-Metadata': `filename ${Buffer.from('Grüße.txt').toString('base64').replace(/=+$/, '')}`,
+      },
+    });
+    expect(unpadded.status).toBe(201);
+    expect(t.server.ctx.repos.tusUploads.get(unpadded.headers.get('location')!.split('/').at(-1)!)!.name).toBe('Grüße.txt');
   });
 
   test('Upload-Length over the max upload size → 413 before any byte; Upload-Expires is 15 minutes on until the first byte', async () => {
@@ -344,6 +405,39 @@ describe('PATCH', () => {
     const again = await patchUpload(o.client, location, 300_000, new Uint8Array(0));
     expect(again.status).toBe(204);
     expect(again.headers.get('upload-item-id')).toBe(itemId);
+  });
+
+  test('a chunked body going on past Upload-Length → 413 as a declared one, not a 204 with its end cut off; the right bytes then complete it', async () => {
+    const o = await seed.owner(t);
+    const data = randomBytes(200_000);
+    const location = await created(o.client, data.length);
+    expect((await patchUpload(o.client, location, 0, data.subarray(0, 100_000))).status).toBe(204);
+    // No Content-Length: the rest arrives whole in one chunk, the surplus in the next.
+    const chunked = (parts: Uint8Array[]) =>
+      new ReadableStream<Uint8Array>({
+        async start(controller) {
+          for (const part of parts) {
+            controller.enqueue(part);
+            await Bun.sleep(20);
+          }
+          controller.close();
+        },
+      });
+    const tooMuch = await o.client.request(location, {
+      method: 'PATCH',
+      headers: { ...TUS, 'Upload-Offset': '100000', 'Content-Type': 'application/offset+octet-stream' },
+      body: chunked([data.subarray(100_000), Buffer.from('EXTRA')]),
+    });
+    expect(tooMuch.status).toBe(413);
+    expect(tooMuch.headers.get('upload-item-id')).toBeNull();
+    expect((await headUpload(o.client, location)).headers.get('upload-offset')).toBe('100000');
+    const rest = await o.client.request(location, {
+      method: 'PATCH',
+      headers: { ...TUS, 'Upload-Offset': '100000', 'Content-Type': 'application/offset+octet-stream' },
+      body: chunked([data.subarray(100_000)]),
+    });
+    expect(rest.status).toBe(204);
+    expect(await downloaded(o.client, rest.headers.get('upload-item-id')!)).toEqual(data);
   });
 
   test('the wrong content type → 415; no Tus-Resumable → 412', async () => {
