@@ -347,7 +347,11 @@ export function publicShareRoutes(ctx: AppContext) {
     }),
     route('POST /s/:token/tus/:uploadId', {
       handler: ({ params, request, set }) =>
-        answer(request, set, () => tus.overridden(sender(dropTarget(request, set, params.token, 'page')), params.uploadId, request, set)),
+        answer(request, set, () => {
+          // Ending an upload is allowed past the link's downloads, as a DELETE is; bytes are not.
+          const ends = request.headers.get('x-http-method-override')?.trim().toUpperCase() === 'DELETE';
+          return tus.overridden(sender(dropTarget(request, set, params.token, ends ? 'none' : 'page')), params.uploadId, request, set);
+        }),
     }),
   ]);
 }

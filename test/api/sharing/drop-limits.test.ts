@@ -83,4 +83,20 @@ describe('X-HTTP-Method-Override through a link', () => {
     expect([sent.status, sent.headers.get('upload-offset')]).toEqual([204, '5']);
     expect((await listAll(owner.client, `/api/files?parentId=${folderId}`)).map((i) => i.name)).toEqual(['scan.pdf']);
   });
+
+  test('past the download cap, a DELETE sent as POST still ends the upload (as a DELETE does) and a PATCH sent as POST is 410', async () => {
+    const { token, folderId } = await dropLink({ mode: 'view_upload', maxDownloads: 1 });
+    const file = await upload(owner.client, 'brief.txt', 'the brief', { parentId: folderId });
+    const location = (await tusCreate(token, 5)).headers.get('location')!;
+    expect((await visit(`/s/${token}/file/${file.id}`)).status).toBe(200);
+    const posted = (method: string, body?: Uint8Array) =>
+      visit(location, {
+        method: 'POST',
+        headers: { ...TUS, 'X-HTTP-Method-Override': method, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+        body,
+      });
+    expect((await posted('PATCH', new TextEncoder().encode('hello'))).status).toBe(410);
+    expect((await posted('delete')).status).toBe(204);
+    expect((await visit(location, { method: 'HEAD', headers: TUS })).status).toBe(404);
+  });
 });
