@@ -557,6 +557,9 @@ export class DocserverService {
         current: () => {
           const row = this.d.items.get(session.accountId, session.itemId);
           if (!row) throw new SaveRefused('the file was deleted while its edited version was being saved');
+          // Replaced by another client since the editor opened it: with versions off the save would delete that content.
+          if (this.contentOf(row) !== session.storageKey && !this.d.settings.get('versionsEnabled'))
+            throw new SaveRefused(Messages.docserverSaveConflict);
           return row;
         },
         by: { accountId: session.accountId, actor: { kind: 'docserver', id: null } },
