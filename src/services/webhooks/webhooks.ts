@@ -317,6 +317,8 @@ export class WebhookService {
       return { status: 'succeeded' };
     }
     const failingSince = this.d.repo.markFailing(hook.id, now);
+    // Deleted while the attempt was under way: its deliveries went with it.
+    if (failingSince === null) return { status: 'gone' };
     if (now - failingSince >= RETRY_WINDOW_MS) {
       this.record(delivery, attempt, now, null);
       this.disableAfterFailures(hook, now);

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
 import { folder, upload } from '../../helpers/files.ts';
+import { memoryLogger } from '../../helpers/logs.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer } from '../../helpers/server.ts';
 import { startReceiver } from '../../helpers/webhook-receiver.ts';
@@ -9,7 +10,13 @@ import { startReceiver } from '../../helpers/webhook-receiver.ts';
 const DAY = 24 * 3600_000;
 const receiver = startReceiver();
 const clock = new ManualClock();
-const t = await startTestServer({ clock, startWorker: false, env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+const logger = memoryLogger();
+const t = await startTestServer({
+  clock,
+  startWorker: false,
+  logger,
+  env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '500' },
+});
 let admin = await seed.admin(t);
 afterAll(async () => {
   await t.stop();
@@ -62,5 +69,28 @@ describe("a disabled account's webhooks", () => {
       ['item.created', 'Before'],
       ['item.created', 'After'],
     ]);
+  });
+});
+
+describe('a hook deleted while a delivery to it is under way', () => {
+  test('the attempt that then fails ends the delivery quietly: no failed job, nothing retried', async () => {
+    const o = await seed.owner(t);
+    const res = await o.client.post('/api/webhooks', { url: `${receiver.url}/slow`, events: ['item.created'] });
+    const { webhook } = await json(res);
+    receiver.answer(() => 'hang');
+    try {
+      const mark = receiver.received.length;
+      expect((await o.client.post(`/api/webhooks/${webhook.id}/test`)).status).toBe(202);
+      const sending = t.server.worker.drain();
+      while (receiver.received.length === mark) await Bun.sleep(5);
+      expect((await o.client.delete(`/api/webhooks/${webhook.id}`)).status).toBe(200);
+      await sending;
+      clock.advance(60 * 60_000);
+      await t.server.worker.drain();
+      expect(receiver.received.length).toBe(mark + 1);
+      expect(logger.lines.filter((l) => /job failed/.test(l.msg))).toEqual([]);
+    } finally {
+      receiver.answer(() => ({ status: 200, body: 'ok' }));
+    }
   });
 });
