@@ -69,4 +69,27 @@ describe('a save after another client replaced the file', () => {
     const kept = await o.client.get(`/api/files/${file.id}/versions/${newest.id}/download`);
     expect(new Uint8Array(await kept.arrayBuffer())).toEqual(new Uint8Array(other));
   });
+
+  test('two saves under one key at once are no conflict with versions off: the second to commit is saved too', async () => {
+    t.server.ctx.services.settings.update('versionsEnabled', false);
+    try {
+      const { key } = await editing();
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let reached!: () => void;
+      const midway = new Promise<void>((r) => (reached = r));
+      double.edit(key, await documents.docx('an auto-save, slow to download'), async () => {
+        reached();
+        await held;
+      });
+      const slow = double.callback(key, 6, { forcesavetype: 2 });
+      await midway;
+      double.edit(key, await documents.docx('saved with Ctrl+S meanwhile'));
+      expect(await json(await double.callback(key, 6, { forcesavetype: 1 }))).toEqual({ error: 0 });
+      release();
+      expect(await json(await slow)).toEqual({ error: 0 });
+    } finally {
+      t.server.ctx.services.settings.update('versionsEnabled', true);
+    }
+  });
 });
