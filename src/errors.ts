@@ -170,6 +170,8 @@ export const Messages = {
   docserverTypeMismatch: "The file's content does not match its extension, so it is not opened in the editor",
   docserverFileToken: 'Invalid or expired document link',
   docserverFileChanged: 'The file changed after the editor was opened; open it again',
+  docserverSaveConflict:
+    'the file was replaced by another client after the editor opened it, and versions are off, so saving would delete that content: download your edits from the editor, open the file again and apply them',
   docserverCallbackToken: 'Invalid document server callback token',
   docserverSessionNotFound: 'Document editing session not found',
   // Integrity

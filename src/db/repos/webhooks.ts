@@ -130,13 +130,15 @@ export class WebhooksRepo {
     this.sqlite.query(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
   }
 
-  /** Marks the start of a run of failures, keeping an earlier start. */
-  markFailing(id: string, at: number): number {
-    return this.sqlite
-      .query<{ since: number }, [number, string]>(
-        'UPDATE webhooks SET failing_since = coalesce(failing_since, ?1) WHERE id = ?2 RETURNING failing_since AS since',
-      )
-      .get(at, id)!.since;
+  /** Marks the start of a run of failures, keeping an earlier start; null when the hook is gone. */
+  markFailing(id: string, at: number): number | null {
+    return (
+      this.sqlite
+        .query<{ since: number }, [number, string]>(
+          'UPDATE webhooks SET failing_since = coalesce(failing_since, ?1) WHERE id = ?2 RETURNING failing_since AS since',
+        )
+        .get(at, id)?.since ?? null
+    );
   }
 
   delete(accountId: string | null, id: string): boolean {

@@ -170,7 +170,10 @@ export class SessionService {
   end(loginId: string, sessionId: string): boolean {
     this.listCache.delete(loginId);
     this.d.presence.remove(sessionId);
-    return this.d.sessions.delete(loginId, sessionId);
+    const ended = this.d.sessions.delete(loginId, sessionId);
+    // Its open event streams end now, not at their next keepalive.
+    if (ended) this.d.hub.endLogin(loginId, (s) => s === sessionId);
+    return ended;
   }
 
   /** Password change, logout-all, a removed sub-user: every token of the login is refused from now on. */
@@ -234,7 +237,6 @@ export class SessionService {
   revoke(principal: Principal, sessionId: string): void {
     if (!this.end(principal.loginId, sessionId)) throw notFound(Messages.sessionNotFound);
     this.d.presence.removeWhere((e) => e.sessionId === sessionId);
-    this.d.hub.endLogin(principal.loginId, (s) => s === sessionId);
     this.d.audit.record({ action: AuditActions.sessionRevoke, principal, targetType: 'session', targetId: sessionId });
   }
 

@@ -557,6 +557,11 @@ export class DocserverService {
         current: () => {
           const row = this.d.items.get(session.accountId, session.itemId);
           if (!row) throw new SaveRefused('the file was deleted while its edited version was being saved');
+          // Replaced by another client since the editor opened it (the session as it is now: a concurrent save under this key moved it):
+          // with versions off the save would delete that content.
+          const edited = this.d.repo.get(session.key)?.storageKey ?? session.storageKey;
+          if (this.contentOf(row) !== edited && !this.d.settings.get('versionsEnabled'))
+            throw new SaveRefused(Messages.docserverSaveConflict);
           return row;
         },
         by: { accountId: session.accountId, actor: { kind: 'docserver', id: null } },

@@ -34,6 +34,7 @@ export function createWebhookServices(infra: Infrastructure, d: WebhookDeps) {
     repo: infra.repos.webhooks,
     items: infra.repos.items,
     members: infra.repos.members,
+    users: infra.repos.users,
     transactions: infra.repos.transactions,
     keyring: infra.keyring,
     queue: infra.queue,

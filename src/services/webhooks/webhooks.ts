@@ -10,6 +10,7 @@ import {
 import type { Transactions } from '../../db/repos/index.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
 import type { NewWebhookDelivery, WebhookDeliveryRow, WebhooksRepo, WebhookRow } from '../../db/repos/webhooks.ts';
 import { AppError, badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
@@ -50,6 +51,7 @@ interface WebhookDeps {
   repo: WebhooksRepo;
   items: ItemsRepo;
   members: MembersRepo;
+  users: Pick<UsersRepo, 'authUser'>;
   transactions: Transactions;
   keyring: Keyring;
   queue: JobQueue;
@@ -246,8 +248,7 @@ export class WebhookService {
    */
   emit(accountId: string | null, type: WebhookEvent, data: unknown, itemId: string | null = null): void {
     const now = this.d.clock.now();
-    const hooks = this.d.repo
-      .enabled()
+    const hooks = this.sendable()
       .filter((h) => (h.accountId === null || h.accountId === accountId) && this.wants(h, type))
       .filter((h) => h.folderId === null || itemId === null || this.d.tree.isInside(new Set([h.folderId]), itemId));
     if (hooks.length === 0) return;
@@ -267,7 +268,7 @@ export class WebhookService {
     // Read before the hooks, as the rows are: a hook made after this reading is newer than every row up to it.
     const latest = this.d.changes.latestSeq();
     if (latest <= cursor) return 0;
-    const hooks = this.d.repo.enabled();
+    const hooks = this.sendable();
     // No hook can match a row: the cursor passes them all unread (each upload's row was read and matched here).
     if (hooks.length === 0) {
       this.d.transactions.immediate(() => this.d.repo.setCursor(CURSOR, latest));
@@ -296,13 +297,9 @@ export class WebhookService {
     const hook = this.d.repo.byId(delivery.webhookId);
     if (!hook) return { status: 'gone' };
     const started = this.d.clock.now();
-    if (!hook.enabled) {
-      this.record(
-        delivery,
-        { ok: false, responseStatus: null, durationMs: 0, responseExcerpt: null, error: 'the webhook is disabled' },
-        started,
-        null,
-      );
+    const refused = !hook.enabled ? 'the webhook is disabled' : !this.accountActive(hook) ? 'the account is disabled' : null;
+    if (refused) {
+      this.record(delivery, { ok: false, responseStatus: null, durationMs: 0, responseExcerpt: null, error: refused }, started, null);
       return { status: 'failed' };
     }
     const secret = this.d.keyring.openSecret(hook.secretSealed);
@@ -320,6 +317,8 @@ export class WebhookService {
       return { status: 'succeeded' };
     }
     const failingSince = this.d.repo.markFailing(hook.id, now);
+    // Deleted while the attempt was under way: its deliveries went with it.
+    if (failingSince === null) return { status: 'gone' };
     if (now - failingSince >= RETRY_WINDOW_MS) {
       this.record(delivery, attempt, now, null);
       this.disableAfterFailures(hook, now);
@@ -371,6 +370,17 @@ export class WebhookService {
     this.d.repo.trimDeliveries(hook.id, DELIVERIES_KEPT);
     this.d.queue.insert(Jobs.webhookDeliver, { deliveryId: delivery.id });
     return delivery.id;
+  }
+
+  /** The hooks events go to: enabled, and the instance's or of an account that is not disabled (deletion disables it first). */
+  private sendable(): WebhookRow[] {
+    return this.d.repo.enabled().filter((h) => this.accountActive(h));
+  }
+
+  private accountActive(hook: WebhookRow): boolean {
+    if (hook.accountId === null) return true;
+    const owner = this.d.users.authUser(hook.accountId);
+    return owner !== null && owner.disabledAt === null;
   }
 
   private wants(hook: WebhookRow, type: string): boolean {

@@ -158,6 +158,18 @@ describe('SseStreams', () => {
     await ended(laptop);
   });
 
+  test('signing out (POST /api/logout) ends that session’s streams at once, before any further event; another session’s stays', async () => {
+    const o = await seed.owner(t);
+    const other = await seed.login(t, o.email);
+    const staying = await connect(other);
+    const leaving = await connect(o.client);
+    expect((await o.client.post('/api/logout')).status).toBe(200);
+    await upload(other, `after logout ${Math.random()}.txt`, 'x');
+    await expect(leaving.nextData(1000)).rejects.toThrow('SSE stream ended');
+    expect((await staying.nextData()).type).toBe('file.uploaded');
+    await staying.close();
+  });
+
   test('a stream checked with the session service ends at its next keepalive once its session is gone or its login disabled, and not before', async () => {
     const o = await seed.owner(t);
     const { sessions } = t.server.ctx.services;
