@@ -166,11 +166,13 @@ export class SessionService {
     );
   }
 
-  /** Removes one session row of a login (logout); the token stops working at once. */
+  /** Removes one session row of a login (logout, revoke); the token and the event streams it opened stop at once. */
   end(loginId: string, sessionId: string): boolean {
     this.listCache.delete(loginId);
     this.d.presence.remove(sessionId);
-    return this.d.sessions.delete(loginId, sessionId);
+    const removed = this.d.sessions.delete(loginId, sessionId);
+    this.d.hub.endLogin(loginId, (s) => s === sessionId);
+    return removed;
   }
 
   /** Password change, logout-all, a removed sub-user: every token of the login is refused from now on. */
@@ -234,7 +236,6 @@ export class SessionService {
   revoke(principal: Principal, sessionId: string): void {
     if (!this.end(principal.loginId, sessionId)) throw notFound(Messages.sessionNotFound);
     this.d.presence.removeWhere((e) => e.sessionId === sessionId);
-    this.d.hub.endLogin(principal.loginId, (s) => s === sessionId);
     this.d.audit.record({ action: AuditActions.sessionRevoke, principal, targetType: 'session', targetId: sessionId });
   }
 

@@ -158,6 +158,17 @@ describe('SseStreams', () => {
     await ended(laptop);
   });
 
+  test('signing out (POST /api/logout) ends that session’s streams at once, before any further event; another session’s go on', async () => {
+    const o = await seed.owner(t);
+    const laptop = await connect(o.client);
+    const phone = await seed.login(t, o.email);
+    const phoneStream = await connect(phone);
+    expect((await phone.post('/api/logout')).status).toBe(200);
+    await upload(o.client, `after ${Math.random()}.txt`, 'x');
+    await expect(phoneStream.nextData(1000)).rejects.toThrow('SSE stream ended');
+    expect((await laptop.nextData()).type).toBe('file.uploaded');
+  });
+
   test('a stream checked with the session service ends at its next keepalive once its session is gone or its login disabled, and not before', async () => {
     const o = await seed.owner(t);
     const { sessions } = t.server.ctx.services;
