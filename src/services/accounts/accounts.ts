@@ -255,9 +255,15 @@ export class AccountService {
 
   /** A signed-in login's session and its `auth.sign_in` event, the same whichever way it signed in. */
   async startSession(row: User, info: RequestInfo, method: SignInMethod): Promise<string> {
-    const { token, sessionId } = await this.d.sessions.start(row.id, info, () => {
-      for (const listener of this.signInListeners) listener({ login: row, method });
-    });
+    // At the version `row` was read at, before its credentials were checked: a password changed meanwhile ends the sign-in.
+    const { token, sessionId } = await this.d.sessions.start(
+      row.id,
+      info,
+      () => {
+        for (const listener of this.signInListeners) listener({ login: row, method });
+      },
+      row.tokenVersion,
+    );
     this.d.audit.record({
       action: AuditActions.signIn,
       ...loginFields(row),

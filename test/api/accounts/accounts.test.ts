@@ -221,6 +221,23 @@ describe('POST /api/change-password', () => {
     await seed.login(t, o.email, 'brand new pw');
   });
 
+  test('a sign-in with the old password racing the change keeps no session (its check waited while the new one was hashed)', async () => {
+    const o = await seed.owner(t);
+    const change = o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'brand new pw' });
+    let changed = false;
+    void change.then(() => (changed = true));
+    // Sign-ins with the old password until the change is answered: those read while the new password is hashed wait behind it.
+    const racers: Array<Promise<{ status: number; client: ReturnType<typeof t.client> }>> = [];
+    while (!changed && racers.length < 20) {
+      const c = t.client();
+      racers.push(c.post('/api/login', { email: o.email, password: o.password }).then((res) => ({ status: res.status, client: c })));
+      await Bun.sleep(30);
+    }
+    expect((await change).status).toBe(200);
+    const signedIn = (await Promise.all(racers)).filter((r) => r.status === 200);
+    for (const r of signedIn) expect((await r.client.get('/api/profile')).status).toBe(401);
+  });
+
   test('the new password follows the contract for every login: 6 to 128 characters, a sub-user too (its first one needed 8)', async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, []);
