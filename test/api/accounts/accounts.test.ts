@@ -238,6 +238,24 @@ describe('POST /api/change-password', () => {
     for (const r of signedIn) expect((await r.client.get('/api/profile')).status).toBe(401);
   });
 
+  test('an app password asked for with the old password while the change revokes them all is refused, not left behind', async () => {
+    const o = await seed.owner(t);
+    const other = await seed.login(t, o.email);
+    const change = o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'brand new pw', revokeAppPasswords: true });
+    let changed = false;
+    void change.then(() => (changed = true));
+    // Those whose password check waited behind the new password's hash finish after every app password was revoked.
+    const asked: Array<Promise<Response>> = [];
+    while (!changed && asked.length < 20) {
+      asked.push(other.post('/api/user/app-passwords', { name: `Phone ${asked.length}`, password: o.password }));
+      await Bun.sleep(30);
+    }
+    expect((await change).status).toBe(200);
+    for (const res of await Promise.all(asked)) expect([201, 401]).toContain(res.status);
+    const fresh = await seed.login(t, o.email, 'brand new pw');
+    expect((await json(await fresh.get('/api/user/app-passwords'))).appPasswords).toEqual([]);
+  });
+
   test('the new password follows the contract for every login: 6 to 128 characters, a sub-user too (its first one needed 8)', async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, []);
