@@ -325,7 +325,11 @@ export class AccountService {
       record('failure', 'wrong_current_password');
       throw badRequest(Messages.wrongCurrentPassword);
     }
-    await this.storePassword(row.id, input.newPassword);
+    await this.storePassword(row.id, input.newPassword, () => {
+      // Signed out, or the password changed by another request, while this one's was checked and hashed: that change stands.
+      if (!this.d.sessions.isSignedIn(principal.loginId, principal.sessionId) || this.d.users.tokenVersion(row.id) !== row.tokenVersion)
+        throw unauthorized(Messages.sessionRevoked);
+    });
     if (input.revokeAppPasswords) this.d.appPasswords.revokeAll(principal);
     if (input.removePasskeys) this.d.passkeys.removeAll(row.id, principal);
     record('success');
@@ -341,9 +345,13 @@ export class AccountService {
     this.d.audit.record({ action: AuditActions.userPasswordReset, ...actorFields(by), targetType: 'user', targetId: loginId });
   }
 
-  /** A new password hash, and every session of the login signed out. */
-  private async storePassword(loginId: string, password: string): Promise<void> {
-    this.d.users.setPasswordHash(loginId, await hashPassword(password), this.d.clock.now());
+  /** A new password hash, and every session of the login signed out; `check` may refuse it (it throws) in the write's transaction. */
+  private async storePassword(loginId: string, password: string, check?: () => void): Promise<void> {
+    const hash = await hashPassword(password);
+    this.d.transactions.immediate(() => {
+      check?.();
+      this.d.users.setPasswordHash(loginId, hash, this.d.clock.now());
+    });
     this.d.sessions.invalidateAll(loginId);
   }
 

@@ -241,7 +241,11 @@ describe('POST /api/change-password', () => {
   test('an app password asked for with the old password while the change revokes them all is refused, not left behind', async () => {
     const o = await seed.owner(t);
     const other = await seed.login(t, o.email);
-    const change = o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'brand new pw', revokeAppPasswords: true });
+    const change = o.client.post('/api/change-password', {
+      oldPassword: o.password,
+      newPassword: 'brand new pw',
+      revokeAppPasswords: true,
+    });
     let changed = false;
     void change.then(() => (changed = true));
     // Those whose password check waited behind the new password's hash finish after every app password was revoked.
@@ -254,6 +258,22 @@ describe('POST /api/change-password', () => {
     for (const res of await Promise.all(asked)) expect([201, 401]).toContain(res.status);
     const fresh = await seed.login(t, o.email, 'brand new pw');
     expect((await json(await fresh.get('/api/user/app-passwords'))).appPasswords).toEqual([]);
+  });
+
+  test('two changes at once from two sessions: the first stands, the one checked against the password it replaced is refused', async () => {
+    const o = await seed.owner(t);
+    const other = await seed.login(t, o.email);
+    const change = o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'the owner pw' });
+    let changed = false;
+    void change.then(() => (changed = true));
+    const racing: Array<Promise<Response>> = [];
+    while (!changed && racing.length < 20) {
+      racing.push(other.post('/api/change-password', { oldPassword: o.password, newPassword: `someone else ${racing.length}` }));
+      await Bun.sleep(30);
+    }
+    expect((await change).status).toBe(200);
+    for (const res of await Promise.all(racing)) expect(res.status).toBeGreaterThanOrEqual(400);
+    await seed.login(t, o.email, 'the owner pw');
   });
 
   test('the new password follows the contract for every login: 6 to 128 characters, a sub-user too (its first one needed 8)', async () => {
