@@ -131,6 +131,9 @@ export class AccountService {
     const now = this.d.clock.now();
     const row = this.d.transactions.immediate(() => {
       if (this.findByEmail(input.email)) throw conflict(Messages.emailInUse);
+      // Disabled or deleted while the password was hashed: its sessions ended, and a sub-user made now would still sign in.
+      const owner = input.owner ? this.findById(input.owner.id) : null;
+      if (input.owner && (!owner || owner.disabledAt !== null)) throw unauthorized(Messages.sessionRevoked);
       const first = !this.d.users.hasAny();
       if (input.admin && !first && this.d.users.hasAdmin())
         throw conflict('An admin already exists; the admin is the first account created');
