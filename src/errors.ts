@@ -65,6 +65,7 @@ export const Messages = {
   invalidToken: 'Invalid token',
   sessionExpired: 'Session expired. Please login again.',
   sessionRevoked: 'Session has been revoked. Please login again.',
+  signInOvertaken: 'The password was changed, or every session signed out, while this sign-in was checked. Sign in again.',
   sessionNotFound: 'Session not found',
   passwordChangeDisabled: 'Password change has been disabled by the administrator',
   wrongCurrentPassword: 'Current password is incorrect',

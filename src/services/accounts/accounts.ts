@@ -131,6 +131,9 @@ export class AccountService {
     const now = this.d.clock.now();
     const row = this.d.transactions.immediate(() => {
       if (this.findByEmail(input.email)) throw conflict(Messages.emailInUse);
+      // Disabled or deleted while the password was hashed: its sessions ended, and a sub-user made now would still sign in.
+      const owner = input.owner ? this.findById(input.owner.id) : null;
+      if (input.owner && (!owner || owner.disabledAt !== null)) throw unauthorized(Messages.sessionRevoked);
       const first = !this.d.users.hasAny();
       if (input.admin && !first && this.d.users.hasAdmin())
         throw conflict('An admin already exists; the admin is the first account created');
@@ -255,9 +258,15 @@ export class AccountService {
 
   /** A signed-in login's session and its `auth.sign_in` event, the same whichever way it signed in. */
   async startSession(row: User, info: RequestInfo, method: SignInMethod): Promise<string> {
-    const { token, sessionId } = await this.d.sessions.start(row.id, info, () => {
-      for (const listener of this.signInListeners) listener({ login: row, method });
-    });
+    // At the version `row` was read at, before its credentials were checked: a password changed meanwhile ends the sign-in.
+    const { token, sessionId } = await this.d.sessions.start(
+      row.id,
+      info,
+      () => {
+        for (const listener of this.signInListeners) listener({ login: row, method });
+      },
+      row.tokenVersion,
+    );
     this.d.audit.record({
       action: AuditActions.signIn,
       ...loginFields(row),
@@ -319,7 +328,11 @@ export class AccountService {
       record('failure', 'wrong_current_password');
       throw badRequest(Messages.wrongCurrentPassword);
     }
-    await this.storePassword(row.id, input.newPassword);
+    await this.storePassword(row.id, input.newPassword, () => {
+      // Signed out, or the password changed by another request, while this one's was checked and hashed: that change stands.
+      if (!this.d.sessions.isSignedIn(principal.loginId, principal.sessionId) || this.d.users.tokenVersion(row.id) !== row.tokenVersion)
+        throw unauthorized(Messages.sessionRevoked);
+    });
     if (input.revokeAppPasswords) this.d.appPasswords.revokeAll(principal);
     if (input.removePasskeys) this.d.passkeys.removeAll(row.id, principal);
     record('success');
@@ -335,9 +348,13 @@ export class AccountService {
     this.d.audit.record({ action: AuditActions.userPasswordReset, ...actorFields(by), targetType: 'user', targetId: loginId });
   }
 
-  /** A new password hash, and every session of the login signed out. */
-  private async storePassword(loginId: string, password: string): Promise<void> {
-    this.d.users.setPasswordHash(loginId, await hashPassword(password), this.d.clock.now());
+  /** A new password hash, and every session of the login signed out; `check` may refuse it (it throws) in the write's transaction. */
+  private async storePassword(loginId: string, password: string, check?: () => void): Promise<void> {
+    const hash = await hashPassword(password);
+    this.d.transactions.immediate(() => {
+      check?.();
+      this.d.users.setPasswordHash(loginId, hash, this.d.clock.now());
+    });
     this.d.sessions.invalidateAll(loginId);
   }
 

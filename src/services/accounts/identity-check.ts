@@ -62,11 +62,11 @@ export class IdentityCheck {
       const hash = login.passwordHash;
       if (!(await this.d.passwordTries.check(login.email, () => verifyPassword(proof.password!, hash))))
         refuse('wrong_password', Messages.wrongCurrentPassword);
-      return;
+      return this.stillSignedIn(principal);
     }
     if (login.mfaEnabled && proof?.code) {
       if (!(await this.d.mfa.checkCode(login.id, proof.code))) refuse('invalid_mfa_code', Messages.invalidMfaCode);
-      return;
+      return this.stillSignedIn(principal);
     }
     if (purpose.recentSignIn) {
       const signedInAt = this.d.sessions.startedAt(principal.sessionId, principal.loginId);
@@ -75,6 +75,11 @@ export class IdentityCheck {
     if (login.passwordHash) throw badRequest(purpose.passwordNeeded, { confirm: 'password' });
     if (login.mfaEnabled) throw badRequest(purpose.codeNeeded, { confirm: 'code' });
     throw badRequest(purpose.noProof);
+  }
+
+  /** A password change, or any sign-out, while the proof was checked (behind other hashes) ends what the session asked for. */
+  private stillSignedIn(principal: Principal): void {
+    if (this.d.sessions.startedAt(principal.sessionId, principal.loginId) === null) throw unauthorized(Messages.sessionRevoked);
   }
 
   /** The actor, once a signed-in one has confirmed as `confirm` asks (the command line runs as the server's own user). */

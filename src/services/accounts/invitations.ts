@@ -127,10 +127,17 @@ export class InvitationService {
   /** The invitation a token names, while it can still be accepted: 404 unknown, 410 used or expired. */
   private usable(token: string): Invitation {
     const row = this.d.invitations.byTokenHash(hashToken(token));
-    if (!row) throw notFound(Messages.invitationNotFound);
-    if (row.usedAt !== null) throw new AppError(410, Messages.invitationUsed);
-    if (row.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.invitationExpired);
-    return row;
+    const refused = this.refusal(row);
+    if (refused) throw refused;
+    return row!;
+  }
+
+  /** Why a link cannot be accepted (404 unknown or withdrawn, 410 used or expired); null while it can. */
+  private refusal(row: Invitation | null): AppError | null {
+    if (!row) return notFound(Messages.invitationNotFound);
+    if (row.usedAt !== null) return new AppError(410, Messages.invitationUsed);
+    if (row.expiresAt <= this.d.clock.now()) return new AppError(410, Messages.invitationExpired);
+    return null;
   }
 
   view(token: string): InvitationView {
@@ -166,8 +173,9 @@ export class InvitationService {
         password,
         name,
         alongside: (created) => {
-          // Two acceptances racing: the second finds it used here and its insert is undone.
-          if (!this.d.invitations.claim(invitation.id, created.id, created.createdAt)) throw new AppError(410, Messages.invitationUsed);
+          // Used by a racing acceptance, withdrawn or expired while the password was hashed: the insert is undone.
+          if (!this.d.invitations.claim(invitation.id, created.id, created.createdAt))
+            throw this.refusal(this.d.invitations.byTokenHash(invitation.tokenHash)) ?? new AppError(410, Messages.invitationUsed);
           if (invitation.storageLimit !== null) this.d.users.setStorageLimit(created.id, invitation.storageLimit, created.createdAt);
         },
       });

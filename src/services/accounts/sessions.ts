@@ -73,15 +73,22 @@ export class SessionService {
 
   /**
    * Creates a session row for a login and returns its token. `alongside` writes in the row's transaction, so a
-   * sign-in whose other writes fail (a busy database's 503) leaves no session behind.
+   * sign-in whose other writes fail (a busy database's 503) leaves no session behind. `checkedAt` is the token
+   * version the sign-in's credentials were checked at: a password change or sign-out everywhere since refuses it.
    */
-  async start(loginId: string, info: RequestInfo, alongside?: () => void): Promise<{ token: string; sessionId: string }> {
+  async start(
+    loginId: string,
+    info: RequestInfo,
+    alongside?: () => void,
+    checkedAt?: number,
+  ): Promise<{ token: string; sessionId: string }> {
     const now = this.d.clock.now();
-    const tokenVersion = this.d.users.tokenVersion(loginId);
+    const tokenVersion = checkedAt ?? this.d.users.tokenVersion(loginId);
     if (tokenVersion === null) throw unauthorized(Messages.invalidCredentials);
     const sessionId = newId();
     const token = await this.signer.sign({ sub: loginId, sid: sessionId, tv: tokenVersion }, now);
     const ended = this.d.transactions.immediate(() => {
+      if (this.d.users.tokenVersion(loginId) !== tokenVersion) throw unauthorized(Messages.signInOvertaken);
       this.d.sessions.insert({
         id: sessionId,
         userId: loginId,
@@ -166,7 +173,7 @@ export class SessionService {
     );
   }
 
-  /** Removes one session row of a login (logout); the token stops working at once. */
+  /** Removes one session row of a login (logout, revoke); the token and the event streams it opened stop at once. */
   end(loginId: string, sessionId: string): boolean {
     this.listCache.delete(loginId);
     this.d.presence.remove(sessionId);

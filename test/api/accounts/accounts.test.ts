@@ -221,6 +221,61 @@ describe('POST /api/change-password', () => {
     await seed.login(t, o.email, 'brand new pw');
   });
 
+  test('a sign-in with the old password racing the change keeps no session (its check waited while the new one was hashed)', async () => {
+    const o = await seed.owner(t);
+    const change = o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'brand new pw' });
+    let changed = false;
+    void change.then(() => (changed = true));
+    // Sign-ins with the old password until the change is answered: those read while the new password is hashed wait behind it.
+    const racers: Array<Promise<{ status: number; client: ReturnType<typeof t.client> }>> = [];
+    while (!changed && racers.length < 20) {
+      const c = t.client();
+      racers.push(c.post('/api/login', { email: o.email, password: o.password }).then((res) => ({ status: res.status, client: c })));
+      await Bun.sleep(30);
+    }
+    expect((await change).status).toBe(200);
+    const signedIn = (await Promise.all(racers)).filter((r) => r.status === 200);
+    for (const r of signedIn) expect((await r.client.get('/api/profile')).status).toBe(401);
+  });
+
+  test('an app password asked for with the old password while the change revokes them all is refused, not left behind', async () => {
+    const o = await seed.owner(t);
+    const other = await seed.login(t, o.email);
+    const change = o.client.post('/api/change-password', {
+      oldPassword: o.password,
+      newPassword: 'brand new pw',
+      revokeAppPasswords: true,
+    });
+    let changed = false;
+    void change.then(() => (changed = true));
+    // Those whose password check waited behind the new password's hash finish after every app password was revoked.
+    const asked: Array<Promise<Response>> = [];
+    while (!changed && asked.length < 20) {
+      asked.push(other.post('/api/user/app-passwords', { name: `Phone ${asked.length}`, password: o.password }));
+      await Bun.sleep(30);
+    }
+    expect((await change).status).toBe(200);
+    for (const res of await Promise.all(asked)) expect([201, 401]).toContain(res.status);
+    const fresh = await seed.login(t, o.email, 'brand new pw');
+    expect((await json(await fresh.get('/api/user/app-passwords'))).appPasswords).toEqual([]);
+  });
+
+  test('two changes at once from two sessions: the first stands, the one checked against the password it replaced is refused', async () => {
+    const o = await seed.owner(t);
+    const other = await seed.login(t, o.email);
+    const change = o.client.post('/api/change-password', { oldPassword: o.password, newPassword: 'the owner pw' });
+    let changed = false;
+    void change.then(() => (changed = true));
+    const racing: Array<Promise<Response>> = [];
+    while (!changed && racing.length < 20) {
+      racing.push(other.post('/api/change-password', { oldPassword: o.password, newPassword: `someone else ${racing.length}` }));
+      await Bun.sleep(30);
+    }
+    expect((await change).status).toBe(200);
+    for (const res of await Promise.all(racing)) expect(res.status).toBeGreaterThanOrEqual(400);
+    await seed.login(t, o.email, 'the owner pw');
+  });
+
   test('the new password follows the contract for every login: 6 to 128 characters, a sub-user too (its first one needed 8)', async () => {
     const o = await seed.owner(t);
     const sub = await seed.subUser(t, o, []);

@@ -4,6 +4,7 @@ import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
 import { json } from '../../helpers/client.ts';
 import * as seed from '../../helpers/seed.ts';
+import { Messages } from '../../../src/errors.ts';
 
 const DAY = 86_400_000;
 const clock = new ManualClock();
@@ -83,6 +84,17 @@ describe('invitations', () => {
     const withdrawn = await invite({ email: seed.uniqueEmail('withdrawn') });
     expect((await admin.client.delete(`/api/user/invitations/${withdrawn.id}`)).status).toBe(200);
     expect((await t.client().post('/api/invitations/accept', { token: withdrawn.token, password: 'a fine password' })).status).toBe(404);
+  });
+
+  test('a link withdrawn while its acceptance was under way says it was withdrawn (404), not used', async () => {
+    const { token, id } = await invite({ email: seed.uniqueEmail('withdrawn-late') });
+    // The chosen password is hashed first: the admin withdraws the link meanwhile.
+    const accepting = t.client().post('/api/invitations/accept', { token, password: 'a fine password' });
+    await Bun.sleep(15);
+    expect((await admin.client.delete(`/api/user/invitations/${id}`)).status).toBe(200);
+    const res = await accepting;
+    expect(res.status).toBe(404);
+    expect((await json(res)).message).toBe(Messages.invitationNotFound);
   });
 
   test('an address already in use, or already invited, is refused; an invitation carries no password', async () => {

@@ -253,6 +253,18 @@ describe('admin: disabling and deleting accounts', () => {
 
   const entry = async (id: string) => (await json(await admin.client.get('/api/user/all?limit=100'))).users.find((u: any) => u.id === id);
 
+  test('a sub-user the owner was adding while the account was disabled is refused, not left able to sign in', async () => {
+    const o = await seed.owner(s);
+    const email = seed.uniqueEmail('late-sub');
+    // The new sub-user's password is hashed first: the account is disabled meanwhile.
+    const adding = o.client.post('/api/user/sub-users', { email, password: 'sub password', name: 'Late', permissions: ['files.download'] });
+    await Bun.sleep(15);
+    expect((await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true })).status).toBe(200);
+    expect((await adding).status).toBe(401);
+    const res = await s.client().post('/api/login', { email, password: 'sub password' });
+    expect(res.status).toBe(401);
+  });
+
   test('disable ends every session of the account at once and refuses sign-in; enable lets it back in', async () => {
     const o = await seed.owner(s);
     const sub = await seed.subUser(s, o, ['files.download']);
