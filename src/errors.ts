@@ -65,6 +65,8 @@ export const Messages = {
   invalidToken: 'Invalid token',
   sessionExpired: 'Session expired. Please login again.',
   sessionRevoked: 'Session has been revoked. Please login again.',
+  mfaNewerThanSession:
+    'Two-factor authentication was turned on, or its backup codes made, after this session signed in, so its codes do not confirm it: sign out, sign in again, then enter a code',
   signInOvertaken: 'The password was changed, or every session signed out, while this sign-in was checked. Sign in again.',
   sessionNotFound: 'Session not found',
   passwordChangeDisabled: 'Password change has been disabled by the administrator',

@@ -46,6 +46,7 @@ import m0042 from '../../migrations/0042_changes_item_row.sql' with { type: 'tex
 import m0043 from '../../migrations/0043_unusable_mime_types.sql' with { type: 'text' };
 import m0044 from '../../migrations/0044_dav_property_lang.sql' with { type: 'text' };
 import m0045 from '../../migrations/0045_dav_property_xml_prefix.sql' with { type: 'text' };
+import m0046 from '../../migrations/0046_mfa_enabled_at.sql' with { type: 'text' };
 import { formerXmlBindingsRewritten } from './data-repairs.ts';
 
 export interface EmbeddedMigration {
@@ -130,6 +131,7 @@ export const embeddedMigrations: ReadonlyArray<EmbeddedMigration> = [
   { tag: '0044_dav_property_lang', sql: m0044 },
   // Hand-written: comments only, its repair is code.
   { tag: '0045_dav_property_xml_prefix', sql: m0045, repair: formerXmlBindingsRewritten },
+  { tag: '0046_mfa_enabled_at', sql: m0046 },
 ];
 
 /** Whether a database whose last migration is `tag` is one this Coffer can open (and upgrade). */

@@ -5,7 +5,7 @@ import { mfaBackupCodes, users } from '../schema/users.ts';
 
 export type MfaState = Pick<
   typeof users.$inferSelect,
-  'email' | 'mfaEnabled' | 'mfaSecret' | 'mfaPendingSecret' | 'mfaLastStep' | 'backupCodesRegeneratedAt'
+  'email' | 'mfaEnabled' | 'mfaSecret' | 'mfaPendingSecret' | 'mfaLastStep' | 'mfaEnabledAt' | 'backupCodesRegeneratedAt'
 >;
 
 /** The SQL of two-factor authentication: the MFA columns of `users` and `mfa_backup_codes`. */
@@ -21,6 +21,7 @@ export class MfaRepo {
           mfaSecret: users.mfaSecret,
           mfaPendingSecret: users.mfaPendingSecret,
           mfaLastStep: users.mfaLastStep,
+          mfaEnabledAt: users.mfaEnabledAt,
           backupCodesRegeneratedAt: users.backupCodesRegeneratedAt,
         })
         .from(users)
@@ -37,7 +38,7 @@ export class MfaRepo {
   enable(userId: string, codeHashes: readonly string[], at: number): void {
     this.db.transaction((tx) => {
       tx.update(users)
-        .set({ mfaEnabled: true, mfaSecret: sql`${users.mfaPendingSecret}`, mfaPendingSecret: null, updatedAt: at })
+        .set({ mfaEnabled: true, mfaSecret: sql`${users.mfaPendingSecret}`, mfaPendingSecret: null, mfaEnabledAt: at, updatedAt: at })
         .where(eq(users.id, userId))
         .run();
       this.replaceCodes(tx, userId, codeHashes);
@@ -60,6 +61,7 @@ export class MfaRepo {
           mfaSecret: null,
           mfaPendingSecret: null,
           mfaLastStep: null,
+          mfaEnabledAt: null,
           backupCodesRegeneratedAt: null,
           updatedAt: at,
         })

@@ -26,6 +26,8 @@ export const users = sqliteTable(
     mfaPendingSecret: text('mfa_pending_secret'),
     // Last TOTP time step accepted: a code is never accepted twice.
     mfaLastStep: integer('mfa_last_step'),
+    // When the secret was confirmed: its codes, and the backup codes issued with it, confirm only sessions signed in after.
+    mfaEnabledAt: integer('mfa_enabled_at'),
     backupCodesRegeneratedAt: integer('backup_codes_regenerated_at'),
     // Owners only: bytes stored (trash included), kept in the same transaction as the items it counts.
     storageUsed: integer('storage_used').notNull().default(0),

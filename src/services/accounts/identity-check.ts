@@ -65,6 +65,11 @@ export class IdentityCheck {
       return this.stillSignedIn(principal);
     }
     if (login.mfaEnabled && proof?.code) {
+      // A code confirms only a session older than its factor: a stolen session that turns two-factor on, or makes new backup
+      // codes, must not then prove itself with them (and so make a passkey or app password that outlives it).
+      const signedInAt = this.d.sessions.startedAt(principal.sessionId, principal.loginId);
+      if (signedInAt === null) throw unauthorized(Messages.sessionRevoked);
+      if (this.d.mfa.issuedAt(login.id, proof.code) > signedInAt) refuse('mfa_newer_than_session', Messages.mfaNewerThanSession);
       if (!(await this.d.mfa.checkCode(login.id, proof.code))) refuse('invalid_mfa_code', Messages.invalidMfaCode);
       return this.stillSignedIn(principal);
     }

@@ -177,6 +177,16 @@ export class MfaService {
     );
   }
 
+  /**
+   * When the factor behind a code came to be: the secret's confirmation for an app's code, the latest issue for a backup
+   * code (0 for a factor turned on before Coffer recorded it). A session that made it (a stolen one, say) is older.
+   */
+  issuedAt(userId: string, code: string): number {
+    const row = this.row(userId);
+    const enabledAt = row.mfaEnabledAt ?? 0;
+    return isTotpShape(code.trim()) ? enabledAt : Math.max(enabledAt, row.backupCodesRegeneratedAt ?? 0);
+  }
+
   private matches(userId: string, row: MfaState, code: string): Promise<boolean> | boolean {
     if (isTotpShape(code)) return this.acceptTotp(userId, this.keyring.openSecret(row.mfaSecret!), code, row.mfaLastStep);
     if (isBackupCodeShape(code)) return this.repo.spendCode(userId, hashBackupCode(userId, code), this.clock.now());

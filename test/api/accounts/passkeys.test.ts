@@ -180,6 +180,37 @@ describe('adding a passkey asks who you are again', () => {
     expect((await c.post('/api/passkeys/register/options', { code: backupCodes[0] })).status).toBe(200);
   });
 
+  test('codes of a second factor turned on, or backup codes made, after the session signed in do not confirm it (a stolen session); those of a later sign-in do', async () => {
+    const o = await seed.owner(t);
+    const stolen = await signInAs(o);
+    clock.advance(11 * 60_000);
+    const { secret, backupCodes } = await enableMfa(stolen);
+    const totp = async () => generate({ secret, epoch: Math.floor(clock.now() / 1000) });
+    const asks = [
+      (code: string) => stolen.post('/api/passkeys/register/options', { code }),
+      (code: string) => stolen.post('/api/user/app-passwords', { name: 'Planted', code }),
+    ];
+    for (const ask of asks)
+      for (const code of [await totp(), backupCodes[0]!]) {
+        const refused = await ask(code);
+        expect(refused.status).toBe(400);
+        expect((await json(refused)).message).toBe(Messages.mfaNewerThanSession);
+      }
+    const refusal = { status: 'failure', details: { reason: 'mfa_newer_than_session' } };
+    expect(auditOf('passkey.add', o.id)).toMatchObject([refusal, refusal]);
+
+    // A session signed in after the factor was turned on confirms with its code, until it makes new backup codes itself.
+    const later = client();
+    clock.advance(30_000);
+    expect((await later.post('/api/login', { email: o.email, password: o.password, mfaCode: await totp() })).status).toBe(200);
+    clock.advance(30_000);
+    const fresh = (await json(await later.post('/api/mfa/backup-codes/regenerate'))).backupCodes as string[];
+    const newer = await later.post('/api/passkeys/register/options', { code: fresh[0] });
+    expect((await json(newer)).message).toBe(Messages.mfaNewerThanSession);
+    expect((await later.post('/api/passkeys/register/options', { code: await totp() })).status).toBe(200);
+    expect((await json(await stolen.get('/api/user/app-passwords'))).appPasswords ?? []).toEqual([]);
+  });
+
   test('a password change keeps the passkeys unless asked to remove them, and then they sign in no more', async () => {
     const o = await seed.owner(t);
     const kept = await addPasskey(await signInAs(o), 'Kept');
