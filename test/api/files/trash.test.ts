@@ -124,6 +124,18 @@ describe('POST /api/files/trash/restore', () => {
     expect((await o.client.post('/api/files/trash/restore', { ids: [lost.id] })).status).toBe(404);
   });
 
+  test('a file and its folder trashed apart and restored together: the file goes back into the folder, whatever the order', async () => {
+    const o = await seed.owner(t);
+    const outer = await folder(o.client, 'outer');
+    const inner = await folder(o.client, 'inner', outer.id);
+    const note = await upload(o.client, 'note.txt', 'n', { parentId: inner.id });
+    for (const id of [note.id, inner.id, outer.id]) await o.client.post('/api/files/delete', { ids: [id] });
+    expect((await o.client.post('/api/files/trash/restore', { ids: [note.id, inner.id, outer.id] })).status).toBe(200);
+    expect((await listAll(o.client, '/api/files')).map((i) => i.id)).toEqual([outer.id]);
+    expect((await json(await o.client.get(`/api/files/${inner.id}/info`))).parentId).toBe(outer.id);
+    expect((await json(await o.client.get(`/api/files/${note.id}/info`))).parentId).toBe(inner.id);
+  });
+
   test('more than 1000 items → queued; the job restores everything', async () => {
     const o = await seed.owner(t);
     const dir = await tree(o, 'massive', 1200);
