@@ -135,6 +135,9 @@ export class FileEvents {
     const inside = this.sharedRootsBelow(byRoot, folderId);
     if (inside.length === 0) return;
     for (const root of this.items.getMany(actor.accountId, inside)) {
+      // One trashed on its own before stays in the trash: its members heard of it then, and it does not come back.
+      const wentAlong = type === FileEventType.deleted ? root.deletedRootId === folderId : root.deletedAt === null;
+      if (!wentAlong) continue;
       const data = { id: root.id, name: root.name, type: root.type, parentId: root.parentId, userId: actor.loginId };
       for (const accountId of byRoot.get(root.id) ?? []) if (!reached.has(accountId)) this.hub.publish(accountId, type, data, at);
     }

@@ -516,6 +516,12 @@ describe('live events and notifications', () => {
     expect((await nextOfType(events, 'file.restored')).data).toMatchObject({ id: root.id, parentId: parent.id });
     // Nothing of the owner's own folder reaches the member.
     expect(await events.quietFor(300)).toBe(true);
+    // Trashed on its own first, the shared item stays in the trash when its folder comes back: nothing more is said of it.
+    await owner.client.post('/api/files/delete', { ids: [root.id] });
+    expect((await nextOfType(events, 'file.deleted')).data.id).toBe(root.id);
+    await owner.client.post('/api/files/delete', { ids: [parent.id] });
+    await owner.client.post('/api/files/trash/restore', { ids: [parent.id] });
+    expect(await events.quietFor(300)).toBe(true);
     await events.close();
   });
 
