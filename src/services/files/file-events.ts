@@ -21,6 +21,9 @@ const AUDITED: Partial<Record<FileEventName, AuditAction>> = {
   'file.permanently_deleted': AuditActions.fileDeletePermanent,
 };
 
+// Events of a folder that end or bring back access to the shares inside it.
+const SHARES_GO_ALONG = new Set<FileEventName>(['file.deleted', 'file.restored']);
+
 // Events after which a file has new content.
 const CONTENT_CHANGES = new Set<FileEventName>(['file.uploaded', 'file.updated', 'file.copied']);
 
@@ -112,8 +115,51 @@ export class FileEvents {
     const claimed = type === FileEventType.starred ? undefined : this.claimSeq(row.id);
     const at = new Date();
     this.hub.publish(actor.accountId, type, data, at, claimed?.seq, claimed?.resumeId);
-    for (const accountId of this.membersReaching(byRoot, row.id, [row.parentId, fromParentId]))
-      this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
+    const reached = this.membersReaching(byRoot, row.id, [row.parentId, fromParentId]);
+    for (const accountId of reached) this.hub.publish(accountId, type, data, at, claimed?.seq, claimed?.resumeId);
+    if (row.type === 'folder' && SHARES_GO_ALONG.has(type)) this.announceSharesInside(byRoot, actor, type, row.id, reached, at);
+  }
+
+  /**
+   * A folder trashed or restored takes the shares inside it along: their members (who do not know the folder)
+   * hear it of the shared item they know, as when that item itself is trashed or restored.
+   */
+  private announceSharesInside(
+    byRoot: ReadonlyMap<string, string[]>,
+    actor: AuditPrincipal,
+    type: FileEventName,
+    folderId: string,
+    reached: ReadonlySet<string>,
+    at: Date,
+  ): void {
+    const inside = this.sharedRootsBelow(byRoot, folderId);
+    if (inside.length === 0) return;
+    for (const root of this.items.getMany(actor.accountId, inside)) {
+      // One trashed on its own before stays in the trash: its members heard of it then, and it does not come back.
+      const wentAlong = type === FileEventType.deleted ? root.deletedRootId === folderId : root.deletedAt === null;
+      if (!wentAlong) continue;
+      const data = { id: root.id, name: root.name, type: root.type, parentId: root.parentId, userId: actor.loginId };
+      for (const accountId of byRoot.get(root.id) ?? []) if (!reached.has(accountId)) this.hub.publish(accountId, type, data, at);
+    }
+  }
+
+  /** The owner's shared items strictly below `folderId`: one query per level, walking up from all of them at once. */
+  private sharedRootsBelow(byRoot: ReadonlyMap<string, string[]>, folderId: string): string[] {
+    const found: string[] = [];
+    // Each folder reached on the way up, with the shared items it was reached from.
+    let frontier = new Map<string, string[]>([...byRoot.keys()].filter((id) => id !== folderId).map((id) => [id, [id]]));
+    for (let depth = 0; frontier.size > 0 && depth < MAX_DEPTH; depth++) {
+      const parents = this.items.parentsOf([...frontier.keys()]);
+      const next = new Map<string, string[]>();
+      for (const [id, from] of frontier) {
+        const parent = parents.get(id);
+        if (!parent) continue;
+        if (parent === folderId) found.push(...from);
+        else next.set(parent, [...(next.get(parent) ?? []), ...from]);
+      }
+      frontier = next;
+    }
+    return found;
   }
 
   /**

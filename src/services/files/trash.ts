@@ -162,7 +162,7 @@ export class TrashService {
 
   /** POST /api/files/trash/restore: in the request up to 1000 items, else queued. */
   planRestore(principal: Principal, ids: string[]): TrashPlan {
-    const roots = this.d.tree.requireTrashRoots(principal, ids);
+    const roots = this.outerFirst(this.d.tree.requireTrashRoots(principal, ids));
     const sets: Array<{ root: Item; ids: string[] }> = [];
     let total = 0;
     for (const root of roots) {
@@ -172,6 +172,25 @@ export class TrashService {
       if (total > WEB_PROCESS_LIMIT) return this.queue(Jobs.filesRestore, principal, roots);
     }
     return { queued: false, total, run: this.runRestore(principal, sets, total) };
+  }
+
+  /** Roots whose old folder lies in another selected root after it, so they go back into it rather than home. */
+  private outerFirst(roots: Item[]): Item[] {
+    const ordered: Item[] = [];
+    let left = roots;
+    while (left.length > 0) {
+      const folders = new Set(left.filter((r) => r.type === 'folder').map((r) => r.id));
+      const inside = this.d.tree.insideAny(
+        folders,
+        left.flatMap((r) => (r.parentId ? [r.parentId] : [])),
+      );
+      const ready = left.filter((r) => r.parentId === null || !inside.has(r.parentId));
+      // A cycle cannot arise (items form a tree); the guard only keeps the loop finite.
+      if (ready.length === 0) return [...ordered, ...left];
+      ordered.push(...ready);
+      left = left.filter((r) => !ready.includes(r));
+    }
+    return ordered;
   }
 
   private async *runRestore(principal: Principal, sets: Array<{ root: Item; ids: string[] }>, total: number): InlineRun {

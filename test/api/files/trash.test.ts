@@ -124,6 +124,18 @@ describe('POST /api/files/trash/restore', () => {
     expect((await o.client.post('/api/files/trash/restore', { ids: [lost.id] })).status).toBe(404);
   });
 
+  test('a file and its folder trashed apart and restored together: the file goes back into the folder, whatever the order', async () => {
+    const o = await seed.owner(t);
+    const outer = await folder(o.client, 'outer');
+    const inner = await folder(o.client, 'inner', outer.id);
+    const note = await upload(o.client, 'note.txt', 'n', { parentId: inner.id });
+    for (const id of [note.id, inner.id, outer.id]) await o.client.post('/api/files/delete', { ids: [id] });
+    expect((await o.client.post('/api/files/trash/restore', { ids: [note.id, inner.id, outer.id] })).status).toBe(200);
+    expect((await listAll(o.client, '/api/files')).map((i) => i.id)).toEqual([outer.id]);
+    expect((await json(await o.client.get(`/api/files/${inner.id}/info`))).parentId).toBe(outer.id);
+    expect((await json(await o.client.get(`/api/files/${note.id}/info`))).parentId).toBe(inner.id);
+  });
+
   test('more than 1000 items → queued; the job restores everything', async () => {
     const o = await seed.owner(t);
     const dir = await tree(o, 'massive', 1200);
@@ -139,6 +151,56 @@ describe('POST /api/files/trash/restore', () => {
 });
 
 describe('POST /api/files/trash/delete and /trash/empty', () => {
+  test('usage stays the sum of files and versions through a long mixed sequence, members of a share included', async () => {
+    const [o, m] = [await seed.owner(t), await seed.owner(t)];
+    const exact = async (ownerBytes: number, memberBytes: number) => {
+      for (const [login, bytes] of [
+        [o, ownerBytes],
+        [m, memberBytes],
+      ] as const) {
+        expect(t.server.ctx.repos.users.usageCheck().find((u) => u.id === login.id)).toMatchObject({ storageUsed: bytes, actual: bytes });
+        expect((await json(await login.client.get('/api/user/storage'))).used).toBe(bytes);
+      }
+    };
+    const replace = (client: TestClient, id: string, content: string) => {
+      const form = new FormData();
+      form.append('file', new File([content], 'x.bin'));
+      return client.request(`/api/files/${id}/replace`, { method: 'POST', body: form });
+    };
+    const dir = await folder(o.client, 'mixed');
+    const file = await upload(o.client, 'f.txt', 'a'.repeat(100), { parentId: dir.id });
+    expect((await replace(o.client, file.id, 'b'.repeat(50))).status).toBe(200);
+    clock.advance(2 * 3600_000);
+    expect((await replace(o.client, file.id, 'c'.repeat(70))).status).toBe(200);
+    await exact(220, 0);
+    const [older] = (await json(await o.client.get(`/api/files/${file.id}/versions`))).versions.slice(1);
+    expect((await o.client.post(`/api/files/${file.id}/versions/${older.id}/restore`)).status).toBe(200);
+    await o.client.post('/api/files/copy', { ids: [dir.id] });
+    await t.server.worker.drain();
+    await exact(320, 0); // the copy has no history
+    await o.client.post(`/api/files/${dir.id}/members`, { email: m.email, role: 'editor' });
+    const own = await upload(m.client, 'own.txt', 'z'.repeat(30));
+    await m.client.post('/api/files/copy', { ids: [own.id], parentId: dir.id });
+    await m.client.post('/api/files/copy', { ids: [file.id] });
+    await t.server.worker.drain();
+    await exact(350, 130);
+    expect((await m.client.post('/api/files/move', { ids: [own.id], parentId: dir.id })).status).toBe(403);
+    const inner = await upload(m.client, 'inner.txt', 'q'.repeat(11), { parentId: dir.id });
+    expect((await replace(m.client, inner.id, 'r'.repeat(13))).status).toBe(200);
+    await m.client.post('/api/files/delete', { ids: [inner.id] });
+    await exact(374, 130);
+    await o.client.post('/api/files/delete', { ids: [file.id] });
+    await o.client.post('/api/files/delete', { ids: [dir.id] });
+    await o.client.post('/api/files/trash/restore', { ids: [file.id] });
+    await o.client.post('/api/files/trash/delete', { ids: [dir.id] });
+    await t.server.worker.drain();
+    await exact(344, 130);
+    await o.client.post('/api/files/trash/empty');
+    await t.server.worker.drain();
+    await exact(320, 130);
+    expect(await json(await o.client.get('/api/user/storage'))).toMatchObject({ used: 320, versions: 120 });
+  });
+
   test('permanent delete is queued (202); rows go, then objects in batches, and usage drops', async () => {
     const o = await seed.owner(t);
     const dir = await folder(o.client, 'to-purge');

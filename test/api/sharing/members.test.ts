@@ -502,6 +502,29 @@ describe('live events and notifications', () => {
     await strangers.close();
   });
 
+  test('a folder trashed or restored with a shared item inside: its members hear it of the shared item, as when it is trashed itself', async () => {
+    const { owner, root } = await sharedFolder();
+    const parent = await folder(owner.client, 'Parent');
+    expect((await owner.client.post('/api/files/move', { ids: [root.id], parentId: parent.id })).status).toBe(200);
+    const member = await seed.owner(t);
+    await addMember(owner.client, root.id, member.email, 'viewer');
+    const events = await stream(member.client);
+    expect((await owner.client.post('/api/files/delete', { ids: [parent.id] })).status).toBe(200);
+    expect((await nextOfType(events, 'file.deleted')).data).toMatchObject({ id: root.id, name: 'Family', parentId: parent.id });
+    expect((await json(await member.client.get('/api/files/shared-with-me'))).items).toEqual([]);
+    expect((await owner.client.post('/api/files/trash/restore', { ids: [parent.id] })).status).toBe(200);
+    expect((await nextOfType(events, 'file.restored')).data).toMatchObject({ id: root.id, parentId: parent.id });
+    // Nothing of the owner's own folder reaches the member.
+    expect(await events.quietFor(300)).toBe(true);
+    // Trashed on its own first, the shared item stays in the trash when its folder comes back: nothing more is said of it.
+    await owner.client.post('/api/files/delete', { ids: [root.id] });
+    expect((await nextOfType(events, 'file.deleted')).data.id).toBe(root.id);
+    await owner.client.post('/api/files/delete', { ids: [parent.id] });
+    await owner.client.post('/api/files/trash/restore', { ids: [parent.id] });
+    expect(await events.quietFor(300)).toBe(true);
+    await events.close();
+  });
+
   test('a job an editor starts in a shared folder is theirs to follow: poll and live event for copy and trash; the owner sees it, a stranger 404', async () => {
     const { owner, root, file, sub } = await sharedFolder();
     const editor = await seed.owner(t);
