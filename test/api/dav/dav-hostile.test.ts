@@ -60,6 +60,38 @@ describe('hostile XML bodies', () => {
     }
     expect(await (await dav.propfind('chars.txt', '0')).text()).not.toContain('urn:x');
   });
+
+  test('a PROPPATCH value in bytes that are not UTF-8 is 400, not stored with U+FFFD in their place', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('latin.txt', 'x');
+    // "café" written in ISO-8859-1: its 0xE9 alone is no UTF-8.
+    const body = Buffer.from(propertyUpdate('<x:p>café</x:p>'), 'latin1');
+    const res = await dav.request('PROPPATCH', 'latin.txt', { body });
+    expect(res.status).toBe(400);
+    expect((await json(res)).message).toBe('The request body is not valid UTF-8: send XML bodies encoded as UTF-8');
+    expect(await (await dav.propfind('latin.txt', '0')).text()).not.toContain('urn:x');
+  });
+
+  test('an XML body sent chunked (no Content-Length) past 1 MiB is 413 naming the XML limit', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 17; i++) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const res = await fetch(`${t.url}/dav/`, {
+      method: 'PROPFIND',
+      headers: { authorization: dav.authorization, depth: '0' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect((await json(res)).message).toBe('Request body too large (the limit for XML bodies is 1 MiB)');
+  });
 });
 
 describe('dead properties and what a PROPFIND may ask', () => {
