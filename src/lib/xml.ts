@@ -191,6 +191,7 @@ export function parseXml(source: string, options: { formerXmlBindings?: boolean 
         if (k !== 'xmlns' && !k.startsWith('xmlns:')) continue;
         if (++declarations > XML_LIMITS.namespaceDeclarations) tooLarge('namespace declarations', XML_LIMITS.namespaceDeclarations);
         const prefix = k === 'xmlns' ? '' : k.slice(6);
+        if (declared.includes(prefix)) fail(`duplicate attribute ${k}`);
         // Namespaces in XML 1.0: a prefix cannot be bound to the empty name.
         if (prefix && v === '') fail(`empty namespace for prefix ${prefix}`);
         // §3: xml is bound to its namespace alone, xmlns is never declared (strict parsers such as expat refuse either).
@@ -207,7 +208,10 @@ export function parseXml(source: string, options: { formerXmlBindings?: boolean 
       for (const [k, v] of rawAttrs) {
         if (k === 'xmlns' || k.startsWith('xmlns:')) continue;
         const a = resolve(k, true);
-        attrs.set(a.ns ? `{${a.ns}}${a.local}` : a.local, v);
+        const key = a.ns ? `{${a.ns}}${a.local}` : a.local;
+        // XML 1.0 §3.1 and Namespaces §6.3: one attribute per name; keeping the last would drop a value that was sent.
+        if (attrs.has(key)) fail(`duplicate attribute ${k}`);
+        attrs.set(key, v);
       }
       const el: XmlElement = { kind: 'element', ns, name: local, attrs, children: [] };
       const parent = stack.at(-1);

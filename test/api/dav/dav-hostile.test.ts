@@ -61,6 +61,28 @@ describe('hostile XML bodies', () => {
     expect(await (await dav.propfind('chars.txt', '0')).text()).not.toContain('urn:x');
   });
 
+  test('an attribute or namespace declaration given twice on one element is 400 (not well formed), not kept as its last value', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('twice.txt', 'x');
+    for (const [value, message] of [
+      ['<x:p><x:v a="1" a="2"/></x:p>', 'duplicate attribute a'],
+      // Two prefixes of one namespace name one attribute too (Namespaces in XML §6.3).
+      ['<x:p><x:v xmlns:y="urn:y" xmlns:z="urn:y" y:a="1" z:a="2"/></x:p>', 'duplicate attribute z:a'],
+      ['<x:p><x:v xmlns:y="urn:y" xmlns:y="urn:z"/></x:p>', 'duplicate attribute xmlns:y'],
+    ]) {
+      const res = await dav.request('PROPPATCH', 'twice.txt', { body: propertyUpdate(value!) });
+      expect(res.status).toBe(400);
+      expect((await json(res)).message).toStartWith(`The XML body is malformed: ${message} at offset `);
+    }
+    expect(await (await dav.propfind('twice.txt', '0')).text()).not.toContain('urn:x');
+    // One attribute each, or one name in two namespaces, is kept as sent.
+    const kept = await dav.request('PROPPATCH', 'twice.txt', { body: propertyUpdate('<x:p><x:v xmlns:y="urn:y" a="1" y:a="2"/></x:p>') });
+    expect(kept.status).toBe(207);
+    const found = await dav.propfind('twice.txt', '0', '<D:propfind xmlns:D="DAV:"><D:prop><x:p xmlns:x="urn:x"/></D:prop></D:propfind>');
+    expect(await found.text()).toContain('<v xmlns="urn:x" a="1" xmlns:a0="urn:y" a0:a="2"/>');
+  });
+
   test('a PROPPATCH value in bytes that are not UTF-8 is 400, not stored with U+FFFD in their place', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
