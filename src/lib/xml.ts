@@ -78,7 +78,8 @@ function decodeEntities(text: string): string {
  */
 export function parseXml(source: string, options: { formerXmlBindings?: boolean } = {}): XmlElement {
   let i = 0;
-  const s = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
+  // XML 1.0 §2.11: every line break is read as \n (a &#13; still gives \r, which serializeNodes writes back as one).
+  const s = (source.charCodeAt(0) === 0xfeff ? source.slice(1) : source).replace(/\r\n?/g, '\n');
   const stack: Array<{ el: XmlElement; qname: string; declared: string[] }> = [];
   let root: XmlElement | null = null;
   // Each prefix ('' for the default namespace) to its bindings, innermost last: a declaration is pushed
@@ -183,7 +184,8 @@ export function parseXml(source: string, options: { formerXmlBindings?: boolean 
         const m = ATTRIBUTE.exec(s);
         if (!m) fail('bad attribute');
         if (++attributes > XML_LIMITS.attributes) tooLarge('attributes', XML_LIMITS.attributes);
-        rawAttrs.push([m![1]!, decodeEntities(m![2] ?? m![3] ?? '')]);
+        // §3.3.3: a tab or line break written in a value is a space; one given as a character reference is kept.
+        rawAttrs.push([m![1]!, decodeEntities((m![2] ?? m![3] ?? '').replace(/[\t\n]/g, ' '))]);
         j = ATTRIBUTE.lastIndex;
       }
       const declared: string[] = [];
@@ -259,6 +261,9 @@ export function escapeQuotedXml(text: string): string {
   return `&quot;${escapeXml(text.slice(1, n - 1))}&quot;`;
 }
 
+/** An attribute value escaped, its tabs and line breaks as references: written as they are, a reader takes them for spaces. */
+const attrValue = (value: string) => escapeXml(value).replace(/[\t\n\r]/g, (c) => `&#${c.charCodeAt(0)};`);
+
 /**
  * Nodes back to text, each element declaring its own namespace as the default (and a prefix per
  * namespaced attribute), so the result stands alone wherever it is placed; the XML namespace keeps its
@@ -268,7 +273,7 @@ export function serializeNodes(nodes: readonly XmlNode[], parentNs = ''): string
   let out = '';
   for (const node of nodes) {
     if (node.kind === 'text') {
-      out += escapeXml(node.text);
+      out += escapeXml(node.text).replace(/\r/g, '&#13;');
       continue;
     }
     const inXml = node.ns === XML_NS;
@@ -278,11 +283,11 @@ export function serializeNodes(nodes: readonly XmlNode[], parentNs = ''): string
     let n = 0;
     for (const [key, value] of node.attrs) {
       const m = /^\{(.*)\}(.*)$/.exec(key);
-      if (m?.[1] === XML_NS) open += ` xml:${m[2]}="${escapeXml(value)}"`;
+      if (m?.[1] === XML_NS) open += ` xml:${m[2]}="${attrValue(value)}"`;
       else if (m) {
-        open += ` xmlns:a${n}="${escapeXml(m[1]!)}" a${n}:${m[2]}="${escapeXml(value)}"`;
+        open += ` xmlns:a${n}="${escapeXml(m[1]!)}" a${n}:${m[2]}="${attrValue(value)}"`;
         n++;
-      } else open += ` ${key}="${escapeXml(value)}"`;
+      } else open += ` ${key}="${attrValue(value)}"`;
     }
     const inner = inXml ? parentNs : node.ns;
     out += node.children.length ? `<${open}>${serializeNodes(node.children, inner)}</${name}>` : `<${open}/>`;

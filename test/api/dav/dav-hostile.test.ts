@@ -83,6 +83,17 @@ describe('hostile XML bodies', () => {
     expect(await found.text()).toContain('<v xmlns="urn:x" a="1" xmlns:a0="urn:y" a0:a="2"/>');
   });
 
+  test('line breaks and tabs in a value come back as an XML reader took them from the PROPPATCH: references kept, literal ones read as XML reads them', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('lines.txt', 'x');
+    // In an attribute, a written tab or line break is a space and a reference is that character; in text, CR LF is LF and &#13; is CR.
+    const value = '<x:p><x:v a="one&#10;two&#9;three" b="four\nfive\tsix">l1\r\nl2&#13;l3</x:v></x:p>';
+    expect((await dav.request('PROPPATCH', 'lines.txt', { body: propertyUpdate(value) })).status).toBe(207);
+    const found = await dav.propfind('lines.txt', '0', '<D:propfind xmlns:D="DAV:"><D:prop><x:p xmlns:x="urn:x"/></D:prop></D:propfind>');
+    expect(await found.text()).toContain('<v xmlns="urn:x" a="one&#10;two&#9;three" b="four five six">l1\nl2&#13;l3</v>');
+  });
+
   test('a PROPPATCH value in bytes that are not UTF-8 is 400, not stored with U+FFFD in their place', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
