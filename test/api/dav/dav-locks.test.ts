@@ -139,6 +139,10 @@ describe('what a 423 names (RFC 4918 §16)', () => {
     const onto = await dav.request('COPY', 'Other/', { headers: { destination: `${t.url}/dav/Kept/` } });
     expect(onto.status).toBe(423);
     expect(await onto.text()).toContain('<D:href>/dav/Kept/Deep/Open%20File.txt</D:href>');
+    // A Destination under another door is named under that door, not the request's.
+    const door = await dav.request('MOVE', 'Other/', { headers: { destination: `${t.url}/remote.php/webdav/Kept/` } });
+    expect(door.status).toBe(423);
+    expect(await door.text()).toContain('<D:href>/remote.php/webdav/Kept/Deep/Open%20File.txt</D:href>');
     // A lock on the folder itself (or above) names the resource asked for, as before.
     await lock(other, 'Other/', 'exclusive');
     expect(await (await dav.request('DELETE', 'Other/')).text()).toContain('<D:href>/dav/Other/</D:href>');
