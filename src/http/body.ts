@@ -2,6 +2,7 @@ import { AppError, badRequest, Messages, requestAborted, uploadAborted } from '.
 import { releaseChunk } from '../lib/buffers.ts';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 const consumed = new WeakSet<Request>();
 // A body read by the guard (a sign-in limiter keyed by email) is read once; the handler gets the same value.
@@ -25,9 +26,10 @@ export function bodyLeftUnread(request: Request): boolean {
 /** Elysia's parse step returns this instead of reading: bodies are read by handlers, after their guards. */
 export const DEFERRED_BODY = Object.freeze({ deferred: true });
 
-async function readLimited(request: Request, limit: number): Promise<string> {
+async function readLimited(request: Request, limit: number, opts: { tooLarge?: string; strict?: boolean } = {}): Promise<string> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limit) throw new AppError(413, Messages.bodyTooLarge);
+  const tooLarge = opts.tooLarge ?? Messages.bodyTooLarge;
+  if (declared > limit) throw new AppError(413, tooLarge);
   if (!request.body) return '';
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -49,11 +51,17 @@ async function readLimited(request: Request, limit: number): Promise<string> {
     total += value.byteLength;
     if (total > limit) {
       await reader.cancel();
-      throw new AppError(413, Messages.bodyTooLarge);
+      throw new AppError(413, tooLarge);
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  if (!opts.strict) return Buffer.concat(chunks).toString('utf8');
+  try {
+    return STRICT_UTF8.decode(Buffer.concat(chunks));
+  } catch {
+    // Replacing the bytes with U+FFFD would store a property value other than the one sent.
+    throw badRequest('The request body is not valid UTF-8: send XML bodies encoded as UTF-8');
+  }
 }
 
 /**
@@ -81,6 +89,11 @@ async function parseJson(request: Request): Promise<unknown> {
 /** A text body (WebDAV's XML) of at most 1 MiB, '' when there is none. */
 export function readText(request: Request): Promise<string> {
   return readLimited(request, JSON_BODY_LIMIT);
+}
+
+/** WebDAV's XML body (at most 1 MiB), '' when there is none; bytes that are not UTF-8 are a 400. */
+export function readXmlText(request: Request): Promise<string> {
+  return readLimited(request, JSON_BODY_LIMIT, { tooLarge: 'Request body too large (the limit for XML bodies is 1 MiB)', strict: true });
 }
 
 /**

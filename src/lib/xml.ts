@@ -78,7 +78,8 @@ function decodeEntities(text: string): string {
  */
 export function parseXml(source: string, options: { formerXmlBindings?: boolean } = {}): XmlElement {
   let i = 0;
-  const s = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
+  // XML 1.0 §2.11: every line break is read as \n (a &#13; still gives \r, which serializeNodes writes back as one).
+  const s = (source.charCodeAt(0) === 0xfeff ? source.slice(1) : source).replace(/\r\n?/g, '\n');
   const stack: Array<{ el: XmlElement; qname: string; declared: string[] }> = [];
   let root: XmlElement | null = null;
   // Each prefix ('' for the default namespace) to its bindings, innermost last: a declaration is pushed
@@ -183,7 +184,8 @@ export function parseXml(source: string, options: { formerXmlBindings?: boolean 
         const m = ATTRIBUTE.exec(s);
         if (!m) fail('bad attribute');
         if (++attributes > XML_LIMITS.attributes) tooLarge('attributes', XML_LIMITS.attributes);
-        rawAttrs.push([m![1]!, decodeEntities(m![2] ?? m![3] ?? '')]);
+        // §3.3.3: a tab or line break written in a value is a space; one given as a character reference is kept.
+        rawAttrs.push([m![1]!, decodeEntities((m![2] ?? m![3] ?? '').replace(/[\t\n]/g, ' '))]);
         j = ATTRIBUTE.lastIndex;
       }
       const declared: string[] = [];
@@ -191,6 +193,7 @@ export function parseXml(source: string, options: { formerXmlBindings?: boolean 
         if (k !== 'xmlns' && !k.startsWith('xmlns:')) continue;
         if (++declarations > XML_LIMITS.namespaceDeclarations) tooLarge('namespace declarations', XML_LIMITS.namespaceDeclarations);
         const prefix = k === 'xmlns' ? '' : k.slice(6);
+        if (declared.includes(prefix)) fail(`duplicate attribute ${k}`);
         // Namespaces in XML 1.0: a prefix cannot be bound to the empty name.
         if (prefix && v === '') fail(`empty namespace for prefix ${prefix}`);
         // §3: xml is bound to its namespace alone, xmlns is never declared (strict parsers such as expat refuse either).
@@ -207,7 +210,10 @@ export function parseXml(source: string, options: { formerXmlBindings?: boolean 
       for (const [k, v] of rawAttrs) {
         if (k === 'xmlns' || k.startsWith('xmlns:')) continue;
         const a = resolve(k, true);
-        attrs.set(a.ns ? `{${a.ns}}${a.local}` : a.local, v);
+        const key = a.ns ? `{${a.ns}}${a.local}` : a.local;
+        // XML 1.0 §3.1 and Namespaces §6.3: one attribute per name; keeping the last would drop a value that was sent.
+        if (attrs.has(key)) fail(`duplicate attribute ${k}`);
+        attrs.set(key, v);
       }
       const el: XmlElement = { kind: 'element', ns, name: local, attrs, children: [] };
       const parent = stack.at(-1);
@@ -255,6 +261,9 @@ export function escapeQuotedXml(text: string): string {
   return `&quot;${escapeXml(text.slice(1, n - 1))}&quot;`;
 }
 
+/** An attribute value escaped, its tabs and line breaks as references: written as they are, a reader takes them for spaces. */
+const attrValue = (value: string) => escapeXml(value).replace(/[\t\n\r]/g, (c) => `&#${c.charCodeAt(0)};`);
+
 /**
  * Nodes back to text, each element declaring its own namespace as the default (and a prefix per
  * namespaced attribute), so the result stands alone wherever it is placed; the XML namespace keeps its
@@ -264,7 +273,7 @@ export function serializeNodes(nodes: readonly XmlNode[], parentNs = ''): string
   let out = '';
   for (const node of nodes) {
     if (node.kind === 'text') {
-      out += escapeXml(node.text);
+      out += escapeXml(node.text).replace(/\r/g, '&#13;');
       continue;
     }
     const inXml = node.ns === XML_NS;
@@ -274,11 +283,11 @@ export function serializeNodes(nodes: readonly XmlNode[], parentNs = ''): string
     let n = 0;
     for (const [key, value] of node.attrs) {
       const m = /^\{(.*)\}(.*)$/.exec(key);
-      if (m?.[1] === XML_NS) open += ` xml:${m[2]}="${escapeXml(value)}"`;
+      if (m?.[1] === XML_NS) open += ` xml:${m[2]}="${attrValue(value)}"`;
       else if (m) {
-        open += ` xmlns:a${n}="${escapeXml(m[1]!)}" a${n}:${m[2]}="${escapeXml(value)}"`;
+        open += ` xmlns:a${n}="${escapeXml(m[1]!)}" a${n}:${m[2]}="${attrValue(value)}"`;
         n++;
-      } else open += ` ${key}="${escapeXml(value)}"`;
+      } else open += ` ${key}="${attrValue(value)}"`;
     }
     const inner = inXml ? parentNs : node.ns;
     out += node.children.length ? `<${open}>${serializeNodes(node.children, inner)}</${name}>` : `<${open}/>`;

@@ -528,7 +528,7 @@ export async function davErrors(serve: () => Promise<Response>): Promise<Respons
 /** COPY and MOVE: the Destination read here (its 4xx refused where it always was, after the source's walk); one visit to the service. */
 async function transfer(dav: DavService, request: Request, method: 'COPY' | 'MOVE'): Promise<Response> {
   const caller = requestMeta(request).principal!;
-  const dest = await deferred(() => addressOf(caller, destinationUrl(request, `${method} needs a Destination header`).pathname).path);
+  const dest = await deferred(() => addressOf(caller, destinationUrl(request, `${method} needs a Destination header`).pathname));
   const overwrite = (request.headers.get('overwrite') ?? 'T').trim().toUpperCase();
   const depth = (request.headers.get('depth') ?? 'infinity').trim().toLowerCase();
   const { path, write } = writeOf(request, () => {
@@ -537,12 +537,13 @@ async function transfer(dav: DavService, request: Request, method: 'COPY' | 'MOV
       return badRequest(method === 'MOVE' ? 'MOVE takes Depth: infinity' : 'COPY takes Depth 0 or infinity');
     return null;
   });
-  const { prefix } = addressOf(caller, requestMeta(request).path);
+  // The Destination's hrefs (a 423 there) are under its own door, which may not be the request's.
+  const prefix = dest.value?.prefix ?? addressOf(caller, requestMeta(request).path).prefix;
   const { created } = await dav.transferAt(
     caller,
     method === 'COPY' ? 'copy' : 'move',
     path,
-    { ...write, dest: dest.error ?? dest.value, hrefAt: (place, at, folder) => hrefIn({ ...place, prefix }, at, folder) },
+    { ...write, dest: dest.error ?? dest.value.path, hrefAt: (place, at, folder) => hrefIn({ ...place, prefix }, at, folder) },
     { overwrite: overwrite === 'T', shallow: depth === '0' },
   );
   return new Response(null, { status: created ? 201 : 204 });

@@ -1,7 +1,7 @@
 import { AppError, badRequest } from '../../errors.ts';
 import { childElements, escapeXml, parseXml, XML_NS, type XmlElement, XmlError } from '../../lib/xml.ts';
 import { type DavLock } from '../../services/dav/dav-locks.ts';
-import { readText } from '../body.ts';
+import { readXmlText } from '../body.ts';
 
 export const DAV = 'DAV:';
 export const OC = 'http://owncloud.org/ns';
@@ -94,7 +94,7 @@ export function sabreErrorXml(message: string): string {
 }
 
 export async function xmlBody(request: Request): Promise<XmlElement | null> {
-  const text = await readText(request);
+  const text = await readXmlText(request);
   if (text.trim() === '') return null;
   try {
     return parseXml(text);

@@ -999,7 +999,8 @@ export class DavService {
    */
   assertUnlocked(principal: Principal, path: DavPath, proof: LockProof, href: string, subtree = false): void {
     const locks = subtree ? this.d.locks.affecting(principal.accountId, path.key) : this.d.locks.covering(principal.accountId, path.key);
-    for (const lock of locks) if (!proof.tokens.has(lock.token) || lock.loginId !== principal.loginId) throw locked(href);
+    for (const lock of locks)
+      if (!proof.tokens.has(lock.token) || lock.loginId !== principal.loginId) throw locked(hrefBelow(href, path, lock));
   }
 
   /**
@@ -1460,4 +1461,14 @@ async function* partsOf(
 ) {
   yield* fields;
   yield { kind: 'file' as const, field: 'file', filename, mimeType: input.contentType, body: input.body };
+}
+
+/** The URL of the resource `lock` holds, under `href` (the request's, for `path`): 423 names the locked member, not the folder asked for. */
+function hrefBelow(href: string, path: DavPath, lock: DavLock): string {
+  const slashes = (key: string) => key.split('/').length - 1;
+  const below = slashes(lock.key) - slashes(path.key);
+  if (below <= 0) return href;
+  // The lock's own href ends with the names below `path`, as its LOCK wrote them (a door or a share only changes what comes before).
+  const tail = lock.href.replace(/\/$/, '').split('/').slice(-below).join('/');
+  return `${href.replace(/\/$/, '')}/${tail}${lock.href.endsWith('/') ? '/' : ''}`;
 }

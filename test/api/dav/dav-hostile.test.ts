@@ -60,6 +60,71 @@ describe('hostile XML bodies', () => {
     }
     expect(await (await dav.propfind('chars.txt', '0')).text()).not.toContain('urn:x');
   });
+
+  test('an attribute or namespace declaration given twice on one element is 400 (not well formed), not kept as its last value', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('twice.txt', 'x');
+    for (const [value, message] of [
+      ['<x:p><x:v a="1" a="2"/></x:p>', 'duplicate attribute a'],
+      // Two prefixes of one namespace name one attribute too (Namespaces in XML §6.3).
+      ['<x:p><x:v xmlns:y="urn:y" xmlns:z="urn:y" y:a="1" z:a="2"/></x:p>', 'duplicate attribute z:a'],
+      ['<x:p><x:v xmlns:y="urn:y" xmlns:y="urn:z"/></x:p>', 'duplicate attribute xmlns:y'],
+    ]) {
+      const res = await dav.request('PROPPATCH', 'twice.txt', { body: propertyUpdate(value!) });
+      expect(res.status).toBe(400);
+      expect((await json(res)).message).toStartWith(`The XML body is malformed: ${message} at offset `);
+    }
+    expect(await (await dav.propfind('twice.txt', '0')).text()).not.toContain('urn:x');
+    // One attribute each, or one name in two namespaces, is kept as sent.
+    const kept = await dav.request('PROPPATCH', 'twice.txt', { body: propertyUpdate('<x:p><x:v xmlns:y="urn:y" a="1" y:a="2"/></x:p>') });
+    expect(kept.status).toBe(207);
+    const found = await dav.propfind('twice.txt', '0', '<D:propfind xmlns:D="DAV:"><D:prop><x:p xmlns:x="urn:x"/></D:prop></D:propfind>');
+    expect(await found.text()).toContain('<v xmlns="urn:x" a="1" xmlns:a0="urn:y" a0:a="2"/>');
+  });
+
+  test('line breaks and tabs in a value come back as an XML reader took them from the PROPPATCH: references kept, literal ones read as XML reads them', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('lines.txt', 'x');
+    // In an attribute, a written tab or line break is a space and a reference is that character; in text, CR LF is LF and &#13; is CR.
+    const value = '<x:p><x:v a="one&#10;two&#9;three" b="four\nfive\tsix">l1\r\nl2&#13;l3</x:v></x:p>';
+    expect((await dav.request('PROPPATCH', 'lines.txt', { body: propertyUpdate(value) })).status).toBe(207);
+    const found = await dav.propfind('lines.txt', '0', '<D:propfind xmlns:D="DAV:"><D:prop><x:p xmlns:x="urn:x"/></D:prop></D:propfind>');
+    expect(await found.text()).toContain('<v xmlns="urn:x" a="one&#10;two&#9;three" b="four five six">l1\nl2&#13;l3</v>');
+  });
+
+  test('a PROPPATCH value in bytes that are not UTF-8 is 400, not stored with U+FFFD in their place', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('latin.txt', 'x');
+    // "café" written in ISO-8859-1: its 0xE9 alone is no UTF-8.
+    const body = Buffer.from(propertyUpdate('<x:p>café</x:p>'), 'latin1');
+    const res = await dav.request('PROPPATCH', 'latin.txt', { body });
+    expect(res.status).toBe(400);
+    expect((await json(res)).message).toBe('The request body is not valid UTF-8: send XML bodies encoded as UTF-8');
+    expect(await (await dav.propfind('latin.txt', '0')).text()).not.toContain('urn:x');
+  });
+
+  test('an XML body sent chunked (no Content-Length) past 1 MiB is 413 naming the XML limit', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 17; i++) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const res = await fetch(`${t.url}/dav/`, {
+      method: 'PROPFIND',
+      headers: { authorization: dav.authorization, depth: '0' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect((await json(res)).message).toBe('Request body too large (the limit for XML bodies is 1 MiB)');
+  });
 });
 
 describe('dead properties and what a PROPFIND may ask', () => {

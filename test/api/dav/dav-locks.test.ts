@@ -123,6 +123,30 @@ describe('what a 423 names (RFC 4918 §16)', () => {
     expect(put.status).toBe(423);
     expect(await put.text()).toContain('<D:lock-token-submitted><D:href>/dav/held/a.txt</D:href></D:lock-token-submitted>');
   });
+
+  test('a DELETE, MOVE or COPY of a folder refused for a lock on a member names that member, not the folder', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const other = await davLogin(t, o, 'other device');
+    expect((await dav.request('MKCOL', 'Kept')).status).toBe(201);
+    expect((await dav.request('MKCOL', 'Kept/Deep')).status).toBe(201);
+    expect((await dav.put('Kept/Deep/Open%20File.txt', 'a')).status).toBe(201);
+    expect((await dav.request('MKCOL', 'Other')).status).toBe(201);
+    await lock(other, 'Kept/Deep/Open%20File.txt', 'exclusive');
+    const member = '<D:lock-token-submitted><D:href>/dav/kept/Deep/Open%20File.txt</D:href></D:lock-token-submitted>';
+    expect(await (await dav.request('DELETE', 'kept/')).text()).toContain(member);
+    expect(await (await dav.request('MOVE', 'kept/', { headers: { destination: `${t.url}/dav/Moved/` } })).text()).toContain(member);
+    const onto = await dav.request('COPY', 'Other/', { headers: { destination: `${t.url}/dav/Kept/` } });
+    expect(onto.status).toBe(423);
+    expect(await onto.text()).toContain('<D:href>/dav/Kept/Deep/Open%20File.txt</D:href>');
+    // A Destination under another door is named under that door, not the request's.
+    const door = await dav.request('MOVE', 'Other/', { headers: { destination: `${t.url}/remote.php/webdav/Kept/` } });
+    expect(door.status).toBe(423);
+    expect(await door.text()).toContain('<D:href>/remote.php/webdav/Kept/Deep/Open%20File.txt</D:href>');
+    // A lock on the folder itself (or above) names the resource asked for, as before.
+    await lock(other, 'Other/', 'exclusive');
+    expect(await (await dav.request('DELETE', 'Other/')).text()).toContain('<D:href>/dav/Other/</D:href>');
+  });
 });
 
 describe("a lock's owner", () => {
