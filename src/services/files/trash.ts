@@ -188,7 +188,8 @@ export class TrashService {
       // A cycle cannot arise (items form a tree); the guard only keeps the loop finite.
       if (ready.length === 0) return [...ordered, ...left];
       ordered.push(...ready);
-      left = left.filter((r) => !ready.includes(r));
+      const placed = new Set(ready);
+      left = left.filter((r) => !placed.has(r));
     }
     return ordered;
   }
