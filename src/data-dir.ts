@@ -63,7 +63,12 @@ export function prepareDataDir(paths: DataPaths): void {
     fs.writeFileSync(probe, '');
     fs.rmSync(probe);
   } catch (err) {
-    throw new StartupError(`data directory ${paths.root} is not writable (${(err as NodeJS.ErrnoException).code ?? err})`);
+    const { code, path: where } = err as NodeJS.ErrnoException;
+    // A file where blobs/ belongs is not a permissions problem: name what is in the way.
+    if (code === 'EEXIST' && where === paths.blobs) {
+      throw new StartupError(`${where} is in the way: the data directory needs a directory there; move that file aside, then start again`);
+    }
+    throw new StartupError(`data directory ${paths.root} is not writable (${code ?? err})`);
   }
 }
 

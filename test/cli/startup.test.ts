@@ -144,6 +144,23 @@ describe('coffer serve start-up', () => {
     expect(oneLine(r.stderr)).toBe(true);
   });
 
+  test('a file where blobs/ belongs: serve and doctor name it in one line, exit 1, no stack', async () => {
+    const d = dir();
+    expect((await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d])).code).toBe(0);
+    const blobs = path.join(d, 'blobs');
+    fs.rmSync(blobs, { recursive: true });
+    fs.writeFileSync(blobs, 'not a folder');
+    const served = await coffer(['serve', '--port', '0', '--data-dir', d]);
+    expect(served.code).toBe(1);
+    expect(served.stderr).toContain(`${blobs} is in the way`);
+    expect(oneLine(served.stderr)).toBe(true);
+    const checked = await runCli(['doctor', '--data-dir', d]);
+    expect(checked.code).toBe(1);
+    expect(checked.stderr).toContain(`cannot use ${blobs} to store files`);
+    expect(oneLine(checked.stderr)).toBe(true);
+    expect(fs.readFileSync(blobs, 'utf8')).toBe('not a folder');
+  });
+
   test('a port in use: one line, exit 1', async () => {
     const blocker = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('x') });
     try {
