@@ -27,6 +27,14 @@ export function dataPaths(dataDir: string): DataPaths {
   };
 }
 
+/** Whether `file` is one the instance keeps in its data directory (the database and its journals, secrets.json, the lock, or anything under blobs/, holds/, snapshots/): replacing it loses data. */
+export function isDataDirOwnFile(paths: DataPaths, file: string): boolean {
+  const target = path.resolve(file);
+  const db = path.resolve(paths.database);
+  if ([db, `${db}-wal`, `${db}-shm`, `${db}-journal`, path.resolve(paths.secrets), path.resolve(paths.lock)].includes(target)) return true;
+  return [paths.blobs, paths.holds, paths.snapshots].some((dir) => target.startsWith(path.resolve(dir) + path.sep));
+}
+
 /** What a Coffer data directory of any version holds once started: either one makes a directory Coffer's. */
 const COFFER_FILES = ['coffer.db', 'secrets.json'];
 /** What a directory may hold and still be new: a file system's own, and what a first start that stopped early left. */

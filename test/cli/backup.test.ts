@@ -117,6 +117,28 @@ describe('coffer backup', () => {
     }
   });
 
+  test("the data directory's own files (secrets.json, the database's journal, blobs/) are refused as the backup file, even with --force", async () => {
+    const t = await startTestServer();
+    try {
+      const owner = await seed.owner(t);
+      const stored = await storeFile(t.server.ctx, owner.id, { size: 3000 });
+      const secrets = fs.readFileSync(path.join(t.dataDir, 'secrets.json'));
+      for (const name of ['secrets.json', 'coffer.db-wal', 'coffer.db-shm', path.join('blobs', 'b.tar')]) {
+        for (const full of [[], ['--full']]) {
+          const target = path.join(t.dataDir, name);
+          const r = await runCli(['backup', ...full, target, '--force', '--data-dir', t.dataDir]);
+          expect({ name, full, code: r.code }).toEqual({ name, full, code: 1 });
+          expect(r.stderr).toBe(`coffer: ${target} is one of the data directory's own files: write the backup outside ${t.dataDir}\n`);
+        }
+      }
+      expect(fs.readFileSync(path.join(t.dataDir, 'secrets.json'))).toEqual(secrets);
+      expect(fs.existsSync(path.join(t.dataDir, 'blobs', 'b.tar'))).toBe(false);
+      expect(await readBack(t.server.ctx, stored.id)).toEqual(stored.content);
+    } finally {
+      await t.stop();
+    }
+  });
+
   test('Ctrl-C or SIGTERM while the snapshot is taken or sealed: one line, exit 1, and no partial file is left', async () => {
     const t = await startTestServer();
     const out = tempDir('coffer-backup-');
