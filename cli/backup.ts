@@ -56,7 +56,12 @@ async function decrypt(backup: string | undefined, opts: BackupOptions) {
     );
   }
   const { decryptDatabaseBackup } = await restoring();
-  const result = await decryptDatabaseBackup(backup, opts.out, { passphrase: passphraseFor(configFrom(opts)), force: opts.force });
+  const config = configFrom(opts);
+  const result = await decryptDatabaseBackup(backup, opts.out, {
+    passphrase: passphraseFor(config),
+    force: opts.force,
+    dataDir: config.dataDir,
+  });
   if (opts.json) return printJson(result);
   print(`${result.file}: the database, decrypted (${formatSize(result.bytes)}, integrity ok)`);
   print(result.matchesManifest ? 'it matches the manifest beside the backup' : 'no manifest beside the backup to check it against');

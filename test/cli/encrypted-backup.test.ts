@@ -161,6 +161,32 @@ describe('encrypted full backups (BACKUP_PASSPHRASE_FILE)', () => {
     }
   }, 240_000);
 
+  test("backup decrypt refuses to write over the data directory's database or secrets.json, even with --force", async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-enc-db-backup-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      await upload(owner.client, 'kept.txt', 'hello');
+      const passFile = path.join(out, 'passphrase');
+      fs.writeFileSync(passFile, 'correct horse battery staple\n', { mode: 0o600 });
+      const env = { BACKUP_PASSPHRASE_FILE: passFile };
+      const file = path.join(out, 'coffer.db.enc');
+      expect((await runCli(['backup', file, '--data-dir', t.dataDir], { env, timeoutMs: 120_000 })).code).toBe(0);
+      const secrets = fs.readFileSync(path.join(t.dataDir, 'secrets.json'));
+      for (const name of ['secrets.json', 'coffer.db']) {
+        const target = path.join(t.dataDir, name);
+        const r = await runCli(['backup', 'decrypt', file, '--out', target, '--force', '--data-dir', t.dataDir], { env });
+        expect({ name, code: r.code }).toEqual({ name, code: 1 });
+        expect(r.stderr).toStartWith(`coffer: ${target} is one of the data directory's own files`);
+      }
+      expect(fs.readFileSync(path.join(t.dataDir, 'secrets.json'))).toEqual(secrets);
+      expect((await runCli(['doctor', '--data-dir', t.dataDir])).code).toBe(0);
+    } finally {
+      await t.stop();
+    }
+  }, 240_000);
+
   test('backup decrypt given a full archive (a scheduled backup, encrypted or not) says to restore or verify it, exit 1, and writes nothing', async () => {
     const t = await startTestServer();
     const out = tempDir('coffer-enc-full-decrypt-');

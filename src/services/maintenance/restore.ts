@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type DataPaths, dataPaths } from '../../data-dir.ts';
+import { type DataPaths, dataPaths, isDataDirOwnFile } from '../../data-dir.ts';
 import { masterKeyIdsIn } from '../../storage/secrets-file.ts';
 import { knownMigration } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
@@ -280,10 +280,15 @@ export interface DecryptedDatabase {
 export async function decryptDatabaseBackup(
   backup: string,
   out: string,
-  opts: { passphrase: PassphraseSource; force?: boolean },
+  opts: { passphrase: PassphraseSource; force?: boolean; dataDir?: string },
 ): Promise<DecryptedDatabase> {
   const file = path.resolve(backup);
   const target = path.resolve(out);
+  if (opts.dataDir && isDataDirOwnFile(dataPaths(path.resolve(opts.dataDir)), target)) {
+    throw badRequest(
+      `${target} is one of the data directory's own files: write the database elsewhere (to bring it back, stop the server and move the data directory aside first)`,
+    );
+  }
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw badRequest(`${file} does not exist or is not a file`);
   if (fs.existsSync(target) && !opts.force) throw badRequest(`${target} already exists; choose another name or pass --force to replace it`);
   const head = new Uint8Array(await Bun.file(file).slice(0, TAR_NAME_BYTES).arrayBuffer());
