@@ -57,8 +57,16 @@ async function writeHashed(file: string, body: AsyncIterable<Uint8Array>): Promi
   return { bytes, sha256: hasher.digest('hex') };
 }
 
+// A new disk's mount point holds the file system's own lost+found: to a restore that directory is empty, and it stays.
+const FILE_SYSTEM_OWN = 'lost+found';
+
 export function isEmptyDir(dir: string): boolean {
-  return fs.readdirSync(dir).length === 0;
+  return fs.readdirSync(dir).every((name) => name === FILE_SYSTEM_OWN);
+}
+
+/** A restore that failed into a directory that existed: what it wrote goes, the directory stays as it was found. */
+export function emptyAgain(dir: string): void {
+  for (const name of fs.readdirSync(dir)) if (name !== FILE_SYSTEM_OWN) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
 }
 
 /** Asks for the passphrase when the archive turns out to be encrypted (and only then). */
@@ -205,7 +213,7 @@ export async function restoreFullBackup(
     };
   } catch (err) {
     // Leave the directory as it was found: absent, or empty.
-    if (existed) for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    if (existed) emptyAgain(root);
     else fs.rmSync(root, { recursive: true, force: true });
     throw asInvalid(err);
   }
@@ -359,7 +367,8 @@ export function giveToOwnerOf(root: string): void {
   if (process.getuid?.() !== 0 || uid === 0) return;
   const walk = (p: string) => {
     fs.lchownSync(p, uid, gid);
-    if (fs.lstatSync(p).isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name));
+    if (!fs.lstatSync(p).isDirectory()) return;
+    for (const name of fs.readdirSync(p)) if (p !== root || name !== FILE_SYSTEM_OWN) walk(path.join(p, name));
   };
   walk(root);
 }
