@@ -30,7 +30,16 @@ function configuredPassphrase(config: Config): string | null {
 
 /** For reading an encrypted archive: BACKUP_PASSPHRASE_FILE, else asked on the terminal (or the first line of stdin). */
 function passphraseFor(config: Config): PassphraseSource {
-  return async () => configuredPassphrase(config) ?? (await readSecret('Backup passphrase'));
+  return async () => {
+    const passphrase = configuredPassphrase(config) ?? (await readSecret('Backup passphrase'));
+    // Nothing typed, or no standard input (a cron job): not a wrong passphrase, a missing one.
+    if (passphrase === '') {
+      throw new UsageError(
+        'the backup is encrypted and no passphrase was given: set BACKUP_PASSPHRASE_FILE, or type it on a terminal or on the first line of standard input',
+      );
+    }
+    return passphrase;
+  };
 }
 
 async function verify(archive: string | undefined, opts: { dataDir?: string; json?: boolean }): Promise<void> {
