@@ -103,8 +103,16 @@ async function unpack(
 ): Promise<Unpacked> {
   const total = fs.statSync(file).size;
   const { stream, encrypted } = await archiveStream(file, opts.passphrase);
+  // The first bytes, to tell a database snapshot (coffer backup without --full) from a damaged archive.
+  let head = new Uint8Array(0);
+  const peeked = (async function* () {
+    for await (const chunk of stream) {
+      if (head.length < SQLITE_MAGIC.length) head = Buffer.concat([head, chunk.subarray(0, SQLITE_MAGIC.length - head.length)]);
+      yield chunk;
+    }
+  })();
   // Progress counts the archive's plaintext: close enough to its size to show how far it is.
-  const reader = new TarReader(stream);
+  const reader = new TarReader(peeked);
   const report = () => opts.onProgress?.({ done: Math.min(reader.position, total), total });
   const json = async <T>(): Promise<T> => {
     try {
@@ -115,7 +123,14 @@ async function unpack(
     }
   };
 
-  const first = await reader.next();
+  const first = await reader.next().catch((err: unknown) => {
+    if (err instanceof TarFormatError && isSqliteDatabase(head)) {
+      throw badRequest(
+        `${file} is a database snapshot (coffer backup without --full), not a full backup: to bring it back, stop the server and put it (decrypted with coffer backup decrypt, if encrypted) in place of coffer.db, beside the secrets.json and blobs/ copied with it`,
+      );
+    }
+    throw err;
+  });
   if (first?.name !== FullBackupEntries.header) throw invalid(`it is not a Coffer full backup (made by coffer backup --full)`);
   const header = await json<FullBackupHeader>();
   if (header.format !== 'coffer-full-backup' || header.formatVersion !== 1) {
