@@ -14,6 +14,8 @@ ROOT="${COFFER_ROOT:-${DESTDIR:-}}"
 UNIT_DIR="${COFFER_UNIT_DIR:-/etc/systemd/system}"
 BACKUP_DIR="${COFFER_BACKUP_DIR:-/var/backups/coffer}"
 ADMIN_EMAIL="${COFFER_ADMIN_EMAIL:-}"
+DATA_DIR_GIVEN=0
+BACKUP_DIR_GIVEN=0
 LOW_PORTS=0
 START=1
 UNINSTALL=0
@@ -76,13 +78,13 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --binary) [ $# -ge 2 ] || fail "--binary needs a path"; BINARY="$2"; shift 2 ;;
     --prefix) [ $# -ge 2 ] || fail "--prefix needs a directory"; PREFIX="$2"; shift 2 ;;
-    --data-dir) [ $# -ge 2 ] || fail "--data-dir needs a directory"; DATA_DIR="$2"; shift 2 ;;
+    --data-dir) [ $# -ge 2 ] || fail "--data-dir needs a directory"; DATA_DIR="$2"; DATA_DIR_GIVEN=1; shift 2 ;;
     --config-dir) [ $# -ge 2 ] || fail "--config-dir needs a directory"; CONFIG_DIR="$2"; shift 2 ;;
     --user) [ $# -ge 2 ] || fail "--user needs a name"; SERVICE_USER="$2"; shift 2 ;;
     --port) [ $# -ge 2 ] || fail "--port needs a number"; PORT="$2"; shift 2 ;;
     --host) [ $# -ge 2 ] || fail "--host needs an address"; HOST="$2"; shift 2 ;;
     --unit-dir) [ $# -ge 2 ] || fail "--unit-dir needs a directory"; UNIT_DIR="$2"; shift 2 ;;
-    --backup-dir) [ $# -ge 2 ] || fail "--backup-dir needs a directory"; BACKUP_DIR="$2"; shift 2 ;;
+    --backup-dir) [ $# -ge 2 ] || fail "--backup-dir needs a directory"; BACKUP_DIR="$2"; BACKUP_DIR_GIVEN=1; shift 2 ;;
     --email) [ $# -ge 2 ] || fail "--email needs an address"; ADMIN_EMAIL="$2"; shift 2 ;;
     --bind-low-ports) LOW_PORTS=1; shift ;;
     --root) [ $# -ge 2 ] || fail "--root needs a directory"; ROOT="$2"; shift 2 ;;
@@ -117,6 +119,31 @@ if [ -n "$ROOT" ]; then
 fi
 [ "$SYSTEMD" -eq 1 ] || START=0
 
+warn() {
+  echo "install.sh: warning: $*" >&2
+}
+
+# A value of the kept coffer.env (the last line setting it), without the quotes it may be written in.
+env_value() {
+  sed -n "s/^$1=//p" "$ENV_FILE" | tail -n 1 | sed -e 's/^"\(.*\)"$/\1/' -e "s/^'\\(.*\\)'\$/\\1/"
+}
+
+# An existing coffer.env is kept and the service reads its directories from it: the unit, the directories made and
+# --purge follow it, not this run's defaults (an upgrade without --data-dir would otherwise leave the data read-only).
+ENV_FILE="$ROOT$CONFIG_DIR/coffer.env"
+if [ -f "$ENV_FILE" ]; then
+  KEPT_DATA_DIR=$(env_value COFFER_DATA_DIR)
+  if [ -n "$KEPT_DATA_DIR" ] && [ "$KEPT_DATA_DIR" != "$DATA_DIR" ]; then
+    [ "$DATA_DIR_GIVEN" -eq 0 ] || warn "--data-dir $DATA_DIR ignored: $CONFIG_DIR/coffer.env keeps COFFER_DATA_DIR=$KEPT_DATA_DIR (edit it there to move the data)"
+    DATA_DIR=$KEPT_DATA_DIR
+  fi
+  KEPT_BACKUP_DIR=$(env_value BACKUP_DIR)
+  if [ -n "$KEPT_BACKUP_DIR" ] && [ "$KEPT_BACKUP_DIR" != "$BACKUP_DIR" ]; then
+    [ "$BACKUP_DIR_GIVEN" -eq 0 ] || warn "--backup-dir $BACKUP_DIR ignored: $CONFIG_DIR/coffer.env keeps BACKUP_DIR=$KEPT_BACKUP_DIR (edit it there to change it)"
+    BACKUP_DIR=$KEPT_BACKUP_DIR
+  fi
+fi
+
 # Checked before anything changes: without a running systemd, systemctl would fail halfway through.
 if [ "$SYSTEMD" -eq 1 ]; then
   [ -d "${COFFER_SYSTEMD_RUN_DIR:-/run/systemd/system}" ] || fail "systemd is not running on this machine (a container, WSL or another init?): \
@@ -126,10 +153,6 @@ fi
 if [ "$SYSTEMD" -eq 1 ] && [ "$(id -u)" -ne 0 ]; then
   fail "run as root (sudo sh install.sh), or pass --root DIR or --no-systemd to only write the files"
 fi
-
-warn() {
-  echo "install.sh: warning: $*" >&2
-}
 
 if [ "$UNINSTALL" -eq 1 ]; then
   # Each step goes on when what it removes is already gone (or fails), so a half-removed install finishes.
@@ -189,7 +212,6 @@ if [ "$SYSTEMD" -eq 1 ]; then
   chown "$SERVICE_USER:" "$ROOT$DATA_DIR" "$ROOT$BACKUP_DIR"
 fi
 
-ENV_FILE="$ROOT$CONFIG_DIR/coffer.env"
 if [ ! -f "$ENV_FILE" ]; then
   (umask 077 && : > "$ENV_FILE")
   cat > "$ENV_FILE" <<ENV
@@ -358,7 +380,8 @@ UMask=0077
 $CAPABILITIES
 NoNewPrivileges=true
 ProtectSystem=strict
-ReadWritePaths=$DATA_DIR
+# The backup directory too, for scheduled backups ("-": the service still starts when it was removed).
+ReadWritePaths=$DATA_DIR -$BACKUP_DIR
 ProtectHome=true
 PrivateTmp=true
 PrivateDevices=true

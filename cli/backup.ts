@@ -30,7 +30,16 @@ function configuredPassphrase(config: Config): string | null {
 
 /** For reading an encrypted archive: BACKUP_PASSPHRASE_FILE, else asked on the terminal (or the first line of stdin). */
 function passphraseFor(config: Config): PassphraseSource {
-  return async () => configuredPassphrase(config) ?? (await readSecret('Backup passphrase'));
+  return async () => {
+    const passphrase = configuredPassphrase(config) ?? (await readSecret('Backup passphrase'));
+    // Nothing typed, or no standard input (a cron job): not a wrong passphrase, a missing one.
+    if (passphrase === '') {
+      throw new UsageError(
+        'the backup is encrypted and no passphrase was given: set BACKUP_PASSPHRASE_FILE, or type it on a terminal or on the first line of standard input',
+      );
+    }
+    return passphrase;
+  };
 }
 
 async function verify(archive: string | undefined, opts: { dataDir?: string; json?: boolean }): Promise<void> {
@@ -56,7 +65,12 @@ async function decrypt(backup: string | undefined, opts: BackupOptions) {
     );
   }
   const { decryptDatabaseBackup } = await restoring();
-  const result = await decryptDatabaseBackup(backup, opts.out, { passphrase: passphraseFor(configFrom(opts)), force: opts.force });
+  const config = configFrom(opts);
+  const result = await decryptDatabaseBackup(backup, opts.out, {
+    passphrase: passphraseFor(config),
+    force: opts.force,
+    dataDir: config.dataDir,
+  });
   if (opts.json) return printJson(result);
   print(`${result.file}: the database, decrypted (${formatSize(result.bytes)}, integrity ok)`);
   print(result.matchesManifest ? 'it matches the manifest beside the backup' : 'no manifest beside the backup to check it against');

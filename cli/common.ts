@@ -79,6 +79,17 @@ async function exitAfterFlush(code: number): Promise<never> {
 // The transaction that waited rolled back whole.
 const DATABASE_BUSY = `the database is busy: another process (the server, a backup, another command) held its write lock for more than ${DATABASE_BUSY_TIMEOUT_MS / 1000} seconds; nothing of this step was written. Run the command again.`;
 
+/** A file or folder the operating system would not let this user read or write, in words; null for any other error. */
+function fileSystemRefusal(err: unknown): string | null {
+  const e = err as NodeJS.ErrnoException | null;
+  const where = typeof e?.path === 'string' ? `${e.path}${e.syscall ? ` (${e.syscall})` : ''}` : (e?.message ?? '');
+  if (e?.code === 'EACCES' || e?.code === 'EPERM') {
+    return `permission denied: ${where}: run as a user allowed to use it, change its owner or permissions, or choose another place`;
+  }
+  if (e?.code === 'EROFS') return `read-only file system: ${where}: choose a place on a writable disk`;
+  return null;
+}
+
 /** Runs a command action, turning expected failures into one stderr line and a meaningful exit code. */
 export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void) {
   return async (...args: A) => {
@@ -105,6 +116,12 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | 
         process.stderr.write(
           `coffer: the disk is full (${err instanceof Error ? err.message : String(err)}): free some space, or write to another disk, then run the command again\n`,
         );
+        await exitAfterFlush(EXIT_USER_ERROR);
+      }
+      // The file system refused (permissions, a read-only mount): one line naming the path, no stack.
+      const refused = fileSystemRefusal(err);
+      if (refused) {
+        process.stderr.write(`coffer: ${refused}\n`);
         await exitAfterFlush(EXIT_USER_ERROR);
       }
       if (isDatabaseBusy(err)) {

@@ -79,6 +79,12 @@ ${EXIT_CODES_HELP}`,
   // A COFFER_* typo is named by every command: serve logs it with its start-up (src/server.ts), the others on stderr.
   program.hook('preAction', (_program, command) => {
     if (command.name() === 'serve') return;
+    // A reader that stopped early (coffer audit list | head): the rest of the output has nowhere to go, so stop quietly.
+    // Not serve's: its log going away is a failure its service manager should see.
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      process.exit(0);
+    });
     jitAtFullSpeed();
     for (const warning of unknownCofferVariables(process.env)) process.stderr.write(`coffer: warning: ${warning}\n`);
   });

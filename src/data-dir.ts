@@ -27,6 +27,14 @@ export function dataPaths(dataDir: string): DataPaths {
   };
 }
 
+/** Whether `file` is one the instance keeps in its data directory (the database and its journals, secrets.json, the lock, or anything under blobs/, holds/, snapshots/): replacing it loses data. */
+export function isDataDirOwnFile(paths: DataPaths, file: string): boolean {
+  const target = path.resolve(file);
+  const db = path.resolve(paths.database);
+  if ([db, `${db}-wal`, `${db}-shm`, `${db}-journal`, path.resolve(paths.secrets), path.resolve(paths.lock)].includes(target)) return true;
+  return [paths.blobs, paths.holds, paths.snapshots].some((dir) => target.startsWith(path.resolve(dir) + path.sep));
+}
+
 /** What a Coffer data directory of any version holds once started: either one makes a directory Coffer's. */
 const COFFER_FILES = ['coffer.db', 'secrets.json'];
 /** What a directory may hold and still be new: a file system's own, and what a first start that stopped early left. */
@@ -63,7 +71,12 @@ export function prepareDataDir(paths: DataPaths): void {
     fs.writeFileSync(probe, '');
     fs.rmSync(probe);
   } catch (err) {
-    throw new StartupError(`data directory ${paths.root} is not writable (${(err as NodeJS.ErrnoException).code ?? err})`);
+    const { code, path: where } = err as NodeJS.ErrnoException;
+    // A file where blobs/ belongs is not a permissions problem: name what is in the way.
+    if (code === 'EEXIST' && where === paths.blobs) {
+      throw new StartupError(`${where} is in the way: the data directory needs a directory there; move that file aside, then start again`);
+    }
+    throw new StartupError(`data directory ${paths.root} is not writable (${code ?? err})`);
   }
 }
 

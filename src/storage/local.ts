@@ -16,6 +16,7 @@ import {
   type StorageLocation,
 } from './driver.ts';
 import { releaseSoleView } from '../lib/buffers.ts';
+import { StartupError } from '../errors.ts';
 import { assertValidStorageKey, isValidStorageKey } from './keys.ts';
 
 const TEMP_DIR = '.tmp';
@@ -652,7 +653,18 @@ export function stagingDirOf(root: string): string {
 }
 
 export function createLocalDriver(root: string): LocalDriver {
-  return new LocalDriver(root);
+  try {
+    return new LocalDriver(root);
+  } catch (err) {
+    // A file where the blobs folder belongs, or a folder the service may not write: one line that names it, not a stack.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      throw new StartupError(
+        `cannot use ${root} to store files (${(err as Error).message}): it must be a directory the service can write; move aside whatever is in its place, or correct its owner and permissions`,
+      );
+    }
+    throw err;
+  }
 }
 
 /** Removes temp files left by a crash; only the process that owns the data dir calls this. */

@@ -117,6 +117,60 @@ describe('coffer backup', () => {
     }
   });
 
+  test("the data directory's own files (secrets.json, the database's journal, blobs/) are refused as the backup file, even with --force", async () => {
+    const t = await startTestServer();
+    try {
+      const owner = await seed.owner(t);
+      const stored = await storeFile(t.server.ctx, owner.id, { size: 3000 });
+      const secrets = fs.readFileSync(path.join(t.dataDir, 'secrets.json'));
+      for (const name of ['secrets.json', 'coffer.db-wal', 'coffer.db-shm', path.join('blobs', 'b.tar')]) {
+        for (const full of [[], ['--full']]) {
+          const target = path.join(t.dataDir, name);
+          const r = await runCli(['backup', ...full, target, '--force', '--data-dir', t.dataDir]);
+          expect({ name, full, code: r.code }).toEqual({ name, full, code: 1 });
+          expect(r.stderr).toBe(`coffer: ${target} is one of the data directory's own files: write the backup outside ${t.dataDir}\n`);
+        }
+      }
+      expect(fs.readFileSync(path.join(t.dataDir, 'secrets.json'))).toEqual(secrets);
+      expect(fs.existsSync(path.join(t.dataDir, 'blobs', 'b.tar'))).toBe(false);
+      expect(await readBack(t.server.ctx, stored.id)).toEqual(stored.content);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  test('restore or verify given a database snapshot (without --full), plain or encrypted: says what it is and how to bring it back, not that it is damaged', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-backup-');
+    dirs.push(out);
+    try {
+      await seed.admin(t);
+      const passFile = path.join(out, 'passphrase');
+      fs.writeFileSync(passFile, 'correct horse battery staple\n', { mode: 0o600 });
+      const env = { BACKUP_PASSPHRASE_FILE: passFile };
+      const plain = path.join(out, 'plain.db');
+      const sealed = path.join(out, 'sealed.db');
+      expect((await runCli(['backup', plain, '--data-dir', t.dataDir])).code).toBe(0);
+      expect((await runCli(['backup', sealed, '--data-dir', t.dataDir], { env })).code).toBe(0);
+      for (const file of [plain, sealed]) {
+        for (const args of [
+          ['restore', file, '--data-dir', path.join(out, 'restored')],
+          ['backup', 'verify', file],
+        ]) {
+          const r = await runCli(args, { env });
+          expect({ args, code: r.code }).toEqual({ args, code: 1 });
+          expect(r.stderr).toStartWith(
+            `coffer: ${file} is a database snapshot (coffer backup without --full), not a full backup: to bring it back,`,
+          );
+          expect(r.stderr.trim().split('\n')).toHaveLength(1);
+        }
+      }
+      expect(fs.existsSync(path.join(out, 'restored'))).toBe(false);
+    } finally {
+      await t.stop();
+    }
+  });
+
   test('Ctrl-C or SIGTERM while the snapshot is taken or sealed: one line, exit 1, and no partial file is left', async () => {
     const t = await startTestServer();
     const out = tempDir('coffer-backup-');

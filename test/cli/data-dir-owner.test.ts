@@ -140,3 +140,30 @@ describe.skipIf(notRoot)('commands run as a user other than the data directory o
     );
   });
 });
+
+describe.skipIf(notRoot)('a place the command may not write or read', () => {
+  test('backup, full backup, restore, verify and export name the path in one line, exit 1, no stack', async () => {
+    const dataDir = await dataDirOwnedByNobody();
+    const archive = path.join(dataDir, 'b.tar');
+    expect((await runCli(['backup', '--full', archive, '--data-dir', dataDir], { asUser: NOBODY })).code).toBe(0);
+    // Root's now, 0600: nobody may not read it.
+    fs.chownSync(archive, 0, 0);
+    fs.chmodSync(archive, 0o600);
+    // Owned by root, 0755: nobody may not write in it.
+    const closed = path.join(path.dirname(dataDir), 'closed');
+    fs.mkdirSync(closed, { mode: 0o755 });
+    for (const [args, named] of [
+      [['backup', path.join(closed, 'x.db'), '--data-dir', dataDir], closed],
+      [['backup', '--full', path.join(closed, 'x.tar'), '--data-dir', dataDir], closed],
+      [['export', '--to', path.join(closed, 'out'), '--data-dir', dataDir], path.join(closed, 'out')],
+      [['restore', archive, '--data-dir', path.join(closed, 'restored')], path.join(closed, 'restored')],
+      [['backup', 'verify', archive], archive],
+    ] as const) {
+      const r = await runCli([...args], { asUser: NOBODY });
+      expect({ args, code: r.code }).toEqual({ args, code: 1 });
+      expect(r.stderr).toStartWith(`coffer: permission denied: ${named}`);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect(fs.readdirSync(closed)).toEqual([]);
+  });
+});

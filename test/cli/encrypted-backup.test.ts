@@ -161,6 +161,64 @@ describe('encrypted full backups (BACKUP_PASSPHRASE_FILE)', () => {
     }
   }, 240_000);
 
+  test('no passphrase given (no BACKUP_PASSPHRASE_FILE, nothing on standard input): restore, verify and decrypt say it is missing, not wrong', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-enc-db-backup-');
+    dirs.push(out);
+    try {
+      await upload((await seed.owner(t)).client, 'a.txt', 'hello');
+      const passFile = path.join(out, 'passphrase');
+      fs.writeFileSync(passFile, 'correct horse battery staple\n', { mode: 0o600 });
+      const env = { BACKUP_PASSPHRASE_FILE: passFile };
+      const full = path.join(out, 'b.tar');
+      const snapshot = path.join(out, 'coffer.db.enc');
+      expect((await runCli(['backup', '--full', full, '--data-dir', t.dataDir], { env, timeoutMs: 120_000 })).code).toBe(0);
+      expect((await runCli(['backup', snapshot, '--data-dir', t.dataDir], { env, timeoutMs: 120_000 })).code).toBe(0);
+      for (const [args, stdin] of [
+        [['restore', full, '--data-dir', path.join(out, 'restored')], undefined],
+        [['restore', full, '--data-dir', path.join(out, 'restored')], '\n'],
+        [['backup', 'verify', full], undefined],
+        [['backup', 'decrypt', snapshot, '--out', path.join(out, 'plain.db')], undefined],
+      ] as const) {
+        const r = await runCli([...args], { stdin });
+        expect({ args, code: r.code }).toEqual({ args, code: 1 });
+        expect(r.stderr).toBe(
+          'coffer: the backup is encrypted and no passphrase was given: set BACKUP_PASSPHRASE_FILE, or type it on a terminal or on the first line of standard input\n',
+        );
+      }
+      expect(fs.existsSync(path.join(out, 'restored'))).toBe(false);
+      expect(fs.existsSync(path.join(out, 'plain.db'))).toBe(false);
+    } finally {
+      await t.stop();
+    }
+  }, 240_000);
+
+  test("backup decrypt refuses to write over the data directory's database or secrets.json, even with --force", async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-enc-db-backup-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      await upload(owner.client, 'kept.txt', 'hello');
+      const passFile = path.join(out, 'passphrase');
+      fs.writeFileSync(passFile, 'correct horse battery staple\n', { mode: 0o600 });
+      const env = { BACKUP_PASSPHRASE_FILE: passFile };
+      const file = path.join(out, 'coffer.db.enc');
+      expect((await runCli(['backup', file, '--data-dir', t.dataDir], { env, timeoutMs: 120_000 })).code).toBe(0);
+      const secrets = fs.readFileSync(path.join(t.dataDir, 'secrets.json'));
+      for (const name of ['secrets.json', 'coffer.db']) {
+        const target = path.join(t.dataDir, name);
+        const r = await runCli(['backup', 'decrypt', file, '--out', target, '--force', '--data-dir', t.dataDir], { env });
+        expect({ name, code: r.code }).toEqual({ name, code: 1 });
+        expect(r.stderr).toStartWith(`coffer: ${target} is one of the data directory's own files`);
+      }
+      expect(fs.readFileSync(path.join(t.dataDir, 'secrets.json'))).toEqual(secrets);
+      expect((await runCli(['doctor', '--data-dir', t.dataDir])).code).toBe(0);
+    } finally {
+      await t.stop();
+    }
+  }, 240_000);
+
   test('backup decrypt given a full archive (a scheduled backup, encrypted or not) says to restore or verify it, exit 1, and writes nothing', async () => {
     const t = await startTestServer();
     const out = tempDir('coffer-enc-full-decrypt-');

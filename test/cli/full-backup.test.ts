@@ -248,6 +248,37 @@ describe('coffer backup --full and coffer restore', () => {
     }
   }, 60_000);
 
+  test("restore onto a new disk's mount point, which holds only lost+found: restored, and a failed restore leaves lost+found there", async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-full-backup-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      const stored = await storeFile(t.server.ctx, owner.id, { size: 20_000 });
+      const archive = path.join(out, 'b.tar');
+      expect((await runCli(['backup', '--full', archive, '--data-dir', t.dataDir])).code).toBe(0);
+      const mount = path.join(out, 'disk');
+      fs.mkdirSync(path.join(mount, 'lost+found'), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(path.join(out, 'cut.tar'), fs.readFileSync(archive).subarray(0, 8192));
+      let r = await runCli(['restore', path.join(out, 'cut.tar'), '--data-dir', mount]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('not usable');
+      expect(fs.readdirSync(mount)).toEqual(['lost+found']);
+      r = await runCli(['restore', archive, '--data-dir', mount]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(fs.readdirSync(path.join(mount)).sort()).toEqual(['blobs', 'coffer.db', 'lost+found', 'secrets.json']);
+      const restored = await startTestServer({ dataDir: mount });
+      try {
+        expect(await readBack(restored.server.ctx, stored.id)).toEqual(stored.content);
+      } finally {
+        await restored.stop();
+      }
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
+
   test('Ctrl-C or SIGTERM while the archive is written: one line, exit 1, and neither the partial archive, the snapshot nor the hold is left', async () => {
     const t = await startTestServer();
     const out = tempDir('coffer-full-backup-');

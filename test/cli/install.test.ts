@@ -71,6 +71,33 @@ describe('install.sh', () => {
     expect(fs.existsSync(envFile)).toBe(true);
   });
 
+  test("re-running keeps the data and backup directories of the kept coffer.env in the unit (ProtectSystem=strict leaves every other path read-only), scheduled backups' too", () => {
+    const root = tempDir('coffer-install-');
+    dirs.push(root);
+    const bin = fakeBinary(root, '0.1.0');
+    const first = install(['--root', root, '--binary', bin, '--data-dir', '/srv/coffer', '--backup-dir', '/srv/coffer-backups']);
+    expect(first.code).toBe(0);
+    const unitFile = path.join(root, 'etc/systemd/system/coffer.service');
+    expect(fs.readFileSync(unitFile, 'utf8')).toContain('ReadWritePaths=/srv/coffer -/srv/coffer-backups\n');
+
+    // An upgrade run without the flags, and one that names other directories: coffer.env is kept, so are they.
+    for (const args of [[], ['--data-dir', '/var/lib/elsewhere', '--backup-dir', '/var/backups/elsewhere']]) {
+      const again = install(['--root', root, '--binary', fakeBinary(root, '0.2.0'), ...args]);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain('kept existing');
+      expect(fs.readFileSync(unitFile, 'utf8')).toContain('ReadWritePaths=/srv/coffer -/srv/coffer-backups\n');
+      expect(again.stdout).toContain('--data-dir /srv/coffer\n');
+      if (args.length) expect(again.stderr).toContain('--data-dir /var/lib/elsewhere ignored');
+    }
+    expect(fs.existsSync(path.join(root, 'var/lib'))).toBe(false);
+    expect(fs.existsSync(path.join(root, 'var/backups'))).toBe(false);
+
+    fs.writeFileSync(path.join(root, 'srv/coffer/coffer.db'), 'data');
+    expect(install(['--root', root, '--uninstall', '--purge']).code).toBe(0);
+    expect(fs.existsSync(path.join(root, 'srv/coffer'))).toBe(false);
+    expect(fs.existsSync(path.join(root, 'srv/coffer-backups'))).toBe(true);
+  });
+
   test('--prefix and --no-systemd install without root; the unit is hardened and systemd-analyze verify accepts it', () => {
     const root = tempDir('coffer-install-');
     dirs.push(root);

@@ -144,6 +144,37 @@ describe('coffer serve start-up', () => {
     expect(oneLine(r.stderr)).toBe(true);
   });
 
+  test('a file where blobs/ belongs: serve and doctor name it in one line, exit 1, no stack', async () => {
+    const d = dir();
+    expect((await coffer(['serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', d])).code).toBe(0);
+    const blobs = path.join(d, 'blobs');
+    fs.rmSync(blobs, { recursive: true });
+    fs.writeFileSync(blobs, 'not a folder');
+    const served = await coffer(['serve', '--port', '0', '--data-dir', d]);
+    expect(served.code).toBe(1);
+    expect(served.stderr).toContain(`${blobs} is in the way`);
+    expect(oneLine(served.stderr)).toBe(true);
+    const checked = await runCli(['doctor', '--data-dir', d]);
+    expect(checked.code).toBe(1);
+    expect(checked.stderr).toContain(`cannot use ${blobs} to store files`);
+    expect(oneLine(checked.stderr)).toBe(true);
+    expect(fs.readFileSync(blobs, 'utf8')).toBe('not a folder');
+  });
+
+  test('output piped into a reader that stopped (coffer doctor | head -1): the command ends quietly, no stack', async () => {
+    const d = dir();
+    expect((await coffer(['init', '--data-dir', d])).code).toBe(0);
+    const proc = Bun.spawn([process.execPath, MAIN, 'doctor', '--data-dir', d], {
+      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    // The reader goes before the command's first line: every write meets a closed pipe (EPIPE).
+    await proc.stdout.cancel();
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  });
+
   test('a port in use: one line, exit 1', async () => {
     const blocker = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('x') });
     try {

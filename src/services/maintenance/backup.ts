@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../clock.ts';
-import type { DataPaths } from '../../data-dir.ts';
+import { type DataPaths, isDataDirOwnFile } from '../../data-dir.ts';
 import { holdObjectDeletions, objectDeletionsHeld } from '../../storage/deletion-holds.ts';
 import { masterKeyIdsIn } from '../../storage/secrets-file.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
@@ -170,6 +170,9 @@ export class BackupService {
   private checkTarget(target: string, force: boolean | undefined): string {
     const file = path.resolve(target);
     if (file === path.resolve(this.paths.database)) throw badRequest('The backup file cannot be the live database');
+    if (isDataDirOwnFile(this.paths, file)) {
+      throw badRequest(`${file} is one of the data directory's own files: write the backup outside ${this.paths.root}`);
+    }
     // --force replaces a file, never a directory: say so before the archive is written, not at its rename.
     if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
       throw badRequest(`${file} is a directory: name the backup file inside it, e.g. ${path.join(file, 'coffer-backup.tar')}`);

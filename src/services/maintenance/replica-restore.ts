@@ -23,7 +23,7 @@ import {
 } from './replica-format.ts';
 import type { ReplicaStore } from './replica-store.ts';
 import { writeReplicationState } from './replication.ts';
-import { giveToOwnerOf, isEmptyDir, numberChangesAfresh, type PassphraseSource } from './restore.ts';
+import { emptyAgain, giveToOwnerOf, isEmptyDir, numberChangesAfresh, type PassphraseSource } from './restore.ts';
 
 export interface Segment {
   name: string;
@@ -361,7 +361,7 @@ export async function restoreFromReplica(
       seconds: { ...seconds, check },
     };
   } catch (err) {
-    if (existed) for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    if (existed) emptyAgain(root);
     else fs.rmSync(root, { recursive: true, force: true });
     throw withEarlierMoment(err, g);
   }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type DataPaths, dataPaths } from '../../data-dir.ts';
+import { type DataPaths, dataPaths, isDataDirOwnFile } from '../../data-dir.ts';
 import { masterKeyIdsIn } from '../../storage/secrets-file.ts';
 import { knownMigration } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
@@ -57,8 +57,16 @@ async function writeHashed(file: string, body: AsyncIterable<Uint8Array>): Promi
   return { bytes, sha256: hasher.digest('hex') };
 }
 
+// A new disk's mount point holds the file system's own lost+found: to a restore that directory is empty, and it stays.
+const FILE_SYSTEM_OWN = 'lost+found';
+
 export function isEmptyDir(dir: string): boolean {
-  return fs.readdirSync(dir).length === 0;
+  return fs.readdirSync(dir).every((name) => name === FILE_SYSTEM_OWN);
+}
+
+/** A restore that failed into a directory that existed: what it wrote goes, the directory stays as it was found. */
+export function emptyAgain(dir: string): void {
+  for (const name of fs.readdirSync(dir)) if (name !== FILE_SYSTEM_OWN) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
 }
 
 /** Asks for the passphrase when the archive turns out to be encrypted (and only then). */
@@ -95,8 +103,16 @@ async function unpack(
 ): Promise<Unpacked> {
   const total = fs.statSync(file).size;
   const { stream, encrypted } = await archiveStream(file, opts.passphrase);
+  // The first bytes, to tell a database snapshot (coffer backup without --full) from a damaged archive.
+  let head = new Uint8Array(0);
+  const peeked = (async function* () {
+    for await (const chunk of stream) {
+      if (head.length < SQLITE_MAGIC.length) head = Buffer.concat([head, chunk.subarray(0, SQLITE_MAGIC.length - head.length)]);
+      yield chunk;
+    }
+  })();
   // Progress counts the archive's plaintext: close enough to its size to show how far it is.
-  const reader = new TarReader(stream);
+  const reader = new TarReader(peeked);
   const report = () => opts.onProgress?.({ done: Math.min(reader.position, total), total });
   const json = async <T>(): Promise<T> => {
     try {
@@ -107,7 +123,14 @@ async function unpack(
     }
   };
 
-  const first = await reader.next();
+  const first = await reader.next().catch((err: unknown) => {
+    if (err instanceof TarFormatError && isSqliteDatabase(head)) {
+      throw badRequest(
+        `${file} is a database snapshot (coffer backup without --full), not a full backup: to bring it back, stop the server and put it (decrypted with coffer backup decrypt, if encrypted) in place of coffer.db, beside the secrets.json and blobs/ copied with it`,
+      );
+    }
+    throw err;
+  });
   if (first?.name !== FullBackupEntries.header) throw invalid(`it is not a Coffer full backup (made by coffer backup --full)`);
   const header = await json<FullBackupHeader>();
   if (header.format !== 'coffer-full-backup' || header.formatVersion !== 1) {
@@ -205,7 +228,7 @@ export async function restoreFullBackup(
     };
   } catch (err) {
     // Leave the directory as it was found: absent, or empty.
-    if (existed) for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
+    if (existed) emptyAgain(root);
     else fs.rmSync(root, { recursive: true, force: true });
     throw asInvalid(err);
   }
@@ -280,10 +303,15 @@ export interface DecryptedDatabase {
 export async function decryptDatabaseBackup(
   backup: string,
   out: string,
-  opts: { passphrase: PassphraseSource; force?: boolean },
+  opts: { passphrase: PassphraseSource; force?: boolean; dataDir?: string },
 ): Promise<DecryptedDatabase> {
   const file = path.resolve(backup);
   const target = path.resolve(out);
+  if (opts.dataDir && isDataDirOwnFile(dataPaths(path.resolve(opts.dataDir)), target)) {
+    throw badRequest(
+      `${target} is one of the data directory's own files: write the database elsewhere (to bring it back, stop the server and move the data directory aside first)`,
+    );
+  }
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw badRequest(`${file} does not exist or is not a file`);
   if (fs.existsSync(target) && !opts.force) throw badRequest(`${target} already exists; choose another name or pass --force to replace it`);
   const head = new Uint8Array(await Bun.file(file).slice(0, TAR_NAME_BYTES).arrayBuffer());
@@ -354,7 +382,8 @@ export function giveToOwnerOf(root: string): void {
   if (process.getuid?.() !== 0 || uid === 0) return;
   const walk = (p: string) => {
     fs.lchownSync(p, uid, gid);
-    if (fs.lstatSync(p).isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name));
+    if (!fs.lstatSync(p).isDirectory()) return;
+    for (const name of fs.readdirSync(p)) if (p !== root || name !== FILE_SYSTEM_OWN) walk(path.join(p, name));
   };
   walk(root);
 }
