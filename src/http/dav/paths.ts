@@ -112,7 +112,7 @@ export function pathOfUrlPath(prefix: string, urlPath: string): DavPath {
   return davPath(segments, prefix !== '/dav');
 }
 
-/** The Destination header as a URL on this server; 400 without one (saying `missing`) or when it is no URL, 502 on another host. */
+/** The Destination header as a URL on this server; 400 without one (saying `missing`), when it is no URL or has a query or fragment, 502 on another host. */
 export function destinationUrl(request: Request, missing: string): URL {
   const destination = request.headers.get('destination');
   if (!destination) throw badRequest(missing);
@@ -123,5 +123,8 @@ export function destinationUrl(request: Request, missing: string): URL {
     throw badRequest('The Destination header is not a URL');
   }
   if (url.host !== requestMeta(request).host) throw new AppError(502, 'The destination is on another server');
+  // A name's unencoded # or ? would be cut off there: acted on without it, the request would replace another item.
+  if (url.hash || url.search || destination.includes('#') || destination.includes('?'))
+    throw badRequest('The Destination header must not contain a query (?) or a fragment (#); a # in a name is sent as %23');
   return url;
 }

@@ -700,3 +700,29 @@ describe('accounts and permissions over WebDAV', () => {
     expect(deniedAudit.length).toBeGreaterThan(0);
   });
 });
+
+describe('a Destination with an unencoded # or ?', () => {
+  test('is 400 and changes nothing: cut at the # or ?, a MOVE or COPY replaced the item of the shorter name', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.request('MKCOL', 'Report/');
+    await dav.put('Report/inside.txt', 'kept');
+    await dav.put('draft.txt', 'draft');
+    for (const [method, destination] of [
+      ['MOVE', `${t.url}/dav/Report#2.txt`],
+      ['COPY', `${t.url}/dav/Report?.txt`],
+      ['MOVE', '/dav/Report#'],
+    ] as const) {
+      const res = await dav.request(method, 'draft.txt', { headers: { Destination: destination } });
+      expect(res.status).toBe(400);
+      expect((await json(res)).message).toBe(
+        'The Destination header must not contain a query (?) or a fragment (#); a # in a name is sent as %23',
+      );
+    }
+    expect(await (await dav.request('GET', 'Report/inside.txt')).text()).toBe('kept');
+    expect(await (await dav.request('GET', 'draft.txt')).text()).toBe('draft');
+    const encoded = await dav.request('MOVE', 'draft.txt', { headers: { Destination: `${t.url}/dav/Report%232.txt` } });
+    expect(encoded.status).toBe(201);
+    expect(await (await dav.request('GET', 'Report%232.txt')).text()).toBe('draft');
+  });
+});
