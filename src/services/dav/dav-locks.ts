@@ -49,6 +49,20 @@ export function locksCovering(locks: readonly DavLock[], key: string): DavLock[]
   return locks.length === 0 ? NO_LOCKS : locks.filter((l) => l.key === key || (l.depth === 'infinity' && isUnder(key, l.key)));
 }
 
+/**
+ * The first of `locks` (all on `key`, covering it or below it) a write to `key` has not proven: an exclusive lock
+ * needs its own token, a shared one any proven shared lock on its resource (RFC 4918 §6.2: any holder may write).
+ */
+export function unprovenLock(locks: readonly DavLock[], key: string, proves: (lock: DavLock) => boolean): DavLock | undefined {
+  const proven = locks.filter(proves);
+  return locks.find((lock) => {
+    if (proven.includes(lock)) return false;
+    if (lock.scope === 'exclusive') return true;
+    const at = isUnder(lock.key, key) ? lock.key : key;
+    return !locksCovering(proven, at).some((p) => p.scope === 'shared');
+  });
+}
+
 /** `key` and the keys of its ancestors up to the root (''). */
 function* selfAndAncestors(key: string): Generator<string> {
   for (let i = key.indexOf('/'); i >= 0; i = key.indexOf('/', i + 1)) yield key.slice(0, i);

@@ -11,7 +11,7 @@ import { KeyedMutex } from '../../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { CopyService } from '../files/copy.ts';
 import type { AssembledObject, ChunkedUploadService } from './chunked-uploads.ts';
-import { type DavLock, DavLockService, locked } from './dav-locks.ts';
+import { type DavLock, DavLockService, locked, unprovenLock } from './dav-locks.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { ItemService } from '../files/items.ts';
 import { splitExtension } from '../files/names.ts';
@@ -999,8 +999,8 @@ export class DavService {
    */
   assertUnlocked(principal: Principal, path: DavPath, proof: LockProof, href: string, subtree = false): void {
     const locks = subtree ? this.d.locks.affecting(principal.accountId, path.key) : this.d.locks.covering(principal.accountId, path.key);
-    for (const lock of locks)
-      if (!proof.tokens.has(lock.token) || lock.loginId !== principal.loginId) throw locked(hrefBelow(href, path, lock));
+    const unproven = unprovenLock(locks, path.key, proves(principal, proof));
+    if (unproven) throw locked(hrefBelow(href, path, unproven));
   }
 
   /**
@@ -1011,7 +1011,7 @@ export class DavService {
     if (path.segments.length === 0) return;
     const folderKey = path.key.slice(0, path.key.lastIndexOf('/'));
     const guards = this.d.locks.covering(principal.accountId, folderKey).filter((l) => l.key === folderKey && l.depth === '0');
-    if (guards.some((l) => !proof.tokens.has(l.token) || l.loginId !== principal.loginId) && changes()) throw locked(href);
+    if (unprovenLock(guards, folderKey, proves(principal, proof)) && changes()) throw locked(href);
   }
 
   /**
@@ -1384,6 +1384,10 @@ export class DavService {
     return { message: 'Lock removed' };
   }
 }
+
+/** Whether the request proves a lock: its token submitted, by the login that took it. */
+const proves = (principal: Principal, proof: LockProof) => (lock: DavLock) =>
+  proof.tokens.has(lock.token) && lock.loginId === principal.loginId;
 
 /** A resource an If header's list is evaluated on: its account and path key (for locks) and its row. */
 interface Tagged {

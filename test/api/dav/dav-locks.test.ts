@@ -317,3 +317,32 @@ describe('parallel PUTs to one new path', () => {
     expect(etags[bodies.indexOf(content)]).toBe(current.headers.get('etag')!);
   });
 });
+
+describe('shared locks (RFC 4918 §6.2)', () => {
+  test("a holder of one of a resource's shared locks writes with its own token alone; without one it is 423", async () => {
+    const o = await seed.owner(t);
+    const mac = await davLogin(t, o);
+    const phone = await davLogin(t, await seed.subUser(t, o, ['files.edit', 'files.upload', 'files.delete']));
+    await mac.put('shared.txt', 'v1');
+    const mine = await lock(mac, 'shared.txt', 'shared');
+    const theirs = await lock(phone, 'shared.txt', 'shared');
+    const second = await lock(mac, 'shared.txt', 'shared');
+    expect((await mac.request('PUT', 'shared.txt', { body: 'v2', headers: { if: `(<${mine}>)` } })).status).toBe(204);
+    expect((await phone.request('PUT', 'shared.txt', { body: 'v3', headers: { if: `(<${theirs}>)` } })).status).toBe(204);
+    expect(await (await mac.request('GET', 'shared.txt')).text()).toBe('v3');
+    // Another login's token proves nothing, and no token at all is still refused.
+    expect((await phone.request('PUT', 'shared.txt', { body: 'x', headers: { if: `(<${second}>)` } })).status).toBe(423);
+    expect((await phone.put('shared.txt', 'x')).status).toBe(423);
+    // A DELETE of a folder needs a token for each locked resource below it, not for every lock.
+    await mac.request('MKCOL', 'F/');
+    await mac.put('F/a.txt', 'a');
+    await mac.put('F/b.txt', 'b');
+    const a = await lock(mac, 'F/a.txt', 'shared');
+    await lock(phone, 'F/a.txt', 'shared');
+    const b = await lock(mac, 'F/b.txt', 'shared');
+    const tagged = (path: string, token: string) => `<${t.url}/dav/${path}> (<${token}>)`;
+    expect((await mac.request('DELETE', 'F/', { headers: { if: tagged('F/a.txt', a) } })).status).toBe(423);
+    const both = await mac.request('DELETE', 'F/', { headers: { if: `${tagged('F/a.txt', a)} ${tagged('F/b.txt', b)}` } });
+    expect(both.status).toBe(204);
+  });
+});
