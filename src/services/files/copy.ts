@@ -104,7 +104,7 @@ export class CopyService {
   /**
    * WebDAV COPY, in the request: `source` to an exact folder and name (the caller made sure it is
    * free); `shallow` copies a folder without its contents (Depth: 0). Quota and disk are checked for
-   * the whole tree first.
+   * the whole tree first; a folder whose copy fails part way is removed.
    */
   async copyNow(principal: Principal, source: Item, parentId: string | null, name: string, shallow: boolean): Promise<Item> {
     if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
@@ -123,7 +123,16 @@ export class CopyService {
       made: new Set<string>(),
     };
     const root = await this.copyItem(into, source, parentId, true, name);
-    if (source.type === 'folder' && !shallow) await this.copyChildren(into, source.accountId, source.id, root.id);
+    if (source.type === 'folder' && !shallow) {
+      try {
+        await this.copyChildren(into, source.accountId, source.id, root.id);
+      } catch (err) {
+        // All or nothing: a folder copied part way (the storage limit reached meanwhile, say) goes, not left as if whole.
+        this.d.trash.trashTrees(principal.accountId, principal.loginId, [root.id]);
+        this.d.trash.deleteRoots(principal.accountId, principal.loginId, [root.id]);
+        throw err;
+      }
+    }
     this.d.events.item(principal, FileEventType.copied, root);
     return root;
   }

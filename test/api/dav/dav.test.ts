@@ -4,7 +4,7 @@ import { generate } from 'otplib';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
 import { DavClient, davLogin } from '../../helpers/dav.ts';
-import { heldBody, listAll, SseReader } from '../../helpers/files.ts';
+import { heldBody, listAll, SseReader, upload } from '../../helpers/files.ts';
 import { parseXml } from '../../../src/lib/xml.ts';
 import * as seed from '../../helpers/seed.ts';
 
@@ -724,5 +724,35 @@ describe('a Destination with an unencoded # or ?', () => {
     const encoded = await dav.request('MOVE', 'draft.txt', { headers: { Destination: `${t.url}/dav/Report%232.txt` } });
     expect(encoded.status).toBe(201);
     expect(await (await dav.request('GET', 'Report%232.txt')).text()).toBe('draft');
+  });
+});
+
+describe('a COPY of a folder that fails part way', () => {
+  test('leaves no half-copied folder: an upload filling the storage limit meanwhile is 507 and the destination stays free', async () => {
+    const o = await seed.owner(t);
+    t.server.ctx.services.users.setStorageLimit(o.id, 1024 * 1024);
+    const dav = await davLogin(t, o);
+    await dav.request('MKCOL', 'Src/');
+    for (const name of ['a', 'b', 'c']) expect((await dav.put(`Src/${name}.bin`, 'x'.repeat(100_000))).status).toBe(201);
+    const storage = t.server.ctx.storage;
+    const realCopy = storage.copy.bind(storage);
+    let copies = 0;
+    // The second file's bytes are copied after another device's upload took the room left.
+    storage.copy = async (...args: Parameters<typeof realCopy>) => {
+      if (++copies === 2) await upload(o.client, 'filler.bin', 'f'.repeat(600_000));
+      return realCopy(...args);
+    };
+    try {
+      const res = await dav.request('COPY', 'Src/', { headers: { Destination: `${t.url}/dav/Dest/` } });
+      expect(res.status).toBe(507);
+    } finally {
+      storage.copy = realCopy;
+    }
+    expect((await dav.propfind('Dest/', '0')).status).toBe(404);
+    expect((await dav.list('')).sort()).toEqual(['/dav/', '/dav/Src/', '/dav/filler.bin']);
+    // With room again, the same COPY succeeds whole.
+    t.server.ctx.services.users.setStorageLimit(o.id, null);
+    expect((await dav.request('COPY', 'Src/', { headers: { Destination: `${t.url}/dav/Dest/` } })).status).toBe(201);
+    expect((await dav.list('Dest/')).length).toBe(4);
   });
 });
