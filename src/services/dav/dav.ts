@@ -739,16 +739,16 @@ export class DavService {
     if (!target) throw notFound(Messages.itemNotFound);
     if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
     const tokens = this.preconditions(caller, walk, req.conditions);
-    // An existing destination with Overwrite: F fails whatever the locks, so 412 before any 423 (as Apache mod_dav).
-    if (!opts.overwrite) {
-      const there = this.find(destPlace.principal, destPlace.path).target;
-      if (there && there.kind !== 'root' && there.item.id !== target.item.id) throw overwriteRefused();
-    }
+    // An existing destination with Overwrite: F, or the root, fails whatever the locks, so 412 or 403 before any 423 (as Apache mod_dav).
+    const there = this.find(destPlace.principal, destPlace.path).target;
+    if (there?.kind === 'root') throw forbidden('The root folder cannot be replaced');
+    if (!opts.overwrite && there && there.item.id !== target.item.id) throw overwriteRefused();
     if (op === 'move') {
       this.assertUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target), true);
       this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, req.href(walk, target));
     }
-    const destHref = req.hrefAt(destPlace, destPlace.path, target.item.type === 'folder');
+    // A 423 names the resource that is there: a file replaced by a folder has no slash.
+    const destHref = req.hrefAt(destPlace, destPlace.path, there ? there.item.type === 'folder' : target.item.type === 'folder');
     this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
     this.assertMembersUnlocked(
       destPlace.principal,

@@ -77,6 +77,24 @@ describe('a lock timeout past the longest', () => {
   });
 });
 
+describe('COPY and MOVE onto a locked destination', () => {
+  test("a folder onto a locked file is 423 naming the file's own href; onto the root it is 403 whatever the locks", async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('locked.txt', 'x');
+    await dav.request('MKCOL', 'Folder/');
+    await lock(dav, 'locked.txt', 'exclusive');
+    const onto = await dav.request('COPY', 'Folder/', { headers: { Destination: `${t.url}/dav/locked.txt` } });
+    expect(onto.status).toBe(423);
+    expect(await onto.text()).toContain('<D:lock-token-submitted><D:href>/dav/locked.txt</D:href>');
+    for (const method of ['COPY', 'MOVE']) {
+      const root = await dav.request(method, 'Folder/', { headers: { Destination: `${t.url}/dav/` } });
+      expect(root.status).toBe(403);
+      expect((await json(root)).message).toBe('The root folder cannot be replaced');
+    }
+  });
+});
+
 describe('COPY and MOVE with Overwrite: F onto a locked destination', () => {
   test('is 412 (the destination exists, whatever the lock), the destination unchanged; with Overwrite: T it is 423', async () => {
     const o = await seed.owner(t);
