@@ -108,8 +108,7 @@ export class DavLockService {
     for (const part of (header ?? '').split(',')) {
       const t = part.trim();
       if (/^infinite$/i.test(t)) return MAX_LOCK_SECONDS;
-      // More seconds than the cap (any number of digits) asks for the longest lock, as Infinite does.
-      const m = /^second-(\d+)$/i.exec(t);
+      const m = /^second-(\d{1,10})$/i.exec(t);
       if (m) return Math.max(1, Math.min(MAX_LOCK_SECONDS, Number(m[1])));
     }
     return null;

@@ -59,24 +59,6 @@ describe('refreshing a lock (RFC 4918 §9.10.2)', () => {
   });
 });
 
-describe('a lock timeout past the longest', () => {
-  test('gets the longest (a week), as Infinite does, whatever its number of digits; an unreadable one the hour', async () => {
-    const o = await seed.owner(t);
-    const dav = await davLogin(t, o);
-    await dav.put('long.txt', 'x');
-    for (const [timeout, seconds] of [
-      ['Second-99999999999', 604_800],
-      [`Second-${'9'.repeat(400)}`, 604_800],
-      ['Infinite', 604_800],
-      ['Second-abc', 3600],
-    ] as const) {
-      const res = await dav.request('LOCK', 'long.txt', { body: lockBody('shared'), headers: { timeout } });
-      expect(res.status).toBe(200);
-      expect(secondsIn(await res.text())).toBe(seconds);
-    }
-  });
-});
-
 describe('COPY and MOVE onto a locked destination', () => {
   test("a folder onto a locked file is 423 naming the file's own href; onto the root it is 403 whatever the locks", async () => {
     const o = await seed.owner(t);
