@@ -740,7 +740,10 @@ export class DavService {
     if (target.kind === 'root') throw forbidden(`The root folder cannot be ${op === 'move' ? 'moved' : 'copied'}`);
     const tokens = this.preconditions(caller, walk, req.conditions);
     // An existing destination with Overwrite: F, or the root, fails whatever the locks, so 412 or 403 before any 423 (as Apache mod_dav).
-    const there = this.find(destPlace.principal, destPlace.path).target;
+    // Looked up only where an answer depends on it: the transfer looks it up again.
+    const destLocked = this.d.locks.affecting(destPlace.principal.accountId, destPlace.path.key).length > 0;
+    const there =
+      !opts.overwrite || destLocked || destPlace.path.segments.length === 0 ? this.find(destPlace.principal, destPlace.path).target : null;
     if (there?.kind === 'root') throw forbidden('The root folder cannot be replaced');
     if (!opts.overwrite && there && there.item.id !== target.item.id) throw overwriteRefused();
     if (op === 'move') {
