@@ -12,6 +12,7 @@ import {
   releaseBrowser,
   screenshot,
   signIn,
+  signedInContext,
 } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { json } from '../helpers/client.ts';
@@ -234,6 +235,33 @@ describe('sign-in pages', () => {
       t.server.ctx.services.settings.set('desktopOnlyAccess', false);
     }
     await context.close();
+  });
+});
+
+describe('a server that does not answer when the page opens', () => {
+  test('a proxy error or no network at the first session check shows why and Try again, not a blank page forever', async () => {
+    const o = await seed.owner(t);
+    for (const [failure, reason] of [
+      ['502', '502 Bad Gateway'],
+      ['network', 'Coffer cannot be reached'],
+    ] as const) {
+      const { context, page, errors } = await signedInContext(browser, t.url, o, { viewport: PHONE, dark: true });
+      // A reverse proxy's HTML error page, as while the server restarts, or no connection at all.
+      await context.route(/\/api\//, (r) =>
+        failure === '502'
+          ? r.fulfill({ status: 502, contentType: 'text/html', body: '<h1>Bad Gateway</h1>' })
+          : r.abort('connectionrefused'),
+      );
+      await page.goto('/files');
+      await page.getByRole('heading', { name: 'Coffer is not answering' }).waitFor();
+      expect(await page.getByRole('alert').textContent()).toContain(reason);
+      await screenshot(page, `sign-in-unreachable-${failure}-dark-390`);
+      await context.unroute(/\/api\//);
+      await page.getByRole('button', { name: 'Try again' }).click();
+      await page.getByRole('heading', { name: 'My files' }).waitFor();
+      expect(errors).toEqual([]);
+      await context.close();
+    }
   });
 });
 

@@ -9,5 +9,5 @@ applyTheme();
 startRouter();
 render(<App />, document.getElementById('app')!);
 void loadSession().catch(() => {
-  // The shell shows the offline state; the next navigation tries again.
+  // The app shows why (sessionError) with Try again.
 });

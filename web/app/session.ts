@@ -24,6 +24,8 @@ export const isAdmin = computed(() => instance.value?.canToggle === true);
 export const providerName = signal<string | null>(null);
 /** False when only the provider signs people in (OIDC_DISABLE_PASSWORD_LOGIN). */
 export const passwordSignIn = signal(true);
+/** Why the first session check failed (a 5xx, a proxy's page, no network): the app says so instead of loading forever. */
+export const sessionError = signal<string | null>(null);
 /** Said on the sign-in page after a session ended under the user. */
 export const signInNotice = signal<string | null>(null);
 
@@ -115,9 +117,21 @@ export async function loadSession(): Promise<void> {
     startPresence();
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) sessionState.value = 'signed-out';
-    else if (sessionState.value !== 'desktop-only') throw err;
+    else if (sessionState.value !== 'desktop-only') {
+      if (sessionState.value === 'loading') sessionError.value = err instanceof Error ? err.message : String(err);
+      throw err;
+    }
   }
 }
+
+/** Asks again after the first check failed: by the user's Try again, or when the browser is back online. */
+export function retrySession(): Promise<void> {
+  sessionError.value = null;
+  return loadSession().catch(() => {});
+}
+addEventListener('online', () => {
+  if (sessionError.value) void retrySession();
+});
 
 /** After sign-in the shell takes over and returns to the page that was wanted (see `wantedPage`). */
 export async function signedIn(): Promise<void> {

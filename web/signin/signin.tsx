@@ -6,7 +6,7 @@ import { ApiError } from '../app/api.ts';
 import type { SignupStatus } from '../../src/contract/accounts.ts';
 import { passkeyAnswer, passkeyErrorText, passkeysAvailable } from '../app/passkeys.ts';
 import { navigate, route } from '../app/router.ts';
-import { signedIn, signInNotice, wantedPage } from '../app/session.ts';
+import { retrySession, sessionError, signedIn, signInNotice, wantedPage } from '../app/session.ts';
 import { ActionButton, EmailInput, Field, FormError, PasswordInput, SubmitButton } from '../ui/form.tsx';
 import { Icon } from '../ui/icons.tsx';
 
@@ -353,6 +353,28 @@ export function SignUp() {
           Already have an account? <a href={withNext('/login')}>Sign in</a>
         </p>
       )}
+    </Card>
+  );
+}
+
+/** The first session check failed: what went wrong and a way to try again, not a blank page. */
+export function Unreachable() {
+  const [busy, setBusy] = useState(false);
+  return (
+    <Card title="Coffer is not answering">
+      <p role="alert">{sessionError.value}</p>
+      <p>Try again in a moment; if this persists, tell whoever runs this Coffer.</p>
+      <ActionButton
+        busy={busy}
+        class="button block"
+        onClick={async () => {
+          setBusy(true);
+          await retrySession();
+          setBusy(false);
+        }}
+      >
+        Try again
+      </ActionButton>
     </Card>
   );
 }
