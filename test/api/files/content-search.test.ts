@@ -86,6 +86,8 @@ describe('with content search on', () => {
       ['readme.md', '# Heating\nThe **boiler** needs a service every spring.'],
       ['script', '#!/bin/sh\necho zanzibar_function_name\n'],
       ['data.csv', 'name,city\nAlice,Quimper\n'],
+      // Text that starts with a ZIP's first two letters (a "PK" primary-key column) is still text.
+      ['keys.csv', 'PK,town\n1,Wombatville\n'],
       ['config.json', '{"ssid": "kestrelnet"}'],
       [
         'page.html',
@@ -113,6 +115,7 @@ describe('with content search on', () => {
     ['boiler', 'readme.md'],
     ['zanzibar_function_name', 'script'],
     ['Quimper', 'data.csv'],
+    ['Wombatville', 'keys.csv'],
     ['kestrelnet', 'config.json'],
     ['porcupine', 'page.html'],
     ['March', 'invoice.pdf'],
