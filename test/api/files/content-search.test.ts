@@ -272,6 +272,25 @@ describe('with content search on', () => {
     expect(inText(await search(o.client, 'walruses'))).toEqual([]);
   });
 
+  test('a rename that changes how a file is read indexes it again: a document saved under a temporary name (as WebDAV clients save)', async () => {
+    const file = await upload(o.client, 'lu4711.tmp', searchable.docx('The chinchilla report'));
+    const page = await upload(o.client, 'snippet-page.txt', '<p>visible <script>var concealedmarkup</script></p>');
+    await indexed();
+    expect(inText(await search(o.client, 'chinchilla'))).toEqual([]);
+    expect(inText(await search(o.client, 'concealedmarkup')).map((h) => h.id)).toEqual([page.id]);
+    expect((await o.client.post('/api/files/rename', { id: file.id, name: 'Report.DOCX' })).status).toBe(200);
+    expect((await o.client.post('/api/files/rename', { id: page.id, name: 'snippet-page.html' })).status).toBe(200);
+    await eventually(async () => expect(inText(await search(o.client, 'chinchilla')).map((h) => h.id)).toEqual([file.id]), {
+      timeoutMs: 30_000,
+    });
+    await eventually(async () => expect(inText(await search(o.client, 'concealedmarkup'))).toEqual([]), { timeoutMs: 30_000 });
+    // A rename that keeps the extension reads nothing again.
+    const before = content.progress().indexed;
+    expect((await o.client.post('/api/files/rename', { id: file.id, name: 'Final report.docx' })).status).toBe(200);
+    expect(t.server.ctx.repos.content.nextPending(1)).toEqual([]);
+    expect(content.progress().indexed).toBe(before);
+  });
+
   test('a copy is indexed as its own file', async () => {
     const res = await o.client.post('/api/files/copy', { ids: [ids['letter.docx']], parentId: null });
     expect([200, 202]).toContain(res.status);
