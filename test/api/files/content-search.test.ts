@@ -291,6 +291,16 @@ describe('with content search on', () => {
     expect(content.progress().indexed).toBe(before);
   });
 
+  test('a file renamed while it is being extracted is read again under its new name', async () => {
+    const names = Array.from({ length: 5 }, (_, i) => `capybara${i}`);
+    const files = [];
+    for (const word of names)
+      files.push(await upload(o.client, `saved-${files.length}.tmp`, searchable.docx(`A note on the ${word}`, 'x'.repeat(200_000))));
+    await Promise.all(files.map((f, i) => o.client.post('/api/files/rename', { id: f.id, name: `saved-${i}.docx` })));
+    await indexed();
+    for (const [i, word] of names.entries()) expect(inText(await search(o.client, word)).map((h) => h.id)).toEqual([files[i].id]);
+  });
+
   test('a copy is indexed as its own file', async () => {
     const res = await o.client.post('/api/files/copy', { ids: [ids['letter.docx']], parentId: null });
     expect([200, 202]).toContain(res.status);
