@@ -442,7 +442,7 @@ describe('0045_dav_property_xml_prefix', () => {
     };
     for (const [name, value] of Object.entries(stored))
       sqlite.run("INSERT INTO dav_properties (item_id, ns, name, value) VALUES ('f', 'urn:z', ?, ?)", [name, value]);
-    expect(migrate(db).applied).toEqual(['0045_dav_property_xml_prefix', '0046_mfa_enabled_at']);
+    expect(migrate(db).applied).toEqual(['0045_dav_property_xml_prefix', '0046_mfa_enabled_at', '0047_content_pending_rename']);
     const values = Object.fromEntries(
       sqlite
         .query<{ name: string; value: string }, []>('SELECT name, value FROM dav_properties')

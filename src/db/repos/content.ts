@@ -78,7 +78,7 @@ export class ContentRepo {
       .map((r) => ({ ...r, library: r.library === 1, optedOut: r.optedOut === 1 }));
   }
 
-  /** Records one file's text (or its absence) and takes it off the queue; not when its object changed meanwhile (it stays queued) or it left the queue. */
+  /** Records one file's text (or its absence) and takes it off the queue; not when its object or name changed meanwhile (it stays queued) or it left the queue. */
   record(file: PendingFile, state: DocState, text: Uint8Array, at: number): boolean {
     return this.sqlite.transaction(() => this.recordIn(file, state, text, at)).immediate();
   }
@@ -91,9 +91,10 @@ export class ContentRepo {
   /** record() inside the caller's transaction: prepared once per connection, no savepoint of its own per file. */
   private recordIn(file: PendingFile, state: DocState, text: Uint8Array, at: number): boolean {
     const current = this.sqlite
-      .query<{ key: string | null }, [number]>(`SELECT ${CONTENT_KEY} AS key FROM items i WHERE i.seq = ?`)
+      .query<{ key: string | null; name: string }, [number]>(`SELECT ${CONTENT_KEY} AS key, i.name FROM items i WHERE i.seq = ?`)
       .get(file.seq);
-    if (!current || current.key !== file.storageKey) return false;
+    // Renamed meanwhile: its extension may change how it is read, so it stays queued and is read under the new name.
+    if (!current || current.key !== file.storageKey || current.name !== file.name) return false;
     // No longer queued: content search was turned off or the account opted out while the text was extracted.
     if (this.sqlite.query('DELETE FROM content_pending WHERE seq = ?').run(file.seq).changes === 0) return false;
     this.sqlite.query('DELETE FROM content_fts WHERE rowid = ?').run(file.seq);

@@ -44,7 +44,8 @@ export function trimPartialUtf8(bytes: Uint8Array): number {
 export function kindOf(name: string, head: Uint8Array): Kind {
   const ext = extensionOf(name);
   if (head[0] === 0x25 && head[1] === 0x50 && head[2] === 0x44 && head[3] === 0x46) return 'pdf';
-  if (head[0] === 0x50 && head[1] === 0x4b) return ZIP_KINDS[ext] ?? null;
+  // A ZIP's signature is PK and two control bytes: text that starts with "PK" (a CSV's key column) stays text.
+  if (head[0] === 0x50 && head[1] === 0x4b && head[2]! < 0x09 && head[3]! < 0x09) return ZIP_KINDS[ext] ?? null;
   if (!looksLikeText(head.subarray(0, 8192))) return null;
   return ext === 'html' || ext === 'htm' || ext === 'xhtml' ? 'html' : 'text';
 }

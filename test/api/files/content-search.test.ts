@@ -86,6 +86,8 @@ describe('with content search on', () => {
       ['readme.md', '# Heating\nThe **boiler** needs a service every spring.'],
       ['script', '#!/bin/sh\necho zanzibar_function_name\n'],
       ['data.csv', 'name,city\nAlice,Quimper\n'],
+      // Text that starts with a ZIP's first two letters (a "PK" primary-key column) is still text.
+      ['keys.csv', 'PK,town\n1,Wombatville\n'],
       ['config.json', '{"ssid": "kestrelnet"}'],
       [
         'page.html',
@@ -113,6 +115,7 @@ describe('with content search on', () => {
     ['boiler', 'readme.md'],
     ['zanzibar_function_name', 'script'],
     ['Quimper', 'data.csv'],
+    ['Wombatville', 'keys.csv'],
     ['kestrelnet', 'config.json'],
     ['porcupine', 'page.html'],
     ['March', 'invoice.pdf'],
@@ -267,6 +270,35 @@ describe('with content search on', () => {
       timeoutMs: 30_000,
     });
     expect(inText(await search(o.client, 'walruses'))).toEqual([]);
+  });
+
+  test('a rename that changes how a file is read indexes it again: a document saved under a temporary name (as WebDAV clients save)', async () => {
+    const file = await upload(o.client, 'lu4711.tmp', searchable.docx('The chinchilla report'));
+    const page = await upload(o.client, 'snippet-page.txt', '<p>visible <script>var concealedmarkup</script></p>');
+    await indexed();
+    expect(inText(await search(o.client, 'chinchilla'))).toEqual([]);
+    expect(inText(await search(o.client, 'concealedmarkup')).map((h) => h.id)).toEqual([page.id]);
+    expect((await o.client.post('/api/files/rename', { id: file.id, name: 'Report.DOCX' })).status).toBe(200);
+    expect((await o.client.post('/api/files/rename', { id: page.id, name: 'snippet-page.html' })).status).toBe(200);
+    await eventually(async () => expect(inText(await search(o.client, 'chinchilla')).map((h) => h.id)).toEqual([file.id]), {
+      timeoutMs: 30_000,
+    });
+    await eventually(async () => expect(inText(await search(o.client, 'concealedmarkup'))).toEqual([]), { timeoutMs: 30_000 });
+    // A rename that keeps the extension reads nothing again.
+    const before = content.progress().indexed;
+    expect((await o.client.post('/api/files/rename', { id: file.id, name: 'Final report.docx' })).status).toBe(200);
+    expect(t.server.ctx.repos.content.nextPending(1)).toEqual([]);
+    expect(content.progress().indexed).toBe(before);
+  });
+
+  test('a file renamed while it is being extracted is read again under its new name', async () => {
+    const names = Array.from({ length: 5 }, (_, i) => `capybara${i}`);
+    const files = [];
+    for (const word of names)
+      files.push(await upload(o.client, `saved-${files.length}.tmp`, searchable.docx(`A note on the ${word}`, 'x'.repeat(200_000))));
+    await Promise.all(files.map((f, i) => o.client.post('/api/files/rename', { id: f.id, name: `saved-${i}.docx` })));
+    await indexed();
+    for (const [i, word] of names.entries()) expect(inText(await search(o.client, word)).map((h) => h.id)).toEqual([files[i].id]);
   });
 
   test('a copy is indexed as its own file', async () => {
