@@ -19,8 +19,9 @@ export function registerExport(program: Command): void {
 Files keep their names, folders and modification times as in Coffer. It works with the server running
 or stopped, and it resumes: a second run leaves files that are already there with the right size and
 time untouched and redoes missing and cut-short ones; stopped by Ctrl-C or SIGTERM, it removes the file it
-was writing and exits 1. Anyone who can read <dir> can read the files:
-write it somewhere only you can read.`,
+was writing and exits 1. A name of more than 255 bytes (the most a file system takes) is shortened,
+keeping its extension, with ~ and 8 characters that keep it apart. Anyone who can read <dir> can read
+the files: write it somewhere only you can read.`,
       ),
   ).action(
     action((opts: { dataDir?: string; json?: boolean; to: string; user?: string; includeTrash?: boolean; includeVersions?: boolean }) =>

@@ -92,6 +92,45 @@ describe('coffer export', () => {
     }
   }, 120_000);
 
+  test('names longer than the file system allows in bytes (255): each is exported under a shortened name, none is lost', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-export-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      // 85 three-byte characters: 255 bytes, the most a Linux name may hold; 100 of them (300 bytes) is more.
+      const fits = `${'日'.repeat(81)}.txt`;
+      const long = `${'本'.repeat(96)}.txt`;
+      const dir = await folder(owner.client, '語'.repeat(100));
+      const first = await upload(owner.client, fits, 'fits exactly', { parentId: dir.id });
+      await upload(owner.client, long, 'too long');
+      const form = new FormData();
+      form.append('file', new File(['newer'], 'x.txt'));
+      expect((await owner.client.request(`/api/files/${first.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+
+      const r = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--include-versions', '--json'], { timeoutMs: 60_000 });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(parseJson(r)).toMatchObject({ written: 2, versions: 1, failed: [] });
+      const a = path.join(out, owner.email);
+      const names = fs.readdirSync(a, { recursive: true }).map(String);
+      for (const name of names) for (const part of name.split(path.sep)) expect(Buffer.byteLength(part)).toBeLessThanOrEqual(255);
+      const [shortDir] = fs.readdirSync(a).filter((n) => n.startsWith('語'));
+      expect(fs.readFileSync(path.join(a, shortDir!, fits), 'utf8')).toBe('newer');
+      const [shortFile] = fs.readdirSync(a).filter((n) => n.startsWith('本'));
+      expect(shortFile).toEndWith('.txt');
+      expect(fs.readFileSync(path.join(a, shortFile!), 'utf8')).toBe('too long');
+      expect(names.filter((n) => n.includes('.versions'))).toHaveLength(2);
+
+      // A second run finds them all where the first put them.
+      const again = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--json'], { timeoutMs: 60_000 });
+      expect(again.code).toBe(0);
+      expect(parseJson(again)).toMatchObject({ written: 0, unchanged: 2, failed: [] });
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
   test('Ctrl-C or SIGTERM during an export: one line, exit 1, no cut-short file left under a temporary name, and the same export finishes it', async () => {
     const t = await startTestServer();
     const out = tempDir('coffer-export-');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -12,6 +13,8 @@ import { emailKey } from '../accounts/email.ts';
 const PAGE = 500;
 const TRASH = '.trash';
 const PARTIAL = '.coffer-partial';
+// The most bytes one name may hold on Linux, macOS and Windows file systems alike.
+const NAME_MAX_BYTES = 255;
 
 export interface ExportProgress {
   /** Bytes of file contents done (written or found finished), of `total`. */
@@ -42,16 +45,36 @@ function timeStamp(at: number): string {
     .replace(/\.\d+Z$/, 'Z');
 }
 
-/** A name as one path component: no separators, and never `.` or `..`. */
+/**
+ * A name that fits in NAME_MAX_BYTES of UTF-8: a longer one (a Coffer name of 100 characters may take 300 bytes or more)
+ * is cut at a character and tagged with a hash of the whole, its extension kept, so it stays the same on every run.
+ */
+function fitted(name: string): string {
+  if (Buffer.byteLength(name) <= NAME_MAX_BYTES) return name;
+  const tag = `~${createHash('sha256').update(name).digest('hex').slice(0, 8)}`;
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && Buffer.byteLength(name.slice(dot)) <= 32 ? name.slice(dot) : '';
+  const room = NAME_MAX_BYTES - Buffer.byteLength(tag + ext);
+  let base = '';
+  let bytes = 0;
+  for (const char of name.slice(0, name.length - ext.length)) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > room) break;
+    base += char;
+  }
+  return `${base}${tag}${ext}`;
+}
+
+/** A name as one path component: no separators, never `.` or `..`, and no longer than a file system takes. */
 function component(name: string): string {
   const safe = name.replace(/[/\0]/g, '_');
-  return safe === '.' || safe === '..' || safe === '' ? `_${safe}` : safe;
+  return fitted(safe === '.' || safe === '..' || safe === '' ? `_${safe}` : safe);
 }
 
 /** `name (tag).ext`: a second trashed item with the same path. */
 function tagged(name: string, tag: string): string {
   const dot = name.lastIndexOf('.');
-  return dot > 0 ? `${name.slice(0, dot)} (${tag})${name.slice(dot)}` : `${name} (${tag})`;
+  return fitted(dot > 0 ? `${name.slice(0, dot)} (${tag})${name.slice(dot)}` : `${name} (${tag})`);
 }
 
 /**
@@ -181,7 +204,11 @@ export class ExportService {
         if (includeVersions) {
           // <name>.versions/<time>-<name>: each earlier content beside its file, with the time it was written.
           for (const version of this.d.versions.list(file.id)) {
-            const where = [...parts.slice(0, -1), `${parts.at(-1)!}.versions`, `${timeStamp(version.modifiedAt)}-${component(file.name)}`];
+            const where = [
+              ...parts.slice(0, -1),
+              component(`${parts.at(-1)!}.versions`),
+              component(`${timeStamp(version.modifiedAt)}-${file.name}`),
+            ];
             try {
               if (await this.writeFile(version, path.join(root, ...where), signal)) {
                 result.versions++;
@@ -215,7 +242,7 @@ export class ExportService {
     if (existing?.isFile() && existing.size === file.size && Math.abs(existing.mtimeMs - file.modifiedAt) < 1000) return false;
     if (!file.storageKey || !file.wrappedKey) throw new Error('the file has no stored contents');
     fs.mkdirSync(path.dirname(target), { recursive: true });
-    const partial = `${target}${PARTIAL}`;
+    const partial = path.join(path.dirname(target), fitted(`${path.basename(target)}${PARTIAL}`));
     const handle = await fsp.open(partial, 'w', 0o600);
     try {
       const stream = await this.d.storage.get(file.storageKey, { size: file.size, wrappedKey: file.wrappedKey });
