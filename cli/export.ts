@@ -54,7 +54,7 @@ the files: write it somewhere only you can read.`,
         }
         if (result.failed.length)
           throw new AttentionNeeded(
-            `${result.failed.length} file(s) could not be read (coffer doctor lists missing objects); run export again after fixing them`,
+            `${result.failed.length} file(s) could not be exported (the reasons are above; coffer doctor lists missing objects); run export again after fixing them`,
           );
       }),
     ),

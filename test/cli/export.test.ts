@@ -8,6 +8,7 @@ import { MAIN, parseJson, runCli } from '../helpers/cli.ts';
 import { folder, upload } from '../helpers/files.ts';
 import { storeFile } from '../helpers/stored-files.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { mountSmallDisk } from '../helpers/small-disk.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -126,6 +127,38 @@ describe('coffer export', () => {
       const again = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--json'], { timeoutMs: 60_000 });
       expect(again.code).toBe(0);
       expect(parseJson(again)).toMatchObject({ written: 0, unchanged: 2, failed: [] });
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test('a target that is full or cannot be written: the export stops at once with one line saying what to fix (exit 1), no temporary file left', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-export-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      for (let i = 0; i < 3; i++) await upload(owner.client, `big-${i}.bin`, randomBytes(700_000));
+      fs.writeFileSync(path.join(out, 'a-file'), 'x');
+      const below = path.join(out, 'a-file', 'export');
+      let r = await runCli(['export', '--to', below, '--data-dir', t.dataDir]);
+      expect({ code: r.code, stderr: r.stderr.trim() }).toEqual({
+        code: 1,
+        stderr: expect.stringMatching(/^coffer: could not write into .*a-file\/export: ENOTDIR.*run the same export again to finish it$/),
+      });
+
+      const disk = mountSmallDisk(1);
+      if (typeof disk === 'string') return console.warn(`skipped the full disk: ${disk}`);
+      try {
+        r = await runCli(['export', '--to', disk.dir, '--data-dir', t.dataDir]);
+        expect({ code: r.code, stderr: r.stderr.trim() }).toEqual({
+          code: 1,
+          stderr: `coffer: could not write into ${disk.dir}: it is full; fix that, then run the same export again to finish it`,
+        });
+        expect(fs.readdirSync(disk.dir, { recursive: true }).filter((n) => String(n).endsWith('.coffer-partial'))).toEqual([]);
+      } finally {
+        disk.unmount();
+      }
     } finally {
       await t.stop();
     }

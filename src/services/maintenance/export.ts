@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { ExportFile, ExportFolder, ItemsRepo } from '../../db/repos/items.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import type { VersionsRepo } from '../../db/repos/versions.ts';
-import { badRequest } from '../../errors.ts';
+import { AppError, badRequest } from '../../errors.ts';
 import { writeFully } from '../../lib/file-writes.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
 import { emailKey } from '../accounts/email.ts';
@@ -33,8 +33,23 @@ export interface ExportResult {
   versions: number;
   bytesWritten: number;
   folders: number;
-  /** Files whose stored object could not be read (`coffer doctor` explains). */
+  /** Files that could not be exported: a stored object that could not be read (`coffer doctor` explains), a name the target refuses. */
   failed: Array<{ path: string; reason: string }>;
+}
+
+// Write errors that no other file would escape either: the export stops at the first, saying what to fix.
+const TARGET_FATAL = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EIO']);
+
+/** Runs a write into the export's folder; an error every later write would meet too becomes one that stops the export. */
+async function onTarget<T>(dir: string, write: () => T | Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (!code || !TARGET_FATAL.has(code)) throw err;
+    const why = code === 'ENOSPC' || code === 'EDQUOT' ? 'it is full' : (err as Error).message;
+    throw badRequest(`could not write into ${dir}: ${why}; fix that, then run the same export again to finish it`);
+  }
 }
 
 /** 20260131T101500Z: sortable, and safe in a file name everywhere. */
@@ -120,13 +135,13 @@ export class ExportService {
       total: accounts.reduce((sum, a) => sum + this.d.items.exportTotals(a.id, includeTrash).bytes, 0),
     };
     const result: ExportResult = { dir, accounts: [], written: 0, unchanged: 0, versions: 0, bytesWritten: 0, folders: 0, failed: [] };
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    await onTarget(dir, () => fs.mkdirSync(dir, { recursive: true, mode: 0o700 }));
     for (const account of accounts) {
       result.accounts.push(account.email);
       await this.exportAccount(
         account,
         path.join(dir, component(account.email)),
-        { includeTrash, includeVersions: Boolean(opts.includeVersions), signal: opts.signal },
+        { dir, includeTrash, includeVersions: Boolean(opts.includeVersions), signal: opts.signal },
         result,
         progress,
         opts.onProgress,
@@ -138,7 +153,7 @@ export class ExportService {
   private async exportAccount(
     account: User,
     root: string,
-    { includeTrash, includeVersions, signal }: { includeTrash: boolean; includeVersions: boolean; signal?: AbortSignal },
+    { dir, includeTrash, includeVersions, signal }: { dir: string; includeTrash: boolean; includeVersions: boolean; signal?: AbortSignal },
     result: ExportResult,
     progress: ExportProgress,
     onProgress: ((p: ExportProgress) => void) | undefined,
@@ -172,8 +187,17 @@ export class ExportService {
       .sort((a, b) => (a.deletedAt ?? 0) - (b.deletedAt ?? 0) || a.id.localeCompare(b.id));
     for (const folder of sorted)
       folderPaths.set(folder.id, claim(pathOf(folder.parentId, folder.name, folder.deletedAt !== null), folder.id));
-    fs.mkdirSync(root, { recursive: true, mode: 0o700 });
-    for (const parts of folderPaths.values()) fs.mkdirSync(path.join(root, ...parts), { recursive: true });
+    await onTarget(dir, () => fs.mkdirSync(root, { recursive: true, mode: 0o700 }));
+    const made = new Set<string>();
+    for (const [id, parts] of folderPaths) {
+      try {
+        await onTarget(dir, () => fs.mkdirSync(path.join(root, ...parts), { recursive: true }));
+        made.add(id);
+      } catch (err) {
+        // A folder this file system refuses the name of: its files are refused alike, each reported.
+        if (err instanceof AppError) throw err;
+      }
+    }
 
     for (let page = this.d.items.exportFiles(account.id, 0, PAGE, includeTrash); page.length; ) {
       for (const file of page) {
@@ -188,13 +212,14 @@ export class ExportService {
         const failed = (where: string[], err: unknown) => {
           // Stopped, not failed: the export ends here.
           if (signal?.aborted) throw signal.reason;
+          if (err instanceof AppError) throw err;
           result.failed.push({
             path: path.join(component(account.email), ...where),
             reason: err instanceof Error ? err.message : String(err),
           });
         };
         try {
-          if (await this.writeFile(file, target, signal)) {
+          if (await this.writeFile(dir, file, target, signal)) {
             result.written++;
             result.bytesWritten += file.size;
           } else result.unchanged++;
@@ -210,7 +235,7 @@ export class ExportService {
               component(`${timeStamp(version.modifiedAt)}-${file.name}`),
             ];
             try {
-              if (await this.writeFile(version, path.join(root, ...where), signal)) {
+              if (await this.writeFile(dir, version, path.join(root, ...where), signal)) {
                 result.versions++;
                 result.bytesWritten += version.size;
               }
@@ -226,6 +251,7 @@ export class ExportService {
     }
     // Last, so writing the files inside does not move them: folders carry Coffer's times too.
     for (const [id, parts] of folderPaths) {
+      if (!made.has(id)) continue;
       const at = folders.get(id)!.modifiedAt / 1000;
       fs.utimesSync(path.join(root, ...parts), at, at);
     }
@@ -234,6 +260,7 @@ export class ExportService {
 
   /** Writes one file unless a finished copy is there; true when it wrote. */
   private async writeFile(
+    dir: string,
     file: Pick<ExportFile, 'size' | 'modifiedAt' | 'storageKey' | 'wrappedKey'>,
     target: string,
     signal?: AbortSignal,
@@ -241,24 +268,28 @@ export class ExportService {
     const existing = fs.statSync(target, { throwIfNoEntry: false });
     if (existing?.isFile() && existing.size === file.size && Math.abs(existing.mtimeMs - file.modifiedAt) < 1000) return false;
     if (!file.storageKey || !file.wrappedKey) throw new Error('the file has no stored contents');
-    fs.mkdirSync(path.dirname(target), { recursive: true });
     const partial = path.join(path.dirname(target), fitted(`${path.basename(target)}${PARTIAL}`));
-    const handle = await fsp.open(partial, 'w', 0o600);
+    const handle = await onTarget(dir, () => {
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      return fsp.open(partial, 'w', 0o600);
+    });
     try {
       const stream = await this.d.storage.get(file.storageKey, { size: file.size, wrappedKey: file.wrappedKey });
       for await (const chunk of stream) {
         signal?.throwIfAborted();
-        await writeFully(handle, chunk);
+        await onTarget(dir, () => writeFully(handle, chunk));
       }
     } catch (err) {
       await handle.close();
       fs.rmSync(partial, { force: true });
       throw err;
     }
-    await handle.close();
-    fs.renameSync(partial, target);
-    const at = file.modifiedAt / 1000;
-    fs.utimesSync(target, at, at);
+    await onTarget(dir, async () => {
+      await handle.close();
+      fs.renameSync(partial, target);
+      const at = file.modifiedAt / 1000;
+      fs.utimesSync(target, at, at);
+    });
     return true;
   }
 }
