@@ -216,6 +216,38 @@ describe('GET /api/activity', () => {
     ]);
   });
 
+  test('a folder moved into a shared folder: members see it arrive and what follows, not what was done inside it in the owner\u2019s own tree', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Shared');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const own = await folder(o.client, 'Private');
+    const kept = await upload(o.client, 'layoffs.txt', 'x', { parentId: own.id });
+    expect((await o.client.post('/api/files/rename', { id: kept.id, name: 'plan.txt' })).status).toBe(200);
+    const gone = await upload(o.client, 'salaries.txt', 'x', { parentId: own.id });
+    expect((await o.client.post('/api/files/delete', { ids: [gone.id] })).status).toBe(200);
+    const inner = await folder(o.client, 'Inner', shared.id);
+    await upload(o.client, 'inner.txt', 'x', { parentId: inner.id });
+    expect((await o.client.post('/api/files/move', { ids: [own.id], parentId: shared.id })).status).toBe(200);
+    // Moved within the share: its history there stays.
+    expect((await o.client.post('/api/files/move', { ids: [inner.id], parentId: own.id })).status).toBe(200);
+    await upload(o.client, 'after.txt', 'x', { parentId: own.id });
+
+    for (const query of ['', `?folderId=${own.id}`, `?itemId=${kept.id}`]) {
+      const seen = JSON.stringify((await activity(member.client, query)).items);
+      for (const secret of ['layoffs', 'salaries', gone.id])
+        expect({ query, leaked: seen.includes(secret) }).toEqual({ query, leaked: false });
+    }
+    expect(summary((await activity(member.client, `?folderId=${own.id}`)).items)).toEqual([
+      'Owner item.uploaded Shared/Private/after.txt',
+      'Owner item.moved Shared/Private/Inner',
+      'Owner item.moved Shared/Private',
+      'Owner item.uploaded Shared/Private/Inner/inner.txt',
+      'Owner item.created Shared/Private/Inner',
+    ]);
+    expect((await activity(o.client, `?folderId=${own.id}`)).items).toHaveLength(10);
+  });
+
   test('the person filter: everyone in the whole log, not only its latest page, through the same visibility; an indexed filter finds an old change at once', async () => {
     const o = await seed.owner(t, undefined, 'Olga');
     const sub = await seed.subUser(t, o, ['files.upload']);
