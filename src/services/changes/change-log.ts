@@ -308,18 +308,26 @@ export class ChangeLog {
     return this.visible(ownAccount(reader), row);
   }
 
+  /** Which of a visible change's folders, before and after, `reader` may see: another account's only where they lay in a share with it then. */
+  sidesFor(reader: ChangeReader, row: ChangeRow): { before: boolean; after: boolean } {
+    const own = ownAccount(reader);
+    if (row.accountId === own) return { before: true, after: true };
+    return { before: this.sharedSide(own, row, row.parentBefore), after: this.sharedSide(own, row, row.parentAfter) };
+  }
+
+  private sharedSide(accountId: string, row: ChangeRow, folderId: string | null): boolean {
+    return (
+      folderId !== null &&
+      this.d.members.accountOf(folderId) === row.accountId &&
+      this.d.tree.reachesShared(accountId, folderId) &&
+      this.wasShared(accountId, folderId, row.seq)
+    );
+  }
+
   private visible(accountId: string, row: ChangeRow): boolean {
     if (row.accountId === accountId) return true;
     // Where the change was made, not where the item is now: what it went through in the owner's own folders before it was moved into a share stays the owner's.
-    for (const id of [row.parentBefore, row.parentAfter]) {
-      if (
-        id &&
-        this.d.members.accountOf(id) === row.accountId &&
-        this.d.tree.reachesShared(accountId, id) &&
-        this.wasShared(accountId, id, row.seq)
-      )
-        return true;
-    }
+    if (this.sharedSide(accountId, row, row.parentBefore) || this.sharedSide(accountId, row, row.parentAfter)) return true;
     // The shared item itself, whose own changes are made in the owner's folders above it.
     return row.itemId !== null && this.d.members.accountOf(row.itemId) === row.accountId && this.d.tree.sharesRoot(accountId, row.itemId);
   }
