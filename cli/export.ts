@@ -11,7 +11,10 @@ export function registerExport(program: Command): void {
       .description("write every account's files as an ordinary folder tree, decrypted: how you leave Coffer or read your files without it")
       .requiredOption('--to <dir>', 'the folder to write into: <dir>/<account email>/<path as in Coffer>')
       .option('--user <email>', "only this account's files (a sub-user's email exports its owner's account)")
-      .option('--include-trash', 'trashed items too, under <dir>/<account email>/.trash/')
+      .option(
+        '--include-trash',
+        'trashed items too, under <dir>/<account email>/.trash/ (.trash (2)/ when a file or folder at the top has that name)',
+      )
       .option('--include-versions', 'earlier versions of each file, beside it as <name>.versions/<time>-<name>')
       .addHelpText(
         'after',

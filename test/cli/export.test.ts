@@ -132,6 +132,30 @@ describe('coffer export', () => {
     }
   }, 120_000);
 
+  test('a folder of the account named .trash: the trash is exported beside it, no file of one overwrites a file of the other', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-export-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      const own = await folder(owner.client, '.trash');
+      await upload(owner.client, 'notes.txt', 'kept in my .trash folder', { parentId: own.id });
+      const gone = await upload(owner.client, 'notes.txt', 'trashed');
+      expect((await owner.client.post('/api/files/delete', { ids: [gone.id] })).status).toBe(200);
+
+      for (let run = 0; run < 2; run++) {
+        const r = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--include-trash', '--json'], { timeoutMs: 60_000 });
+        expect(r.code).toBe(0);
+        expect(parseJson(r)).toMatchObject(run === 0 ? { written: 2, failed: [] } : { written: 0, unchanged: 2 });
+        const a = path.join(out, owner.email);
+        expect(fs.readFileSync(path.join(a, '.trash', 'notes.txt'), 'utf8')).toBe('kept in my .trash folder');
+        expect(fs.readFileSync(path.join(a, '.trash (2)', 'notes.txt'), 'utf8')).toBe('trashed');
+      }
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
   test('a target that is full or cannot be written: the export stops at once with one line saying what to fix (exit 1), no temporary file left', async () => {
     const t = await startTestServer();
     const out = tempDir('coffer-export-');

@@ -158,11 +158,14 @@ export class ExportService {
     progress: ExportProgress,
     onProgress: ((p: ExportProgress) => void) | undefined,
   ): Promise<void> {
+    // The trash's folder takes a name no live item at the top has: theirs and the trash's files never meet.
+    let trash = TRASH;
+    if (includeTrash) for (let n = 2; this.d.items.liveByName(account.id, null, trash); n++) trash = `${TRASH} (${n})`;
     const folders = new Map<string, ExportFolder>(this.d.items.exportFolders(account.id).map((f) => [f.id, f]));
     // Live names are unique within a folder; only trashed items can meet an earlier one at the same path.
     const claimed = new Set<string>();
     const claim = (parts: string[], id: string): string[] => {
-      if (parts[0] !== TRASH) return parts;
+      if (parts[0] !== trash) return parts;
       let key = parts.join('/').toLowerCase();
       if (claimed.has(key)) {
         parts = [...parts.slice(0, -1), tagged(parts.at(-1)!, id.slice(0, 8))];
@@ -180,7 +183,7 @@ export class ExportService {
         chain.unshift(component(folder.name));
         id = folder.parentId;
       }
-      return trashed ? [TRASH, ...chain] : chain;
+      return trashed ? [trash, ...chain] : chain;
     };
     const sorted = [...folders.values()]
       .filter((f) => includeTrash || f.deletedAt === null)
@@ -205,7 +208,7 @@ export class ExportService {
         const trashed = file.deletedAt !== null;
         const parent = file.parentId ? folderPaths.get(file.parentId) : undefined;
         const parts = claim(
-          parent && (!trashed || parent[0] === TRASH) ? [...parent, component(file.name)] : pathOf(file.parentId, file.name, trashed),
+          parent && (!trashed || parent[0] === trash) ? [...parent, component(file.name)] : pathOf(file.parentId, file.name, trashed),
           file.id,
         );
         const target = path.join(root, ...parts);
