@@ -11,7 +11,10 @@ export function registerExport(program: Command): void {
       .description("write every account's files as an ordinary folder tree, decrypted: how you leave Coffer or read your files without it")
       .requiredOption('--to <dir>', 'the folder to write into: <dir>/<account email>/<path as in Coffer>')
       .option('--user <email>', "only this account's files (a sub-user's email exports its owner's account)")
-      .option('--include-trash', 'trashed items too, under <dir>/<account email>/.trash/')
+      .option(
+        '--include-trash',
+        'trashed items too, under <dir>/<account email>/.trash/ (.trash (2)/ when a file or folder at the top has that name)',
+      )
       .option('--include-versions', 'earlier versions of each file, beside it as <name>.versions/<time>-<name>')
       .addHelpText(
         'after',
@@ -19,8 +22,9 @@ export function registerExport(program: Command): void {
 Files keep their names, folders and modification times as in Coffer. It works with the server running
 or stopped, and it resumes: a second run leaves files that are already there with the right size and
 time untouched and redoes missing and cut-short ones; stopped by Ctrl-C or SIGTERM, it removes the file it
-was writing and exits 1. Anyone who can read <dir> can read the files:
-write it somewhere only you can read.`,
+was writing and exits 1. A name of more than 255 bytes (the most a file system takes) is shortened,
+keeping its extension, with ~ and 8 characters that keep it apart. Anyone who can read <dir> can read
+the files: write it somewhere only you can read.`,
       ),
   ).action(
     action((opts: { dataDir?: string; json?: boolean; to: string; user?: string; includeTrash?: boolean; includeVersions?: boolean }) =>
@@ -53,7 +57,7 @@ write it somewhere only you can read.`,
         }
         if (result.failed.length)
           throw new AttentionNeeded(
-            `${result.failed.length} file(s) could not be read (coffer doctor lists missing objects); run export again after fixing them`,
+            `${result.failed.length} file(s) could not be exported (the reasons are above; coffer doctor lists missing objects); run export again after fixing them`,
           );
       }),
     ),

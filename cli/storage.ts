@@ -5,7 +5,7 @@ import type { MigrationProgress } from '../src/services/maintenance/storage-migr
 import { StorageMigrationService } from '../src/services/maintenance/storage-migration.ts';
 import type { StorageDriver } from '../src/storage/driver.ts';
 import { createDriver, describeLocation, verifyDriver } from '../src/storage/drivers.ts';
-import { action, adminCommand, print, printJson, UsageError, withContext } from './common.ts';
+import { action, adminCommand, print, printJson, UsageError, untilInterrupted, withContext } from './common.ts';
 
 interface Flags {
   dataDir?: string;
@@ -62,7 +62,8 @@ S3_* variables also name the target of --to s3. The server may keep running whil
   coffer storage migrate --to s3 --delete-source   later: remove the copied objects from local disk
 
 Objects are copied byte for byte (they stay encrypted); each copy's size, header and last segment are
-read back and compared before it counts as done.`,
+read back and compared before it counts as done. Stopped by Ctrl-C or SIGTERM, it keeps the copies made so
+far, lets uploads in again if --switch had paused them, and exits 1.`,
     )
     .action(
       action((opts: Flags) => {
@@ -94,11 +95,15 @@ read back and compared before it counts as done.`,
               );
               return;
             }
-            const r = await ctx.services.storageMigration.migrate(source, target, targetId, {
-              switch: opts.switch,
-              onProgress: (p) => bar.update(p),
-            });
-            bar.done();
+            const interrupt = untilInterrupted(
+              `the copies verified so far are kept${opts.switch ? ' and uploads are accepted again' : ''}; run the same command again to resume`,
+            );
+            const r = await ctx.services.storageMigration
+              .migrate(source, target, targetId, { switch: opts.switch, signal: interrupt.signal, onProgress: (p) => bar.update(p) })
+              .finally(() => {
+                interrupt.release();
+                bar.done();
+              });
             if (opts.json) return printJson(r);
             print(
               `copied and verified ${r.copied} object(s) (${formatSize(r.bytes)}) from ${describeLocation(r.from)} to ${describeLocation(r.to)} in ${r.seconds.toFixed(1)} s` +

@@ -98,6 +98,7 @@ export const Messages = {
   subUserSharesLimit: "Sub-users share their owner's storage limit; set the owner's limit instead",
   // Files
   itemNotFound: 'File or folder not found',
+  notificationNotFound: 'Notification not found: mark only ids from GET /api/notifications of this account',
   albumNotFound: 'Album not found',
   albumPhotosOnly: 'Only photos and videos go in albums: folders and other files stay where they are',
   albumCoverNotInAlbum: 'The cover must be a photo or video in the album',

@@ -8,6 +8,7 @@ import { MAIN, parseJson, runCli } from '../helpers/cli.ts';
 import { folder, upload } from '../helpers/files.ts';
 import { storeFile } from '../helpers/stored-files.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { mountSmallDisk } from '../helpers/small-disk.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
@@ -87,6 +88,101 @@ describe('coffer export', () => {
       r = await runCli(['export', '--to', only, '--user', 'nobody@example.test', '--data-dir', t.dataDir]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('no account has the email nobody@example.test');
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test('names longer than the file system allows in bytes (255): each is exported under a shortened name, none is lost', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-export-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      // 85 three-byte characters: 255 bytes, the most a Linux name may hold; 100 of them (300 bytes) is more.
+      const fits = `${'日'.repeat(81)}.txt`;
+      const long = `${'本'.repeat(96)}.txt`;
+      const dir = await folder(owner.client, '語'.repeat(100));
+      const first = await upload(owner.client, fits, 'fits exactly', { parentId: dir.id });
+      await upload(owner.client, long, 'too long');
+      const form = new FormData();
+      form.append('file', new File(['newer'], 'x.txt'));
+      expect((await owner.client.request(`/api/files/${first.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+
+      const r = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--include-versions', '--json'], { timeoutMs: 60_000 });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(parseJson(r)).toMatchObject({ written: 2, versions: 1, failed: [] });
+      const a = path.join(out, owner.email);
+      const names = fs.readdirSync(a, { recursive: true }).map(String);
+      for (const name of names) for (const part of name.split(path.sep)) expect(Buffer.byteLength(part)).toBeLessThanOrEqual(255);
+      const [shortDir] = fs.readdirSync(a).filter((n) => n.startsWith('語'));
+      expect(fs.readFileSync(path.join(a, shortDir!, fits), 'utf8')).toBe('newer');
+      const [shortFile] = fs.readdirSync(a).filter((n) => n.startsWith('本'));
+      expect(shortFile).toEndWith('.txt');
+      expect(fs.readFileSync(path.join(a, shortFile!), 'utf8')).toBe('too long');
+      expect(names.filter((n) => n.includes('.versions'))).toHaveLength(2);
+
+      // A second run finds them all where the first put them.
+      const again = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--json'], { timeoutMs: 60_000 });
+      expect(again.code).toBe(0);
+      expect(parseJson(again)).toMatchObject({ written: 0, unchanged: 2, failed: [] });
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test('a folder of the account named .trash: the trash is exported beside it, no file of one overwrites a file of the other', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-export-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      const own = await folder(owner.client, '.trash');
+      await upload(owner.client, 'notes.txt', 'kept in my .trash folder', { parentId: own.id });
+      const gone = await upload(owner.client, 'notes.txt', 'trashed');
+      expect((await owner.client.post('/api/files/delete', { ids: [gone.id] })).status).toBe(200);
+
+      for (let run = 0; run < 2; run++) {
+        const r = await runCli(['export', '--to', out, '--data-dir', t.dataDir, '--include-trash', '--json'], { timeoutMs: 60_000 });
+        expect(r.code).toBe(0);
+        expect(parseJson(r)).toMatchObject(run === 0 ? { written: 2, failed: [] } : { written: 0, unchanged: 2 });
+        const a = path.join(out, owner.email);
+        expect(fs.readFileSync(path.join(a, '.trash', 'notes.txt'), 'utf8')).toBe('kept in my .trash folder');
+        expect(fs.readFileSync(path.join(a, '.trash (2)', 'notes.txt'), 'utf8')).toBe('trashed');
+      }
+    } finally {
+      await t.stop();
+    }
+  }, 120_000);
+
+  test('a target that is full or cannot be written: the export stops at once with one line saying what to fix (exit 1), no temporary file left', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-export-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      for (let i = 0; i < 3; i++) await upload(owner.client, `big-${i}.bin`, randomBytes(700_000));
+      fs.writeFileSync(path.join(out, 'a-file'), 'x');
+      const below = path.join(out, 'a-file', 'export');
+      let r = await runCli(['export', '--to', below, '--data-dir', t.dataDir]);
+      expect({ code: r.code, stderr: r.stderr.trim() }).toEqual({
+        code: 1,
+        stderr: expect.stringMatching(/^coffer: could not write into .*a-file\/export: ENOTDIR.*run the same export again to finish it$/),
+      });
+
+      const disk = mountSmallDisk(1);
+      if (typeof disk === 'string') return console.warn(`skipped the full disk: ${disk}`);
+      try {
+        r = await runCli(['export', '--to', disk.dir, '--data-dir', t.dataDir]);
+        expect({ code: r.code, stderr: r.stderr.trim() }).toEqual({
+          code: 1,
+          stderr: `coffer: could not write into ${disk.dir}: it is full; fix that, then run the same export again to finish it`,
+        });
+        expect(fs.readdirSync(disk.dir, { recursive: true }).filter((n) => String(n).endsWith('.coffer-partial'))).toEqual([]);
+      } finally {
+        disk.unmount();
+      }
     } finally {
       await t.stop();
     }

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Database } from 'bun:sqlite';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import * as seed from '../helpers/seed.ts';
 import { MAIN, parseJson, runCli } from '../helpers/cli.ts';
 import { storeFile, type StoredFile } from '../helpers/stored-files.ts';
+import { objectFileOf } from '../helpers/s3.ts';
 import { startTestS3, type TestS3 } from '../helpers/s3.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { blobFiles, upload } from '../helpers/files.ts';
@@ -205,6 +207,54 @@ describe('coffer storage migrate', () => {
       await t.stop();
     }
   });
+
+  test('Ctrl-C while --switch copies with uploads paused: one line, exit 1, and the running server takes uploads again', async () => {
+    const prefix = `stop-${randomBytes(3).toString('hex')}/`;
+    const { COFFER_STORAGE: _, ...targetS3 } = s3.env(prefix);
+    const t = await startTestServer();
+    const paused = () => {
+      const db = new Database(`${t.dataDir}/coffer.db`, { readonly: true });
+      try {
+        return db.query<{ at: number | null }, []>('SELECT writes_paused_at AS at FROM storage_location').get()?.at ?? null;
+      } finally {
+        db.close();
+      }
+    };
+    try {
+      const owner = await seed.owner(t);
+      const first = await storeFile(t.server.ctx, owner.id, { size: 5000 });
+      // Each copy into the bucket takes a while: the file that arrives meanwhile is left for the pass with uploads paused.
+      s3.stall(1500, (m, u) => m === 'PUT' && u.includes(`/${prefix}`));
+      const proc = Bun.spawn([process.execPath, MAIN, 'storage', 'migrate', '--to', 's3', '--switch', '--data-dir', t.dataDir], {
+        env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', ...targetS3 },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      });
+      await eventually(() => expect(s3.requests.some((r) => r.startsWith('PUT') && r.includes(first.storageKey))).toBe(true));
+      // A file whose key sorts first, so the first pass has gone past it.
+      const late = await storeFile(t.server.ctx, owner.id, { size: 100 });
+      const key = `--${late.storageKey.slice(2)}`;
+      const moved = objectFileOf(t.server.ctx.driver, key);
+      fs.mkdirSync(path.dirname(moved), { recursive: true });
+      fs.renameSync(objectFileOf(t.server.ctx.driver, late.storageKey), moved);
+      t.server.ctx.db.$client.query('UPDATE items SET storage_key = ? WHERE id = ?').run(key, late.id);
+      await eventually(() => expect(paused()).not.toBeNull(), { intervalMs: 10, timeoutMs: 20_000 });
+      proc.kill('SIGINT');
+      const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+      expect({ code, stderr: stderr.trim() }).toEqual({
+        code: 1,
+        stderr:
+          'coffer: interrupted (SIGINT): the copies verified so far are kept and uploads are accepted again; run the same command again to resume',
+      });
+      expect(paused()).toBeNull();
+      const form = new FormData();
+      form.append('file', new Blob(['after']), 'after.txt');
+      expect((await owner.client.request('/api/files/upload', { method: 'POST', body: form })).status).toBe(200);
+    } finally {
+      s3.clearFailures();
+      await t.stop();
+    }
+  }, 120_000);
 
   test('mistakes are one line: a bad --to, --delete-source before a switch, a target already in use', async () => {
     const dataDir = tempDir();

@@ -133,6 +133,19 @@ export class ChangesRepo {
       .all(itemRow, beforeSeq, limit);
   }
 
+  /** The folder the item was in at `atSeq`, when a move or restore after it took it elsewhere: that change's folder before. */
+  parentBeforeMoveAfter(itemId: string, atSeq: number): { parentBefore: string | null } | null {
+    const itemRow = this.rowOf(itemId);
+    if (itemRow === null) return null;
+    return (
+      this.sqlite
+        .query<{ parentBefore: string | null }, [number, number]>(
+          `SELECT parent_before AS parentBefore FROM changes WHERE item_row = ? AND seq > ? AND kind IN ('item.moved', 'item.restored') ORDER BY seq LIMIT 1`,
+        )
+        .get(itemRow, atSeq) ?? null
+    );
+  }
+
   /** The oldest seq still kept; null while the log is empty. */
   oldestSeq(): number | null {
     return this.sqlite.query<{ seq: number | null }, []>('SELECT MIN(seq) AS seq FROM changes').get()?.seq ?? null;

@@ -296,6 +296,15 @@ export class MembersRepo {
       .get(accountId)!.n;
   }
 
+  /** How many of `ids` (distinct) are notifications of the account. */
+  countNotificationsOf(accountId: string, ids: readonly string[]): number {
+    return this.sqlite
+      .query<{ n: number }, [string, string]>(
+        'SELECT COUNT(*) AS n FROM notifications WHERE account_id = ? AND id IN (SELECT DISTINCT value FROM json_each(?))',
+      )
+      .get(accountId, JSON.stringify(ids))!.n;
+  }
+
   markRead(accountId: string, ids: readonly string[] | 'all', at: number): void {
     if (ids === 'all') {
       this.sqlite.query('UPDATE notifications SET read_at = ? WHERE account_id = ? AND read_at IS NULL').run(at, accountId);

@@ -71,8 +71,16 @@ export class ActivityService {
 
   private line(reader: ChangeReader, row: ChangeRow, names: Map<string, string>, paths: Map<string, string | null>): ActivityLine {
     const details = row.details ? (JSON.parse(row.details) as Record<string, unknown>) : {};
-    const gone = row.nameAfter === null;
-    const folderId = gone ? row.parentBefore : row.parentAfter;
+    const sides = this.d.changes.sidesFor(reader, row);
+    // The shared item itself keeps its names, its folders being the owner's; another item shows no side outside the share.
+    const root = (!sides.before || !sides.after) && this.isSharedRoot(reader, row.itemId);
+    const side = (shown: boolean, name: string | null, folder: string | null) =>
+      name === null ? null : shown ? { name, folderId: folder } : root ? { name, folderId: null } : null;
+    const before = side(sides.before, row.nameBefore, row.parentBefore);
+    const after = side(sides.after, row.nameAfter, row.parentAfter);
+    // Moved out of what the reader sees: gone from its view.
+    const gone = after === null;
+    const folderId = (gone ? before?.folderId : after?.folderId) ?? null;
     const folderPath = this.pathOf(reader, row.accountId, folderId, paths);
     return {
       seq: row.seq,
@@ -82,14 +90,18 @@ export class ActivityService {
       item: {
         id: row.itemId,
         type: row.itemType,
-        name: row.nameAfter ?? row.nameBefore,
+        name: after?.name ?? before?.name ?? row.nameAfter ?? row.nameBefore,
         path: gone ? null : this.pathOf(reader, row.accountId, row.itemId, paths),
       },
       folder: { id: folderId, path: folderPath },
-      before: row.nameBefore === null ? null : { name: row.nameBefore, folderId: row.parentBefore },
-      after: row.nameAfter === null ? null : { name: row.nameAfter, folderId: row.parentAfter },
+      before,
+      after,
       details,
     };
+  }
+
+  private isSharedRoot(reader: ChangeReader, itemId: string): boolean {
+    return this.d.members.membershipOf(reader.share?.memberAccountId ?? reader.accountId, itemId)?.itemId === itemId;
   }
 
   private actorName(row: ChangeRow, details: Record<string, unknown>, names: Map<string, string>): string {

@@ -53,6 +53,8 @@ export interface ChangeOptions {
 export interface TreeReach {
   reachesShared(accountId: string, itemId: string): boolean;
   sharesRoot(accountId: string, itemId: string): boolean;
+  sharedRootOf(accountId: string, itemId: string): string | null;
+  parentOf(id: string): string | null;
   isInside(ancestors: ReadonlySet<string>, id: string | null): boolean;
 }
 
@@ -97,6 +99,7 @@ const THIN_BATCH = 1000;
 const MAX_ACTORS = 500;
 const ACTOR_SCAN = 2000;
 const ACTOR_PAGE = 200;
+const MAX_DEPTH = 10_000;
 // Seqs recorded but not yet claimed by their live event; a change whose event never comes ages out.
 const MAX_UNCLAIMED = 10_000;
 // How long a change's live event may lag its commit before later events' ids stop waiting for it.
@@ -305,14 +308,44 @@ export class ChangeLog {
     return this.visible(ownAccount(reader), row);
   }
 
+  /** Which of a visible change's folders, before and after, `reader` may see: another account's only where they lay in a share with it then. */
+  sidesFor(reader: ChangeReader, row: ChangeRow): { before: boolean; after: boolean } {
+    const own = ownAccount(reader);
+    if (row.accountId === own) return { before: true, after: true };
+    return { before: this.sharedSide(own, row, row.parentBefore), after: this.sharedSide(own, row, row.parentAfter) };
+  }
+
+  private sharedSide(accountId: string, row: ChangeRow, folderId: string | null): boolean {
+    return (
+      folderId !== null &&
+      this.d.members.accountOf(folderId) === row.accountId &&
+      this.d.tree.reachesShared(accountId, folderId) &&
+      this.wasShared(accountId, folderId, row.seq)
+    );
+  }
+
   private visible(accountId: string, row: ChangeRow): boolean {
     if (row.accountId === accountId) return true;
     // Where the change was made, not where the item is now: what it went through in the owner's own folders before it was moved into a share stays the owner's.
-    for (const id of [row.parentBefore, row.parentAfter]) {
-      if (id && this.d.members.accountOf(id) === row.accountId && this.d.tree.reachesShared(accountId, id)) return true;
-    }
+    if (this.sharedSide(accountId, row, row.parentBefore) || this.sharedSide(accountId, row, row.parentAfter)) return true;
     // The shared item itself, whose own changes are made in the owner's folders above it.
     return row.itemId !== null && this.d.members.accountOf(row.itemId) === row.accountId && this.d.tree.sharesRoot(accountId, row.itemId);
+  }
+
+  /**
+   * Whether `folderId`, inside a share with `accountId` now, was inside it already at `seq`: the folders it was in then, read
+   * back through the moves and restores made since, lead up to the shared item (a folder moved into a share brings no history
+   * of the owner's own tree).
+   */
+  private wasShared(accountId: string, folderId: string, seq: number): boolean {
+    const root = this.d.tree.sharedRootOf(accountId, folderId);
+    let id: string | null = folderId;
+    for (let depth = 0; id !== null && depth < MAX_DEPTH; depth++) {
+      if (id === root) return true;
+      const moved = this.d.repo.parentBeforeMoveAfter(id, seq);
+      id = moved ? moved.parentBefore : this.d.tree.parentOf(id);
+    }
+    return false;
   }
 
   private matches(row: ChangeRow, q: ChangeQuery): boolean {

@@ -153,6 +153,16 @@ export class Tree {
     return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId)?.itemId === itemId;
   }
 
+  /** The item another account shares with `accountId` that `itemId` is or lies in; null when none. */
+  sharedRootOf(accountId: string, itemId: string): string | null {
+    return this.peopleSharingEnabled() ? (this.members.membershipOf(accountId, itemId)?.itemId ?? null) : null;
+  }
+
+  /** The folder an item (live or not) is in; null at the top or when there is no such item. */
+  parentOf(id: string): string | null {
+    return this.items.parentOf(id) ?? null;
+  }
+
   /** Whether a login of `accountId` may still change `itemId` of another account as an editor of a share (document server saves). */
   editsShared(accountId: string, itemId: string): boolean {
     return this.peopleSharingEnabled() && this.members.membershipOf(accountId, itemId)?.role === 'editor';

@@ -78,7 +78,7 @@ export class StorageMigrationService {
     source: StorageDriver,
     target: StorageDriver,
     targetId: string,
-    opts: { switch?: boolean; onProgress?: (p: MigrationProgress) => void } = {},
+    opts: { switch?: boolean; signal?: AbortSignal; onProgress?: (p: MigrationProgress) => void } = {},
   ): Promise<MigrationResult> {
     const started = performance.now();
     const recorded = this.d.locations.get() ?? source.location;
@@ -99,12 +99,14 @@ export class StorageMigrationService {
       switched: false,
       seconds: 0,
     };
-    await this.copyAll(source, target, targetId, result, true, opts.onProgress);
+    await this.copyAll(source, target, targetId, result, true, opts.onProgress, opts.signal);
     if (opts.switch) {
+      opts.signal?.throwIfAborted();
       // From here no upload or copy can commit a row; the last pass sees every row there will be.
       this.d.locations.setWritesPaused(this.d.clock.now());
       try {
-        await this.copyAll(source, target, targetId, result, false, opts.onProgress);
+        await this.copyAll(source, target, targetId, result, false, opts.onProgress, opts.signal);
+        opts.signal?.throwIfAborted();
         this.d.locations.record(target.location, this.d.clock.now());
         result.switched = true;
       } catch (err) {
@@ -164,6 +166,7 @@ export class StorageMigrationService {
     result: MigrationResult,
     firstPass: boolean,
     onProgress?: (p: MigrationProgress) => void,
+    signal?: AbortSignal,
   ): Promise<void> {
     const totals = this.d.items.storedObjectTotals();
     const progress: MigrationProgress = { objects: 0, totalObjects: totals.objects, bytes: 0, totalBytes: totals.bytes };
@@ -174,6 +177,8 @@ export class StorageMigrationService {
       let next = 0;
       const lane = async () => {
         while (next < page.length) {
+          // Stopped (Ctrl-C): the copies verified so far stay remembered, and a switch's pause is lifted by the caller.
+          signal?.throwIfAborted();
           const row = page[next++]!;
           if (this.d.locations.isCopied(targetId, row.storageKey)) {
             if (firstPass) result.alreadyCopied++;

@@ -137,6 +137,9 @@ export class NotificationService {
   /** POST /api/notifications/read: the given ones, or all. */
   markRead(principal: Principal, input: { ids?: string[]; all?: boolean }): { unread: number } {
     if (!input.all && !input.ids?.length) throw badRequest('Send ids (a list of notification ids) or all: true.');
+    // Another account's id is a 404, as everywhere, and marks none of the list.
+    if (!input.all && this.d.members.countNotificationsOf(principal.accountId, input.ids!) !== new Set(input.ids).size)
+      throw notFound(Messages.notificationNotFound);
     this.d.members.markRead(principal.accountId, input.all ? 'all' : input.ids!, this.d.clock.now());
     return { unread: this.d.members.unreadCount(principal.accountId) };
   }

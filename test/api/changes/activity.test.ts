@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import { newGroup } from '../../helpers/groups.ts';
+import { davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -214,6 +215,70 @@ describe('GET /api/activity', () => {
       'item.renamed',
       'item.uploaded',
     ]);
+  });
+
+  test('a folder moved into a shared folder: members see it arrive and what follows, not what was done inside it in the owner\u2019s own tree', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Shared');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const own = await folder(o.client, 'Private');
+    const kept = await upload(o.client, 'layoffs.txt', 'x', { parentId: own.id });
+    expect((await o.client.post('/api/files/rename', { id: kept.id, name: 'plan.txt' })).status).toBe(200);
+    const gone = await upload(o.client, 'salaries.txt', 'x', { parentId: own.id });
+    expect((await o.client.post('/api/files/delete', { ids: [gone.id] })).status).toBe(200);
+    const inner = await folder(o.client, 'Inner', shared.id);
+    await upload(o.client, 'inner.txt', 'x', { parentId: inner.id });
+    expect((await o.client.post('/api/files/move', { ids: [own.id], parentId: shared.id })).status).toBe(200);
+    // Moved within the share: its history there stays.
+    expect((await o.client.post('/api/files/move', { ids: [inner.id], parentId: own.id })).status).toBe(200);
+    await upload(o.client, 'after.txt', 'x', { parentId: own.id });
+
+    for (const query of ['', `?folderId=${own.id}`, `?itemId=${kept.id}`]) {
+      const seen = JSON.stringify((await activity(member.client, query)).items);
+      for (const secret of ['layoffs', 'salaries', gone.id])
+        expect({ query, leaked: seen.includes(secret) }).toEqual({ query, leaked: false });
+    }
+    expect(summary((await activity(member.client, `?folderId=${own.id}`)).items)).toEqual([
+      'Owner item.uploaded Shared/Private/after.txt',
+      'Owner item.moved Shared/Private/Inner',
+      'Owner item.moved Shared/Private',
+      'Owner item.uploaded Shared/Private/Inner/inner.txt',
+      'Owner item.created Shared/Private/Inner',
+    ]);
+    expect((await activity(o.client, `?folderId=${own.id}`)).items).toHaveLength(10);
+  });
+
+  test('a move into or out of a shared folder that also renames: members see the side inside the share only, not the name or folder outside it', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Shared');
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const own = await folder(o.client, 'Private HR');
+    const file = await upload(o.client, 'layoffs-2027.txt', 'x', { parentId: own.id });
+    const dav = await davLogin(t, o);
+    const move = (from: string, to: string) => dav.request('MOVE', from, { headers: { destination: `${t.url}/dav/${to}` } });
+    expect((await move('Private%20HR/layoffs-2027.txt', 'Shared/plan.txt')).status).toBe(201);
+    expect((await move('Shared/plan.txt', 'Private%20HR/fired.txt')).status).toBe(201);
+
+    const { items } = await activity(member.client);
+    const seen = JSON.stringify(items);
+    for (const secret of ['layoffs', 'fired', own.id]) expect({ secret, leaked: seen.includes(secret) }).toEqual({ secret, leaked: false });
+    expect(items.slice(0, 2)).toMatchObject([
+      {
+        kind: 'item.moved',
+        item: { id: file.id, name: 'plan.txt', path: null },
+        before: { name: 'plan.txt', folderId: shared.id },
+        after: null,
+      },
+      { kind: 'item.moved', item: { id: file.id, name: 'plan.txt' }, before: null, after: { name: 'plan.txt', folderId: shared.id } },
+    ]);
+    expect(items[0].folder).toEqual({ id: shared.id, path: 'Shared' });
+    // The owner sees both sides.
+    expect((await activity(o.client)).items[0]).toMatchObject({
+      before: { name: 'plan.txt', folderId: shared.id },
+      after: { name: 'fired.txt', folderId: own.id },
+    });
   });
 
   test('the person filter: everyone in the whole log, not only its latest page, through the same visibility; an indexed filter finds an old change at once', async () => {

@@ -591,6 +591,15 @@ describe('live events and notifications', () => {
     res = await owner.client.post('/api/notifications/read', { all: true });
     expect(await json(res)).toEqual({ unread: 0 });
     expect((await json(await member.client.get('/api/notifications'))).unread).toBe(2);
+    // Marking them by id is a 404, as for any id not the caller's, and a list holding one marks none of it.
+    res = await owner.client.post('/api/notifications/read', { ids: [list.notifications[0].id] });
+    expect({ status: res.status, body: await json(res) }).toEqual({
+      status: 404,
+      body: { message: 'Notification not found: mark only ids from GET /api/notifications of this account' },
+    });
+    res = await member.client.post('/api/notifications/read', { ids: [list.notifications[0].id, list.notifications[0].id, 'not-one'] });
+    expect(res.status).toBe(404);
+    expect((await json(await member.client.get('/api/notifications'))).unread).toBe(2);
     res = await member.client.post('/api/notifications/read', { all: true });
     expect(await json(res)).toEqual({ unread: 0 });
     list = await json(await member.client.get('/api/notifications'));
