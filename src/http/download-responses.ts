@@ -4,7 +4,7 @@ import type { DownloadFile, DownloadService, ZipDownload } from '../services/fil
 import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';
 import { parseRange } from '../lib/byte-range.ts';
-import { noneMatchNames } from '../lib/etags.ts';
+import { noneMatchNames, rangeStillApplies } from '../lib/etags.ts';
 import { inertType } from '../lib/media-type.ts';
 
 /** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (docs/compatibility.md › Files), bidi controls dropped. */
@@ -13,6 +13,16 @@ function contentDisposition(kind: 'inline' | 'attachment', name: string): string
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+/**
+ * The Range a download serves, null when none or when If-Range voids it (RFC 9110 13.1.5): a file without an
+ * `etag` has no validator an If-Range could match, so a client's stale copy is never patched with new bytes.
+ */
+export function servedRange(request: Request, etag?: string): string | null {
+  const ifRange = request.headers.get('if-range');
+  if (ifRange !== null && (!etag || !rangeStillApplies(ifRange, etag))) return null;
+  return request.headers.get('range');
 }
 
 // A file's bytes never run as a page of ours, even if a browser is talked into rendering them.
@@ -33,7 +43,7 @@ export async function fileResponse(
   const ifNoneMatch = request.headers.get('if-none-match');
   if (opts.etag && ifNoneMatch && noneMatchNames(ifNoneMatch, opts.etag))
     return new Response(null, { status: 304, headers: { ETag: opts.etag } });
-  const range = parseRange(request.headers.get('range'), row.size);
+  const range = parseRange(servedRange(request, opts.etag), row.size);
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;

@@ -71,6 +71,15 @@ describe('GET /api/files/:id/download (single file)', () => {
     },
   );
 
+  test('a Range under an If-Range the file cannot match (it has no validator) → 200 with the whole file, never a patch of old bytes', async () => {
+    for (const ifRange of ['"stale-etag"', 'Sun, 01 Mar 2026 12:00:00 GMT']) {
+      const res = await owner.client.get(`/api/files/${big.id}/download`, { range: 'bytes=100-', 'if-range': ifRange });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-range')).toBeNull();
+      expect((await bytes(res)).equals(original)).toBe(true);
+    }
+  });
+
   test.each([['bytes=abc'], ['bytes=0-1,5-6'], ['items=0-5'], ['bytes=9-3']])(
     'an ignorable Range %s → 200 with the whole file',
     async (range) => {

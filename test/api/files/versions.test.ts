@@ -101,6 +101,15 @@ describe('what makes a version', () => {
     const weak = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': `"x", W/${etag}` });
     expect(weak.status).toBe(304);
 
+    // If-Range: the version's own ETag keeps the Range; any other validator gets the whole version.
+    const versionUrl = `/api/files/${file.id}/versions/${list[1].id}/download`;
+    const kept = await o.client.get(versionUrl, { range: 'bytes=100-199', 'if-range': etag });
+    expect(kept.status).toBe(206);
+    expect(Buffer.from(await kept.arrayBuffer())).toEqual(one.subarray(100, 200));
+    const stale = await o.client.get(versionUrl, { range: 'bytes=100-199', 'if-range': '"v-other"' });
+    expect(stale.status).toBe(200);
+    expect(Buffer.from(await stale.arrayBuffer())).toEqual(one);
+
     // Versions count in the usage, and GET /api/user/storage says how much of it they are.
     const storage = await json(await o.client.get('/api/user/storage'));
     expect(storage).toMatchObject({ used: one.length + 1000 + 5, versions: one.length + 1000 });
