@@ -25,6 +25,9 @@ export function servedRange(request: Request, etag?: string): string | null {
   return request.headers.get('range');
 }
 
+/** A download's caching: kept, but checked each time; a 304 repeats it (RFC 9110 15.4.5). */
+export const DOWNLOAD_CACHE = 'private, no-cache';
+
 // A file's bytes never run as a page of ours, even if a browser is talked into rendering them.
 const CONTENT_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 
@@ -42,7 +45,7 @@ export async function fileResponse(
   // Content that never changes (a version) has a strong ETag: a client that holds it gets a 304.
   const ifNoneMatch = request.headers.get('if-none-match');
   if (opts.etag && ifNoneMatch && noneMatchNames(ifNoneMatch, opts.etag))
-    return new Response(null, { status: 304, headers: { ETag: opts.etag } });
+    return new Response(null, { status: 304, headers: { ETag: opts.etag, 'Cache-Control': DOWNLOAD_CACHE } });
   const range = parseRange(servedRange(request, opts.etag), row.size);
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
@@ -53,23 +56,23 @@ export async function fileResponse(
   });
 }
 
-/** A file's bytes already opened (`range` of them, null: all) as the response fileResponse writes. */
+/** A file's bytes already opened (`range` of them, null: all) as the response fileResponse writes; `stream` null: HEAD's headers alone. */
 export function openedFileResponse(
   row: Pick<DownloadFile, 'name' | 'size' | 'mimeType'>,
   request: Request,
   range: { start: number; end: number } | null,
-  stream: ReadableStream<Uint8Array>,
+  stream: ReadableStream<Uint8Array> | null,
   opts: { inlineType?: string | null; etag?: string } = {},
 ): Response {
   const { inlineType = null } = opts;
-  const body = countedBody(request, stream);
+  const body = stream && countedBody(request, stream);
   const headers: Record<string, string> = {
     'Content-Type': inlineType ?? inertType(row.mimeType),
     'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),
     // Bun 1.4 sends stream bodies chunked and drops this (oven-sh/bun#10507); runtimes that honour it show progress.
     'Content-Length': String(range ? range.end - range.start : row.size),
     'Accept-Ranges': 'bytes',
-    'Cache-Control': 'private, no-cache',
+    'Cache-Control': DOWNLOAD_CACHE,
     'Content-Security-Policy': CONTENT_CSP,
   };
   if (opts.etag) headers.ETag = opts.etag;

@@ -97,6 +97,8 @@ describe('what makes a version', () => {
     expect(etag).toMatch(/^"v-/);
     const again = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': etag });
     expect(again.status).toBe(304);
+    // A 304 repeats the caching a 200 would have sent (RFC 9110 15.4.5).
+    expect(again.headers.get('cache-control')).toBe(ranged.headers.get('cache-control'));
     // Compared weakly (RFC 9110 13.1.2), a list included.
     const weak = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': `"x", W/${etag}` });
     expect(weak.status).toBe(304);
