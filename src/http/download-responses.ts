@@ -83,11 +83,16 @@ export function openedFileResponse(
 
 /** A streamed ZIP; no ranges. */
 export function zipResponse(zip: ZipDownload, request: Request): Response {
-  return new Response(countedBody(request, zip.stream), {
-    headers: {
-      'Content-Type': 'application/zip',
-      'Content-Disposition': contentDisposition('attachment', zip.filename),
-      'Cache-Control': 'no-store',
-    },
-  });
+  const headers = {
+    'Content-Type': 'application/zip',
+    'Content-Disposition': contentDisposition('attachment', zip.filename),
+    'Cache-Control': 'no-store',
+  };
+  // Bun reads a HEAD's stream to the end to state its length: the whole folder, for headers alone.
+  if (request.method === 'HEAD') {
+    void zip.stream.cancel();
+    // As GET says it: chunked, no length (Bun would state 0 for an empty HEAD).
+    return new Response(null, { headers: { ...headers, 'Transfer-Encoding': 'chunked' } });
+  }
+  return new Response(countedBody(request, zip.stream), { headers });
 }

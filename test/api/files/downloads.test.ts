@@ -356,6 +356,37 @@ describe('ZIP downloads', () => {
     }
   });
 
+  test('HEAD of a folder ZIP (API and share link) answers GET headers and reads no file of the folder', async () => {
+    const dir = await folder(owner.client, 'Head zip');
+    for (let i = 0; i < 3; i++) await upload(owner.client, `h${i}.txt`, `file ${i}`, { parentId: dir.id });
+    const { links } = await json(await owner.client.post('/api/files/share', { ids: [dir.id], shared: true }));
+    const token = String(links[dir.id]).split('/s/')[1];
+    const storage = t.server.ctx.storage;
+    const realGet = storage.get.bind(storage);
+    let reads = 0;
+    storage.get = (...args: Parameters<typeof realGet>) => {
+      reads++;
+      return realGet(...args);
+    };
+    try {
+      for (const [url, client] of [
+        [`/api/files/${dir.id}/download`, owner.client],
+        [`/s/${token}/zip`, t.client()],
+      ] as const) {
+        reads = 0;
+        const head = await client.request(url, { method: 'HEAD' });
+        expect({ url, status: head.status, reads }).toEqual({ url, status: 200, reads: 0 });
+        const get = await client.get(url);
+        expect(readZip(await bytes(get)).length).toBeGreaterThanOrEqual(3);
+        const named = ['content-type', 'content-disposition', 'cache-control', 'content-length', 'transfer-encoding'];
+        const pick = (res: Response) => Object.fromEntries(named.map((h) => [h, res.headers.get(h)]));
+        expect(pick(head)).toEqual(pick(get));
+      }
+    } finally {
+      storage.get = realGet;
+    }
+  });
+
   test('a folder of 300 files streams as a valid ZIP', async () => {
     const dir = await folder(owner.client, 'many');
     const form = new FormData();
