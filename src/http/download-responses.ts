@@ -50,10 +50,36 @@ export async function fileResponse(
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;
-  return openedFileResponse(row, request, range, await downloads.openFile(row, range ?? undefined, opts.reader), {
+  // HEAD opens nothing (it is no download): the file would be read whole for headers alone.
+  const stream =
+    request.method === 'HEAD'
+      ? countedLength(range ? range.end - range.start : row.size)
+      : await downloads.openFile(row, range ?? undefined, opts.reader);
+  return openedFileResponse(row, request, range, stream, {
     inlineType,
     etag: opts.etag,
   });
+}
+
+const ZEROS = new Uint8Array(1 << 22);
+
+/**
+ * HEAD's stand-in body: the router answers HEAD by counting GET's body for its Content-Length (and sends none),
+ * so it is given `length` bytes that cost nothing to count, views of one buffer, no file read.
+ */
+function countedLength(length: number): ReadableStream<Uint8Array> {
+  let left = length;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (left === 0) return controller.close();
+        const n = Math.min(left, ZEROS.length);
+        left -= n;
+        controller.enqueue(ZEROS.subarray(0, n));
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /** A file's bytes already opened (`range` of them, null: all) as the response fileResponse writes; `stream` null: HEAD's headers alone. */

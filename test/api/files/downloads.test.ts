@@ -80,6 +80,36 @@ describe('GET /api/files/:id/download (single file)', () => {
     }
   });
 
+  test('HEAD (whole or ranged) answers GET headers and reads none of the file', async () => {
+    const storage = t.server.ctx.storage;
+    const realGet = storage.get.bind(storage);
+    let reads = 0;
+    storage.get = (...args: Parameters<typeof realGet>) => {
+      reads++;
+      return realGet(...args);
+    };
+    try {
+      for (const range of [undefined, 'bytes=100-199']) {
+        const headers: Record<string, string> = range ? { range } : {};
+        reads = 0;
+        const head = await owner.client.request(`/api/files/${big.id}/download`, { method: 'HEAD', headers });
+        expect({ range, status: head.status, reads, length: head.headers.get('content-length') }).toEqual({
+          range,
+          status: range ? 206 : 200,
+          reads: 0,
+          length: String(range ? 100 : N),
+        });
+        const get = await owner.client.get(`/api/files/${big.id}/download`, headers);
+        await bytes(get);
+        const named = ['content-type', 'content-disposition', 'content-range', 'accept-ranges', 'cache-control', 'content-security-policy'];
+        const pick = (res: Response) => Object.fromEntries(named.map((h) => [h, res.headers.get(h)]));
+        expect(pick(head)).toEqual(pick(get));
+      }
+    } finally {
+      storage.get = realGet;
+    }
+  });
+
   test.each([['bytes=abc'], ['bytes=0-1,5-6'], ['items=0-5'], ['bytes=9-3']])(
     'an ignorable Range %s → 200 with the whole file',
     async (range) => {
