@@ -110,6 +110,19 @@ describe('GET /api/files/:id/download (single file)', () => {
     }
   });
 
+  test('an empty file: a suffix Range is satisfiable (200, empty), a first byte is not (416 bytes */0)', async () => {
+    const empty = await upload(owner.client, 'empty.txt', '');
+    const suffix = await owner.client.get(`/api/files/${empty.id}/download`, { range: 'bytes=-5' });
+    expect({ status: suffix.status, body: (await bytes(suffix)).length, range: suffix.headers.get('content-range') }).toEqual({
+      status: 200,
+      body: 0,
+      range: null,
+    });
+    const first = await owner.client.get(`/api/files/${empty.id}/download`, { range: 'bytes=0-' });
+    expect(first.status).toBe(416);
+    expect(first.headers.get('content-range')).toBe('bytes */0');
+  });
+
   test.each([['bytes=abc'], ['bytes=0-1,5-6'], ['items=0-5'], ['bytes=9-3']])(
     'an ignorable Range %s → 200 with the whole file',
     async (range) => {
