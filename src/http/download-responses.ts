@@ -44,7 +44,7 @@ export async function fileResponse(
 ): Promise<Response> {
   // Content that never changes (a version) has a strong ETag: a client that holds it gets a 304.
   const ifNoneMatch = request.headers.get('if-none-match');
-  if (opts.etag && ifNoneMatch && noneMatchNames(ifNoneMatch, opts.etag))
+  if (opts.etag && ifNoneMatch && (ifNoneMatch.trim() === '*' || noneMatchNames(ifNoneMatch, opts.etag)))
     return new Response(null, { status: 304, headers: { ETag: opts.etag, 'Cache-Control': DOWNLOAD_CACHE } });
   const range = parseRange(servedRange(request, opts.etag), row.size);
   if (range === 'unsatisfiable')

@@ -102,6 +102,9 @@ describe('what makes a version', () => {
     // Compared weakly (RFC 9110 13.1.2), a list included.
     const weak = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': `"x", W/${etag}` });
     expect(weak.status).toBe(304);
+    // `*` names any current representation (RFC 9110 13.1.2): the version exists, so 304.
+    const any = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': '*' });
+    expect(any.status).toBe(304);
 
     // If-Range: the version's own ETag keeps the Range; any other validator gets the whole version.
     const versionUrl = `/api/files/${file.id}/versions/${list[1].id}/download`;
