@@ -50,12 +50,13 @@ export async function fileResponse(
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;
-  // HEAD opens nothing (it is no download): the file would be read whole for headers alone.
-  const stream =
-    request.method === 'HEAD'
-      ? countedLength(range ? range.end - range.start : row.size)
-      : await downloads.openFile(row, range ?? undefined, opts.reader);
-  return openedFileResponse(row, request, range, stream, {
+  const length = range ? range.end - range.start : row.size;
+  if (request.method === 'HEAD') {
+    // HEAD opens nothing (it is no download), and its stand-in body is not logged as bytes sent.
+    const head = openedFileResponse(row, request, range, null, { inlineType, etag: opts.etag });
+    return new Response(countedLength(length), { status: head.status, headers: head.headers });
+  }
+  return openedFileResponse(row, request, range, await downloads.openFile(row, range ?? undefined, opts.reader), {
     inlineType,
     etag: opts.etag,
   });
