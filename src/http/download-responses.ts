@@ -4,7 +4,7 @@ import type { DownloadFile, DownloadService, ZipDownload } from '../services/fil
 import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';
 import { parseRange } from '../lib/byte-range.ts';
-import { noneMatchNames } from '../lib/etags.ts';
+import { noneMatchNames, rangeStillApplies } from '../lib/etags.ts';
 import { inertType } from '../lib/media-type.ts';
 
 /** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (docs/compatibility.md › Files), bidi controls dropped. */
@@ -14,6 +14,19 @@ function contentDisposition(kind: 'inline' | 'attachment', name: string): string
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
+
+/**
+ * The Range a download serves, null when none or when If-Range voids it (RFC 9110 13.1.5): a file without an
+ * `etag` has no validator an If-Range could match, so a client's stale copy is never patched with new bytes.
+ */
+export function servedRange(request: Request, etag?: string): string | null {
+  const ifRange = request.headers.get('if-range');
+  if (ifRange !== null && (!etag || !rangeStillApplies(ifRange, etag))) return null;
+  return request.headers.get('range');
+}
+
+/** A download's caching: kept, but checked each time; a 304 repeats it (RFC 9110 15.4.5). */
+export const DOWNLOAD_CACHE = 'private, no-cache';
 
 // A file's bytes never run as a page of ours, even if a browser is talked into rendering them.
 const CONTENT_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
@@ -31,35 +44,62 @@ export async function fileResponse(
 ): Promise<Response> {
   // Content that never changes (a version) has a strong ETag: a client that holds it gets a 304.
   const ifNoneMatch = request.headers.get('if-none-match');
-  if (opts.etag && ifNoneMatch && noneMatchNames(ifNoneMatch, opts.etag))
-    return new Response(null, { status: 304, headers: { ETag: opts.etag } });
-  const range = parseRange(request.headers.get('range'), row.size);
+  if (opts.etag && ifNoneMatch && (ifNoneMatch.trim() === '*' || noneMatchNames(ifNoneMatch, opts.etag)))
+    return new Response(null, { status: 304, headers: { ETag: opts.etag, 'Cache-Control': DOWNLOAD_CACHE } });
+  const range = parseRange(servedRange(request, opts.etag), row.size);
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;
+  const length = range ? range.end - range.start : row.size;
+  if (request.method === 'HEAD') {
+    // HEAD opens nothing (it is no download), and its stand-in body is not logged as bytes sent.
+    const head = openedFileResponse(row, request, range, null, { inlineType, etag: opts.etag });
+    return new Response(countedLength(length), { status: head.status, headers: head.headers });
+  }
   return openedFileResponse(row, request, range, await downloads.openFile(row, range ?? undefined, opts.reader), {
     inlineType,
     etag: opts.etag,
   });
 }
 
-/** A file's bytes already opened (`range` of them, null: all) as the response fileResponse writes. */
+const ZEROS = new Uint8Array(1 << 22);
+
+/**
+ * HEAD's stand-in body: the router answers HEAD by counting GET's body for its Content-Length (and sends none),
+ * so it is given `length` bytes that cost nothing to count, views of one buffer, no file read.
+ */
+function countedLength(length: number): ReadableStream<Uint8Array> {
+  let left = length;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (left === 0) return controller.close();
+        const n = Math.min(left, ZEROS.length);
+        left -= n;
+        controller.enqueue(ZEROS.subarray(0, n));
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** A file's bytes already opened (`range` of them, null: all) as the response fileResponse writes; `stream` null: HEAD's headers alone. */
 export function openedFileResponse(
   row: Pick<DownloadFile, 'name' | 'size' | 'mimeType'>,
   request: Request,
   range: { start: number; end: number } | null,
-  stream: ReadableStream<Uint8Array>,
+  stream: ReadableStream<Uint8Array> | null,
   opts: { inlineType?: string | null; etag?: string } = {},
 ): Response {
   const { inlineType = null } = opts;
-  const body = countedBody(request, stream);
+  const body = stream && countedBody(request, stream);
   const headers: Record<string, string> = {
     'Content-Type': inlineType ?? inertType(row.mimeType),
     'Content-Disposition': contentDisposition(inlineType ? 'inline' : 'attachment', row.name),
     // Bun 1.4 sends stream bodies chunked and drops this (oven-sh/bun#10507); runtimes that honour it show progress.
     'Content-Length': String(range ? range.end - range.start : row.size),
     'Accept-Ranges': 'bytes',
-    'Cache-Control': 'private, no-cache',
+    'Cache-Control': DOWNLOAD_CACHE,
     'Content-Security-Policy': CONTENT_CSP,
   };
   if (opts.etag) headers.ETag = opts.etag;
@@ -70,11 +110,16 @@ export function openedFileResponse(
 
 /** A streamed ZIP; no ranges. */
 export function zipResponse(zip: ZipDownload, request: Request): Response {
-  return new Response(countedBody(request, zip.stream), {
-    headers: {
-      'Content-Type': 'application/zip',
-      'Content-Disposition': contentDisposition('attachment', zip.filename),
-      'Cache-Control': 'no-store',
-    },
-  });
+  const headers = {
+    'Content-Type': 'application/zip',
+    'Content-Disposition': contentDisposition('attachment', zip.filename),
+    'Cache-Control': 'no-store',
+  };
+  // Bun reads a HEAD's stream to the end to state its length: the whole folder, for headers alone.
+  if (request.method === 'HEAD') {
+    void zip.stream.cancel();
+    // As GET says it: chunked, no length (Bun would state 0 for an empty HEAD).
+    return new Response(null, { headers: { ...headers, 'Transfer-Encoding': 'chunked' } });
+  }
+  return new Response(countedBody(request, zip.stream), { headers });
 }

@@ -20,7 +20,7 @@ import {
 } from '../web/share-pages.ts';
 import { readJsonOrForm } from './body.ts';
 import { readCookie } from './cookies.ts';
-import { fileResponse, zipResponse } from './download-responses.ts';
+import { fileResponse, servedRange, zipResponse } from './download-responses.ts';
 import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
 import { describeTus, tusProtocol } from './tus.ts';
@@ -63,7 +63,7 @@ const visitOf = (request: Request): LinkVisit => ({
   unlockCookie: readCookie(request, UNLOCK_COOKIE),
   ip: requestMeta(request).ip,
   headOnly: request.method === 'HEAD',
-  range: request.headers.get('range'),
+  range: servedRange(request),
 });
 
 /** A page as a plain body with headers on `set`: a returned Response would be re-wrapped by Elysia around a stream. */

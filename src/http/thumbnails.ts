@@ -2,7 +2,7 @@ import type { AppContext } from '../context.ts';
 import { photosQuery, thumbnailQuery } from '../contract/files.ts';
 import type { Context } from 'elysia';
 import { TASK_TIMEOUT_MS } from '../services/thumbnails/pool.ts';
-import type { ServedThumbnail } from '../services/thumbnails/thumbnails.ts';
+import type { ServedThumbnail, UnchangedThumbnail } from '../services/thumbnails/thumbnails.ts';
 import { route, routes } from './route.ts';
 
 // The ETag names the content (its object key), which never changes under it: cached for good.
@@ -14,11 +14,11 @@ const MAKING_SECONDS = Math.min(255, TASK_TIMEOUT_MS / 1000 + 30);
 /** A thumbnail served (made now if need be), or 304 when the client holds it already. */
 export async function thumbnailResponse(
   c: { server: Context['server']; request: Request },
-  making: Promise<ServedThumbnail | 'not-modified'>,
+  making: Promise<ServedThumbnail | UnchangedThumbnail>,
 ): Promise<Response> {
   c.server?.timeout(c.request, MAKING_SECONDS);
   const served = await making;
-  if (served === 'not-modified') return new Response(null, { status: 304, headers: { 'Cache-Control': CACHE } });
+  if ('unchanged' in served) return new Response(null, { status: 304, headers: { ETag: served.etag, 'Cache-Control': CACHE } });
   return new Response(served.body, {
     headers: {
       'Content-Type': 'image/webp',

@@ -11,7 +11,9 @@ export function parseRange(header: string | null, size: number): { start: number
   if (first === '' && last === '') return null;
   if (first === '') {
     const suffix = Number(last);
-    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    if (suffix === 0) return 'unsatisfiable';
+    // Satisfiable (RFC 9110 14.1.1) but no 206 can state an empty range: the whole, empty, file.
+    if (size === 0) return null;
     return { start: Math.max(0, size - suffix), end: size };
   }
   const start = Number(first);

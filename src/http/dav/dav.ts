@@ -20,8 +20,7 @@ import {
 } from '../../services/dav/dav.ts';
 import { type Principal } from '../../services/identity/principal.ts';
 import { readBody, readText } from '../body.ts';
-import { inertType } from '../../lib/media-type.ts';
-import { openedFileResponse } from '../download-responses.ts';
+import { DOWNLOAD_CACHE, openedFileResponse } from '../download-responses.ts';
 import { davAuthenticate } from '../guard.ts';
 import type { Limits } from '../limits.ts';
 import { requestMeta } from '../request-meta.ts';
@@ -250,17 +249,7 @@ async function get(dav: DavService, request: Request, head: boolean): Promise<Re
   }
   const row = read.item;
   const headers: Record<string, string> = { ETag: row.etag, 'Last-Modified': new Date(row.modifiedAt).toUTCString() };
-  if (read.kind === 'not-modified') return new Response(null, { status: 304, headers });
-  if (!read.body) {
-    return new Response(null, {
-      headers: {
-        ...headers,
-        'Content-Type': inertType(row.mimeType),
-        'Content-Length': String(row.size),
-        'Accept-Ranges': 'bytes',
-      },
-    });
-  }
+  if (read.kind === 'not-modified') return new Response(null, { status: 304, headers: { ...headers, 'Cache-Control': DOWNLOAD_CACHE } });
   const response = openedFileResponse(row, request, read.range, read.body);
   for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
   return response;

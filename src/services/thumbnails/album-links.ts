@@ -27,7 +27,7 @@ import {
 } from '../sharing/link-access.ts';
 import { expiryTime, type LinkExpiry, type ShareFacts } from '../sharing/shares.ts';
 import type { AlbumService } from './albums.ts';
-import type { ServedThumbnail, ThumbnailService } from './thumbnails.ts';
+import type { ServedThumbnail, UnchangedThumbnail, ThumbnailService } from './thumbnails.ts';
 
 export interface AlbumLinkDeps {
   clock: Clock;
@@ -227,7 +227,7 @@ export class AlbumLinkService {
     itemId: string,
     size: ThumbnailSize,
     etag: string | null,
-  ): Promise<ServedThumbnail | 'not-modified'> {
+  ): Promise<ServedThumbnail | UnchangedThumbnail> {
     return this.d.thumbnails.serve(this.item(this.open(token, visit, 'page'), itemId), size, etag);
   }
 

@@ -10,7 +10,7 @@ import { newId } from '../../lib/ids.ts';
 import { permissionFor } from '../identity/permissions.ts';
 import { type Principal, requirePermission } from '../identity/principal.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { isPhotoType, photoOf, type ServedThumbnail, type ThumbnailService } from './thumbnails.ts';
+import { isPhotoType, photoOf, type ServedThumbnail, type UnchangedThumbnail, type ThumbnailService } from './thumbnails.ts';
 
 export interface AlbumDeps {
   clock: Clock;
@@ -252,7 +252,7 @@ export class AlbumService {
     itemId: string,
     size: ThumbnailSize,
     etag: string | null,
-  ): Promise<ServedThumbnail | 'not-modified'> {
+  ): Promise<ServedThumbnail | UnchangedThumbnail> {
     this.reach(caller, id);
     const accountId = this.d.albums.liveItemAccount(id, itemId);
     if (!accountId) throw notFound(Messages.noThumbnail);

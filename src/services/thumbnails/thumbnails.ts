@@ -126,6 +126,12 @@ interface Subject {
 /** What was made of a content: its row, and its images themselves when a full disk kept them from being stored. */
 type Made = ThumbnailRow & { unstored?: Record<ThumbnailSize, Uint8Array> };
 
+/** The client holds the thumbnail already: a 304 names its ETag. */
+export interface UnchangedThumbnail {
+  etag: string;
+  unchanged: true;
+}
+
 export interface ServedThumbnail {
   etag: string;
   size: number;
@@ -212,12 +218,12 @@ export class ThumbnailService {
   }
 
   /** GET /api/files/:id/thumbnail: a live file of the caller's account or of a share it is a member of, else 404. */
-  forCaller(caller: Principal, id: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
+  forCaller(caller: Principal, id: string, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | UnchangedThumbnail> {
     return this.serveStored(this.d.tree.requireLive(this.d.tree.actor(caller, { ids: [id] }, 'view'), id), size, etag);
   }
 
   /** The Nextcloud apps' preview by fileid (an item's seq): as forCaller, found by its number. */
-  forFileId(caller: Principal, fileId: number, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | 'not-modified'> {
+  forFileId(caller: Principal, fileId: number, size: ThumbnailSize, etag: string | null): Promise<ServedThumbnail | UnchangedThumbnail> {
     const row = this.d.items.liveBySeq(fileId);
     if (!row) throw notFound(Messages.noThumbnail);
     return this.forCaller(caller, row.id, size, etag);
@@ -232,18 +238,18 @@ export class ThumbnailService {
   }
 
   /** A thumbnail of `row` (already found and checked by the caller), made now when it was not yet. */
-  serve(row: HeldItem, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | 'not-modified'> {
+  serve(row: HeldItem, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | UnchangedThumbnail> {
     if (row.type !== 'file' || !this.canHave(row.mimeType)) throw notFound(Messages.noThumbnail);
     return this.serveStored(this.stored(row), size, ifNoneMatch);
   }
 
-  private async serveStored(row: Item, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | 'not-modified'> {
+  private async serveStored(row: Item, size: ThumbnailSize, ifNoneMatch: string | null): Promise<ServedThumbnail | UnchangedThumbnail> {
     const subject = row.type === 'file' && this.canHave(row.mimeType) ? this.subjectOf(row) : null;
     if (!subject) throw notFound(Messages.noThumbnail);
     const etag = `"t-${subject.key}-${size}"`;
     let made = await this.current(subject);
     if (made?.status !== 'ready') throw notFound(Messages.noThumbnail);
-    if (ifNoneMatch && noneMatchNames(ifNoneMatch, etag)) return 'not-modified';
+    if (ifNoneMatch && noneMatchNames(ifNoneMatch, etag)) return { etag, unchanged: true };
     if (made.unstored) return { etag, ...unstoredBody(made.unstored[size]) };
     try {
       return { etag, ...(await this.open(subject, made, size)) };

@@ -97,9 +97,23 @@ describe('what makes a version', () => {
     expect(etag).toMatch(/^"v-/);
     const again = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': etag });
     expect(again.status).toBe(304);
+    // A 304 repeats the caching a 200 would have sent (RFC 9110 15.4.5).
+    expect(again.headers.get('cache-control')).toBe(ranged.headers.get('cache-control'));
     // Compared weakly (RFC 9110 13.1.2), a list included.
     const weak = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': `"x", W/${etag}` });
     expect(weak.status).toBe(304);
+    // `*` names any current representation (RFC 9110 13.1.2): the version exists, so 304.
+    const any = await o.client.get(`/api/files/${file.id}/versions/${list[1].id}/download`, { 'if-none-match': '*' });
+    expect(any.status).toBe(304);
+
+    // If-Range: the version's own ETag keeps the Range; any other validator gets the whole version.
+    const versionUrl = `/api/files/${file.id}/versions/${list[1].id}/download`;
+    const kept = await o.client.get(versionUrl, { range: 'bytes=100-199', 'if-range': etag });
+    expect(kept.status).toBe(206);
+    expect(Buffer.from(await kept.arrayBuffer())).toEqual(one.subarray(100, 200));
+    const stale = await o.client.get(versionUrl, { range: 'bytes=100-199', 'if-range': '"v-other"' });
+    expect(stale.status).toBe(200);
+    expect(Buffer.from(await stale.arrayBuffer())).toEqual(one);
 
     // Versions count in the usage, and GET /api/user/storage says how much of it they are.
     const storage = await json(await o.client.get('/api/user/storage'));

@@ -421,6 +421,14 @@ describe('download caps', () => {
     expect((await visit(`/s/${token}/file/${file.id}`)).status).toBe(200);
   });
 
+  test('a Range under an If-Range is served whole (a link file has no validator to match) and counts as the download it is', async () => {
+    const file = await upload(owner.client, 'if-range.txt', '0123456789');
+    const token = await shareWith(owner.client, file.id, { maxDownloads: 1 });
+    const first = await visit(`/s/${token}/file/${file.id}`, { headers: { range: 'bytes=5-', 'if-range': '"stale"' } });
+    expect({ status: first.status, body: await first.text() }).toEqual({ status: 200, body: '0123456789' });
+    expect((await visit(`/s/${token}/file/${file.id}`, { headers: { range: 'bytes=5-', 'if-range': '"stale"' } })).status).toBe(410);
+  });
+
   test('every Range form that covers byte 0 counts, as the parser that serves it reads it; one past byte 0 does not', async () => {
     const content = '0123456789abcdefghij';
     const forms = ['bytes=-100000', 'BYTES=0-', 'bytes= 0-', 'bytes=00-', 'bytes=0000-99999', 'bytes=abc', 'bytes=5-9,0-4'];

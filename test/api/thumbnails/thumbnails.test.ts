@@ -100,7 +100,11 @@ describe('GET /api/files/:id/thumbnail', () => {
     const etag = res.headers.get('etag')!;
     expect(etag).toMatch(/^".+"$/);
     expect(res.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
-    expect((await thumb(file.id, 'small', owner.client, { 'if-none-match': etag })).status).toBe(304);
+    const unchanged = await thumb(file.id, 'small', owner.client, { 'if-none-match': `"other", ${etag}` });
+    expect(unchanged.status).toBe(304);
+    // A 304 names the ETag and caching a 200 would have sent (RFC 9110 15.4.5).
+    expect(unchanged.headers.get('etag')).toBe(etag);
+    expect(unchanged.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
     expect((await thumb(file.id, 'large')).headers.get('etag')).not.toBe(etag);
     // New content is a new object, so a new ETag: a browser never shows the old picture.
     const form = new FormData();
