@@ -72,3 +72,22 @@ describe('album files through the album’s door', () => {
     await context.close();
   });
 });
+
+describe('Photos that fail to load', () => {
+  test('the timeline says the load failed and offers Try again; it does not claim there are no photos', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, ada);
+    await page.route('**/api/files/photos?*', (r) =>
+      r.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ message: 'The photo index is being rebuilt.' }) }),
+    );
+    await page.goto('/photos');
+    await page.getByRole('alert').filter({ hasText: 'The photo index is being rebuilt.' }).waitFor();
+    await page.getByText('Nothing to show until this loads. The reason is above.').waitFor();
+    expect(await page.getByText(/No photos or videos yet|0 photos/).count()).toBe(0);
+    await page.unroute('**/api/files/photos?*');
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('option', { name: /^mine\.jpg/ }).waitFor();
+    expect(await page.getByText('1 photo', { exact: true }).count()).toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

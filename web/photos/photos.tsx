@@ -137,6 +137,8 @@ export function PhotoGrid(props: PhotoGridProps) {
   const listing = listingFor(props.source);
   const items = listing.items.value as PhotoItem[];
   const loaded = listing.loaded.value;
+  // A failed first load is not an empty library: the empty state and "0 photos" would say there is nothing.
+  const failed = listing.error.value !== null && items.length === 0;
   const sel = useSelection(items);
   const selected = sel.ids.value;
   const focus = sel.focus.value;
@@ -243,11 +245,15 @@ export function PhotoGrid(props: PhotoGridProps) {
         tools={bar.shown}
         more={bar.more}
         idleLabel="Selection actions"
-        idle={<PhotosIdle count={items.length} loaded={loaded} more={more} />}
+        idle={<PhotosIdle count={items.length} loaded={loaded} failed={failed} more={more} />}
       />
       {listing.error.value && <LoadError message={listing.error.value} retry={() => listing.refresh()} />}
       <div class="browser-body">
-        {loaded && items.length === 0 ? (
+        {failed ? (
+          <div class="empty">
+            <p>Nothing to show until this loads. The reason is above.</p>
+          </div>
+        ) : loaded && items.length === 0 ? (
           <div class="empty">{props.empty}</div>
         ) : (
           <>
@@ -294,11 +300,11 @@ export function PhotoGrid(props: PhotoGridProps) {
 }
 
 /** The toolbar with nothing selected: how many photos, and the tile size. */
-function PhotosIdle(p: { count: number; loaded: boolean; more: boolean }) {
+function PhotosIdle(p: { count: number; loaded: boolean; failed: boolean; more: boolean }) {
   return (
     <>
       <span class="muted photos-count">
-        {p.loaded ? `${plural(p.count, 'photo')}${p.more ? ' loaded; more on the way' : ''}` : 'Loading…'}
+        {p.failed ? '' : p.loaded ? `${plural(p.count, 'photo')}${p.more ? ' loaded; more on the way' : ''}` : 'Loading…'}
       </span>
       <span class="push-left photo-size">
         <label class="photo-size-label" for="photo-size">
