@@ -124,6 +124,40 @@ describe('on a phone', () => {
   });
 });
 
+describe('uploads on a phone', () => {
+  test('the New button stays pressable while the upload panel shows (an upload going, one failed)', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, owner, { viewport: PHONE, touch: true });
+    await page.goto('/files');
+    await page.getByRole('row', { name: /^notes\.txt,/ }).waitFor();
+    // One upload held unanswered (still going), the other refused.
+    await page.route('**/api/files/upload*', async (r) => {
+      if ((r.request().postDataBuffer()?.toString() ?? '').includes('refused.txt'))
+        return r.fulfill({ status: 507, contentType: 'application/json', body: JSON.stringify({ message: 'The disk is full.' }) });
+      await new Promise(() => {});
+    });
+    const fab = page.getByRole('button', { name: 'New', exact: true });
+    const chooser = page.waitForEvent('filechooser');
+    await fab.click();
+    await page.getByRole('menuitem', { name: 'Upload files' }).click();
+    await (await chooser).setFiles([
+      { name: 'going.txt', mimeType: 'text/plain', buffer: Buffer.from('going') },
+      { name: 'refused.txt', mimeType: 'text/plain', buffer: Buffer.from('refused') },
+    ]);
+    await page.getByRole('region', { name: 'Uploads' }).getByText('The disk is full.').waitFor();
+    await screenshot(page, 'phone-upload-panel-new-button');
+    expect(
+      await fab.evaluate((el: any) => {
+        const r = el.getBoundingClientRect();
+        return el.contains(el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+      }),
+    ).toBe(true);
+    await fab.click();
+    await page.getByRole('menu', { name: 'New' }).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
 describe('the navigation drawer on a phone', () => {
   test('opened from the keyboard it takes the focus and keeps Tab inside; Escape closes it, focus back on its button (light, dark)', async () => {
     for (const dark of [false, true]) {
