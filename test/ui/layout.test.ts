@@ -202,3 +202,29 @@ describe('file manager layout at desktop and phone widths', () => {
     await context.close();
   });
 });
+
+describe('Home when the server fails', () => {
+  test('the reason is said once on the page with Try again, not as a toast per call (again on each file event)', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    let failing = true;
+    await page.route(/\/api\/files\/(stats|recent)/, (r) =>
+      failing
+        ? r.fulfill({
+            status: 503,
+            contentType: 'application/json',
+            body: JSON.stringify({ message: 'The database is locked; try again.' }),
+          })
+        : r.fallback(),
+    );
+    await page.goto('/');
+    await page.getByRole('alert').filter({ hasText: 'The database is locked; try again.' }).waitFor();
+    await apiSettled(page);
+    expect(await page.getByText('The database is locked; try again.').count()).toBe(1);
+    failing = false;
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('alert').waitFor({ state: 'detached' });
+    expect(await page.locator('.stat-value').first().textContent()).not.toBe('–');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

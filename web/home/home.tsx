@@ -5,11 +5,11 @@ import { onFileEvent } from '../app/events.ts';
 import { displayName, exactDate, familyOf, formatDate, formatSize } from '../app/format.ts';
 import { folderPath, navigate } from '../app/router.ts';
 import { can, hideExtensions, profile } from '../app/session.ts';
-import { toastError } from '../app/toasts.ts';
 import { viewFileFrom } from '../files/actions.tsx';
 import { createFolder } from '../files/item-operations.ts';
 import { recentSource } from '../app/listings.ts';
 import { FileIcon, Icon, type IconName } from '../ui/icons.tsx';
+import { LoadError } from '../ui/page.tsx';
 import { Name } from '../ui/name.tsx';
 import { filesFromInput } from '../uploads/drop.ts';
 import { startUploads } from '../uploads/start.tsx';
@@ -28,9 +28,18 @@ function Stat({ href, icon, value, label }: { href: string; icon: IconName; valu
 export function Home() {
   const [stats, setStats] = useState<Stats | null>(null);
   const [recent, setRecent] = useState<Item[] | null>(null);
+  const [failed, setFailed] = useState<string | null>(null);
+  // Said once on the page, where the counts and the list go: a toast for each call (again on every file event) said it
+  // elsewhere, over and over, and left the list blank.
   const load = () => {
-    api.files.stats().then(setStats, toastError);
-    api.files.recent(8).then(setRecent, toastError);
+    Promise.all([api.files.stats(), api.files.recent(8)]).then(
+      ([s, r]) => {
+        setStats(s);
+        setRecent(r);
+        setFailed(null);
+      },
+      (err: Error) => setFailed(err.message),
+    );
   };
   useEffect(() => {
     load();
@@ -41,6 +50,7 @@ export function Home() {
   return (
     <div class="home">
       <h1>{hello}</h1>
+      {failed && <LoadError message={failed} retry={load} />}
       <section class="stats" aria-label="Your files at a glance">
         <Stat href="/files" icon="file" value={stats?.totalFiles} label="Files" />
         <Stat href="/files" icon="folder" value={stats?.totalFolders} label="Folders" />
