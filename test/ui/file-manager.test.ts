@@ -9,6 +9,7 @@ import {
   dropFiles,
   dropTree,
   expectAccessible,
+  hasFocus,
   PHONE,
   releaseBrowser,
   screenshot,
@@ -1042,6 +1043,25 @@ describe('file manager', () => {
     await row(page, 'entry-0649.txt').waitFor();
     expect(await page.getByRole('row').count()).toBeLessThan(80);
     await page.getByText('650 items').waitFor();
+    await context.close();
+  });
+});
+
+describe('keyboard focus in the file list', () => {
+  test('Delete on the focused row moves the focus to the row now in its place, not to the page: the arrows go on from there', async () => {
+    const o = await seed.owner(t);
+    for (const name of ['a.txt', 'b.txt', 'c.txt']) await upload(o.client, name, name);
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'a.txt').click();
+    await page.keyboard.press('ArrowDown');
+    await eventually(() => hasFocus(row(page, 'b.txt')));
+    await page.keyboard.press('Delete');
+    await row(page, 'b.txt').waitFor({ state: 'detached' });
+    await eventually(() => hasFocus(row(page, 'c.txt')));
+    await page.keyboard.press('ArrowUp');
+    await eventually(() => hasFocus(row(page, 'a.txt')));
+    expect(await row(page, 'a.txt').getAttribute('aria-selected')).toBe('true');
+    expect(errors).toEqual([]);
     await context.close();
   });
 });
