@@ -33,6 +33,28 @@ afterAll(() => t.stop());
 
 const bytes = async (res: Response) => Buffer.from(await res.arrayBuffer());
 
+/** Runs `run` counting the stored objects read; `readsSince()` answers how many since it was last asked. */
+async function countingReads(run: (readsSince: () => number) => Promise<void>): Promise<void> {
+  const storage = t.server.ctx.storage;
+  const realGet = storage.get.bind(storage);
+  let reads = 0;
+  storage.get = (...args: Parameters<typeof realGet>) => {
+    reads++;
+    return realGet(...args);
+  };
+  try {
+    await run(() => {
+      const n = reads;
+      reads = 0;
+      return n;
+    });
+  } finally {
+    storage.get = realGet;
+  }
+}
+
+const headersOf = (res: Response, named: string[]) => Object.fromEntries(named.map((h) => [h, res.headers.get(h)]));
+
 describe('GET /api/files/:id/download (single file)', () => {
   test('the whole file, byte-exact, with Accept-Ranges and an attachment disposition', async () => {
     const res = await owner.client.get(`/api/files/${big.id}/download`);
@@ -81,19 +103,12 @@ describe('GET /api/files/:id/download (single file)', () => {
   });
 
   test('HEAD (whole or ranged) answers GET headers and reads none of the file', async () => {
-    const storage = t.server.ctx.storage;
-    const realGet = storage.get.bind(storage);
-    let reads = 0;
-    storage.get = (...args: Parameters<typeof realGet>) => {
-      reads++;
-      return realGet(...args);
-    };
-    try {
+    await countingReads(async (readsSince) => {
       for (const range of [undefined, 'bytes=100-199']) {
         const headers: Record<string, string> = range ? { range } : {};
-        reads = 0;
+        readsSince();
         const head = await owner.client.request(`/api/files/${big.id}/download`, { method: 'HEAD', headers });
-        expect({ range, status: head.status, reads, length: head.headers.get('content-length') }).toEqual({
+        expect({ range, status: head.status, reads: readsSince(), length: head.headers.get('content-length') }).toEqual({
           range,
           status: range ? 206 : 200,
           reads: 0,
@@ -102,12 +117,9 @@ describe('GET /api/files/:id/download (single file)', () => {
         const get = await owner.client.get(`/api/files/${big.id}/download`, headers);
         await bytes(get);
         const named = ['content-type', 'content-disposition', 'content-range', 'accept-ranges', 'cache-control', 'content-security-policy'];
-        const pick = (res: Response) => Object.fromEntries(named.map((h) => [h, res.headers.get(h)]));
-        expect(pick(head)).toEqual(pick(get));
+        expect(headersOf(head, named)).toEqual(headersOf(get, named));
       }
-    } finally {
-      storage.get = realGet;
-    }
+    });
   });
 
   test('an empty file: a suffix Range is satisfiable (200, empty), a first byte is not (416 bytes */0)', async () => {
@@ -404,30 +416,20 @@ describe('ZIP downloads', () => {
     for (let i = 0; i < 3; i++) await upload(owner.client, `h${i}.txt`, `file ${i}`, { parentId: dir.id });
     const { links } = await json(await owner.client.post('/api/files/share', { ids: [dir.id], shared: true }));
     const token = String(links[dir.id]).split('/s/')[1];
-    const storage = t.server.ctx.storage;
-    const realGet = storage.get.bind(storage);
-    let reads = 0;
-    storage.get = (...args: Parameters<typeof realGet>) => {
-      reads++;
-      return realGet(...args);
-    };
-    try {
+    await countingReads(async (readsSince) => {
       for (const [url, client] of [
         [`/api/files/${dir.id}/download`, owner.client],
         [`/s/${token}/zip`, t.client()],
       ] as const) {
-        reads = 0;
+        readsSince();
         const head = await client.request(url, { method: 'HEAD' });
-        expect({ url, status: head.status, reads }).toEqual({ url, status: 200, reads: 0 });
+        expect({ url, status: head.status, reads: readsSince() }).toEqual({ url, status: 200, reads: 0 });
         const get = await client.get(url);
         expect(readZip(await bytes(get)).length).toBeGreaterThanOrEqual(3);
         const named = ['content-type', 'content-disposition', 'cache-control', 'content-length', 'transfer-encoding'];
-        const pick = (res: Response) => Object.fromEntries(named.map((h) => [h, res.headers.get(h)]));
-        expect(pick(head)).toEqual(pick(get));
+        expect(headersOf(head, named)).toEqual(headersOf(get, named));
       }
-    } finally {
-      storage.get = realGet;
-    }
+    });
   });
 
   test('a folder of 300 files streams as a valid ZIP', async () => {
