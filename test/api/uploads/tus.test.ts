@@ -131,6 +131,18 @@ describe('tus-js-client against the server', () => {
     expect((await json(other)).message).toBe(
       'POST to an upload sends its bytes or ends it: name the method in X-HTTP-Method-Override: PATCH or DELETE',
     );
+    // Another account: 404 for both, and the upload is untouched; a sub-user without the upload permission: 403.
+    const stranger = await seed.owner(t);
+    const viewer = await seed.subUser(t, o, ['files.download']);
+    const patch = {
+      method: 'POST',
+      headers: { ...TUS, 'X-HTTP-Method-Override': 'PATCH', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+      body: new TextEncoder().encode('0123456789'),
+    };
+    expect((await stranger.client.request(location, patch)).status).toBe(404);
+    expect((await stranger.client.request(location, as('DELETE'))).status).toBe(404);
+    expect((await viewer.client.request(location, patch)).status).toBe(403);
+    expect((await headUpload(o.client, location)).headers.get('upload-offset')).toBe('0');
     expect((await o.client.request(location, as('DELETE'))).status).toBe(204);
     expect((await headUpload(o.client, location)).status).toBe(404);
   });
