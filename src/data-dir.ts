@@ -37,8 +37,10 @@ export function isDataDirOwnFile(paths: DataPaths, file: string): boolean {
 
 /** What a Coffer data directory of any version holds once started: either one makes a directory Coffer's. */
 const COFFER_FILES = ['coffer.db', 'secrets.json'];
-/** What a directory may hold and still be new: a file system's own, and what a first start that stopped early left. */
-const NEW_DIR_NAMES = /^(lost\+found|blobs|coffer\.lock|\.write-test-\d+)$/;
+/** What a new disk's file system puts at its mount point: a directory holding only it is empty to Coffer, and it stays. */
+export const FILE_SYSTEM_OWN = 'lost+found';
+/** What a directory may hold and still be new: the file system's own, and what a first start that stopped early left. */
+const isNewDirName = (name: string) => name === FILE_SYSTEM_OWN || /^(blobs|coffer\.lock|\.write-test-\d+)$/.test(name);
 
 /**
  * `serve` and `init` start a new instance only in a directory that is missing, empty or Coffer's: pointed at a home
@@ -53,7 +55,7 @@ function requireOwnDataDir(root: string): void {
     return;
   }
   if (COFFER_FILES.some((name) => names.includes(name))) return;
-  const foreign = names.filter((name) => !NEW_DIR_NAMES.test(name)).sort();
+  const foreign = names.filter((name) => !isNewDirName(name)).sort();
   if (foreign.length === 0) return;
   const shown = foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? ` and ${foreign.length - 3} more` : '');
   throw new StartupError(

@@ -1,8 +1,8 @@
 import { AppError, badRequest, Messages, requestAborted, uploadAborted } from '../errors.ts';
 import { releaseChunk } from '../lib/buffers.ts';
+import { strictUtf8 } from '../lib/utf8.ts';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 const consumed = new WeakSet<Request>();
 // A body read by the guard (a sign-in limiter keyed by email) is read once; the handler gets the same value.
@@ -56,12 +56,10 @@ async function readLimited(request: Request, limit: number, opts: { tooLarge?: s
     chunks.push(value);
   }
   if (!opts.strict) return Buffer.concat(chunks).toString('utf8');
-  try {
-    return STRICT_UTF8.decode(Buffer.concat(chunks));
-  } catch {
-    // Replacing the bytes with U+FFFD would store a property value other than the one sent.
-    throw badRequest('The request body is not valid UTF-8: send XML bodies encoded as UTF-8');
-  }
+  const text = strictUtf8(Buffer.concat(chunks));
+  // Replacing the bytes with U+FFFD would store a property value other than the one sent.
+  if (text === null) throw badRequest('The request body is not valid UTF-8: send XML bodies encoded as UTF-8');
+  return text;
 }
 
 /**

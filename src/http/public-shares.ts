@@ -23,7 +23,7 @@ import { readCookie } from './cookies.ts';
 import { fileResponse, servedRange, zipResponse } from './download-responses.ts';
 import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
-import { describeTus, tusProtocol } from './tus.ts';
+import { describeTus, overrideOf, tusProtocol } from './tus.ts';
 import { route, routes } from './route.ts';
 import { thumbnailResponse } from './thumbnails.ts';
 import { thumbnailQuery } from '../contract/files.ts';
@@ -349,7 +349,7 @@ export function publicShareRoutes(ctx: AppContext) {
       handler: ({ params, request, set }) =>
         answer(request, set, () => {
           // Ending an upload is allowed past the link's downloads, as a DELETE is; bytes are not.
-          const ends = request.headers.get('x-http-method-override')?.trim().toUpperCase() === 'DELETE';
+          const ends = overrideOf(request) === 'DELETE';
           return tus.overridden(sender(dropTarget(request, set, params.token, ends ? 'none' : 'page')), params.uploadId, request, set);
         }),
     }),

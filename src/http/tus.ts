@@ -3,6 +3,7 @@ import { route, routes } from './route.ts';
 import { AppError, badRequest, Messages } from '../errors.ts';
 import type { TusBody, TusMetadata, TusSender, TusState, TusUploadService } from '../services/resumable-uploads/tus-uploads.ts';
 import { readBody } from './body.ts';
+import { strictUtf8 } from '../lib/utf8.ts';
 
 const TUS_VERSION = '1.0.0';
 const EXTENSIONS = 'creation,creation-with-upload,termination,expiration';
@@ -39,17 +40,16 @@ function parseMetadata(header: string | null): TusMetadata {
   return out as TusMetadata;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
 /** A metadata value: base64 of UTF-8 text, else 400 (a name is never quietly made of replacement characters). */
 function decodeValue(value: string): string {
   if (value.replace(/=+$/, '').length % 4 === 1) throw badRequest(Messages.tusBadMetadata);
-  try {
-    return UTF8.decode(Buffer.from(value, 'base64'));
-  } catch {
-    throw badRequest(Messages.tusBadMetadata);
-  }
+  const text = strictUtf8(Buffer.from(value, 'base64'));
+  if (text === null) throw badRequest(Messages.tusBadMetadata);
+  return text;
 }
+
+/** The method a POST to an upload names in X-HTTP-Method-Override (tus core), upper-cased; undefined without one. */
+export const overrideOf = (request: Request) => request.headers.get('x-http-method-override')?.trim().toUpperCase();
 
 /** The bytes a request carries for the upload: only as application/offset+octet-stream. */
 function bytesOf(request: Request): TusBody | null {
@@ -163,7 +163,7 @@ export function tusProtocol(tusUploads: TusUploadService) {
     },
     /** A POST naming its method in X-HTTP-Method-Override (tus core; a network that passes only GET and POST). */
     overridden(who: TusSender, id: string, request: Request, set: SetLike) {
-      const method = request.headers.get('x-http-method-override')?.trim().toUpperCase();
+      const method = overrideOf(request);
       if (method === 'PATCH') return tus.append(who, id, request, set);
       if (method === 'DELETE') return tus.terminate(who, id, request, set);
       set.headers['Tus-Resumable'] = TUS_VERSION;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type DataPaths, dataPaths, isDataDirOwnFile } from '../../data-dir.ts';
+import { type DataPaths, dataPaths, FILE_SYSTEM_OWN, isDataDirOwnFile } from '../../data-dir.ts';
 import { masterKeyIdsIn } from '../../storage/secrets-file.ts';
 import { knownMigration } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
@@ -56,9 +56,6 @@ async function writeHashed(file: string, body: AsyncIterable<Uint8Array>): Promi
   }
   return { bytes, sha256: hasher.digest('hex') };
 }
-
-// A new disk's mount point holds the file system's own lost+found: to a restore that directory is empty, and it stays.
-const FILE_SYSTEM_OWN = 'lost+found';
 
 export function isEmptyDir(dir: string): boolean {
   return fs.readdirSync(dir).every((name) => name === FILE_SYSTEM_OWN);

@@ -1,6 +1,8 @@
 // Which extractor reads a file, apart from the extractors (extract.ts): the main thread, which only picks what to
 // read, then does not load fflate at start.
 
+import { strictUtf8 } from '../../lib/utf8.ts';
+
 type Kind = 'text' | 'html' | 'pdf' | 'docx' | 'xlsx' | 'pptx' | 'odf' | null;
 
 const ZIP_KINDS: Record<string, Kind> = {
@@ -19,13 +21,7 @@ function extensionOf(name: string): string {
 
 /** Text when the first bytes are valid UTF-8 (a cut last character allowed) without NUL: source code under any name. */
 function looksLikeText(head: Uint8Array): boolean {
-  if (head.includes(0)) return false;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(0, trimPartialUtf8(head)));
-    return true;
-  } catch {
-    return false;
-  }
+  return !head.includes(0) && strictUtf8(head.subarray(0, trimPartialUtf8(head))) !== null;
 }
 
 /** Length of `bytes` without a trailing, incomplete UTF-8 sequence. */
