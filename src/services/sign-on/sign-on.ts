@@ -71,6 +71,8 @@ interface SignInState {
 
 interface PendingMfa {
   loginId: string;
+  /** The provider's groups for the account, set once the second factor is passed; null leaves them as they are. */
+  groups: string[] | null;
   expiresAt: number;
 }
 
@@ -331,20 +333,21 @@ export class IdpService {
     const row = this.d.accounts.findById(user.id)!;
     if (row.disabledAt !== null) throw new IdpFailure('account_disabled', `the account ${row.email} is disabled`);
     // Groups are of owner accounts: a sub-user's claim says nothing about its owner's.
+    let groups: string[] | null = null;
     if (groupsClaim !== null && row.parentUserId === null) {
-      const by = { loginId: row.id, accountId: row.id, email: row.email, ip: input.info.ip };
-      const names = groupNames(profile[groupsClaim]);
-      if (names) this.d.groups.syncFromIdp(by, names, this.d.config!.groupsCreate);
-      else
+      groups = groupNames(profile[groupsClaim]);
+      if (!groups)
         this.d.log.warn('single sign-on groups claim is not a list of names; memberships left as they are', {
           claim: groupsClaim,
           email: row.email,
         });
     }
     if (row.mfaEnabled) {
-      const pendingId = this.addPending({ loginId: row.id, expiresAt: this.d.clock.now() + PENDING_MFA_TTL_S * 1000 });
+      // The memberships wait for the second factor: the provider alone does not change what the account reaches.
+      const pendingId = this.addPending({ loginId: row.id, groups, expiresAt: this.d.clock.now() + PENDING_MFA_TTL_S * 1000 });
       return { kind: 'mfa', pendingId, next: s.next };
     }
+    this.syncGroups(row, groups, input.info.ip);
     return { kind: 'session', token: await this.d.accounts.startSession(row, input.info, 'idp'), next: s.next };
   }
 
@@ -429,6 +432,11 @@ export class IdpService {
     return row;
   }
 
+  private syncGroups(row: User, names: string[] | null, ip: string): void {
+    if (!names) return;
+    this.d.groups.syncFromIdp({ loginId: row.id, accountId: row.id, email: row.email, ip }, names, this.d.config!.groupsCreate);
+  }
+
   private addPending(entry: PendingMfa): string {
     const now = this.d.clock.now();
     for (const [id, p] of this.pending) if (p.expiresAt <= now) this.pending.delete(id);
@@ -479,6 +487,7 @@ export class IdpService {
     }
     // Two right codes racing: only the one that removes the pending step signs in.
     if (!this.pending.delete(pendingId!)) throw unauthorized(Messages.idpPendingExpired);
+    this.syncGroups(row, p.groups, info.ip);
     return { user: toPublicUser(row), token: await this.d.accounts.startSession(row, info, 'idp') };
   }
 
