@@ -328,7 +328,7 @@ describe('GET /s/:token/thumbnail/:id', () => {
     expect((await anon.get(`/s/${token}/thumbnail/${inside.id}`)).status).toBe(404);
   });
 
-  test('kept by the browser but asked about each time (as the link\'s downloads): a revoked link or a new password stops showing it', async () => {
+  test("kept by the browser but asked about each time (as the link's downloads): a revoked link or a new password stops showing it", async () => {
     const file = await upload(owner.client, 'kept.png', await img.png(300, 200), { type: 'image/png' });
     const res = await owner.client.post('/api/files/share', { ids: [file.id], shared: true });
     const token = /\/s\/([A-Za-z0-9_-]+)/.exec((await json(res)).links[file.id])![1]!;
