@@ -42,6 +42,7 @@ export type IdpErrorCode =
   | 'invalid_token'
   | 'email_missing'
   | 'email_not_verified'
+  | 'email_unconfirmed'
   | 'account_linked'
   | 'signup_disabled'
   | 'setup_code_required'
@@ -138,8 +139,9 @@ export interface IdpDeps {
 /**
  * Sign-in through any OpenID Connect provider: discovery (retried until the provider answers), the
  * authorization code flow with PKCE, state and nonce (openid-client validates the ID token), the account
- * rules (link by issuer + subject; by email only when the provider verified it; create when sign-up is
- * open or OIDC_AUTO_CREATE), and the second factor for accounts with MFA.
+ * rules (link by issuer + subject; by email only when the provider verified it and the admin chose the
+ * account's address; create when sign-up is open or OIDC_AUTO_CREATE), and the second factor for accounts
+ * with MFA.
  */
 export class IdpService {
   private client: Oidc.Configuration | null = null;
@@ -368,7 +370,10 @@ export class IdpService {
     }
   }
 
-  /** Link by issuer + subject; else by email when the provider verified it; else a new account when allowed. */
+  /**
+   * Link by issuer + subject; else by email when the provider verified it and the admin chose the account's
+   * address; else a new account when allowed.
+   */
   private async accountFor(issuer: string, subject: string, claims: Record<string, unknown>, ip: string): Promise<User> {
     const linked = this.d.identities.userOf(issuer, subject);
     if (linked) {
@@ -385,6 +390,13 @@ export class IdpService {
         throw new IdpFailure(
           'email_not_verified',
           `subject ${subject} claims ${email}, which an account has, but the provider has not verified it`,
+        );
+      }
+      // Whoever signs up, or an owner naming a sub-user, can type anyone's address: only one the admin chose is trusted.
+      if (!existing.emailTrusted) {
+        throw new IdpFailure(
+          'email_unconfirmed',
+          `subject ${subject} claims ${email}, which an account has, but that account's address was chosen at sign-up or by its owner, not by the admin`,
         );
       }
       if (this.d.identities.hasIssuer(existing.id, issuer)) {
@@ -412,7 +424,13 @@ export class IdpService {
     const name = [claims.name, claims.preferred_username].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? '';
     let row: User;
     try {
-      row = await this.d.accounts.createLogin({ email, password: null, name: name.trim().slice(0, 100), identity: { issuer, subject } });
+      row = await this.d.accounts.createLogin({
+        email,
+        password: null,
+        name: name.trim().slice(0, 100),
+        identity: { issuer, subject },
+        emailTrusted: isTrue(claims.email_verified),
+      });
     } catch (err) {
       // Two callbacks of one person racing: the other one created the account, which now has the link.
       const now = this.d.identities.userOf(issuer, subject);
