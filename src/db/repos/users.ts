@@ -44,6 +44,7 @@ function user(row: User | null): User | null {
   if (!row) return null;
   row.isAdmin = toBoolean(row.isAdmin);
   row.mfaEnabled = toBoolean(row.mfaEnabled);
+  row.emailTrusted = toBoolean(row.emailTrusted);
   return row;
 }
 
