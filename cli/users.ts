@@ -91,7 +91,10 @@ export function registerUsers(program: Command): void {
       await requireEmail(address);
       await withContext(opts, async (ctx) => {
         const password = await readSecret(`Password for ${address}`, { confirm: true });
-        const row = await ctx.services.accounts.createLogin({ email: address, password, name: opts.name, admin: opts.admin }, 'cli');
+        const row = await ctx.services.accounts.createLogin(
+          { email: address, password, name: opts.name, admin: opts.admin, emailTrusted: true },
+          'cli',
+        );
         if (opts.json) return printJson({ user: { id: row.id, email: row.email, name: row.name, admin: Boolean(row.isAdmin) } });
         print(`created ${row.isAdmin ? 'admin' : 'account'} ${row.email} (id ${row.id})`);
       });
@@ -176,6 +179,22 @@ export function registerUsers(program: Command): void {
         const result = ctx.services.users.setStorageLimit(row.id, limit, 'cli');
         if (opts.json) return printJson({ id: row.id, email: row.email, ...result });
         print(`storage limit of ${row.email}: ${limit === null ? 'the instance default' : formatSize(limit)}`);
+      }),
+    ),
+  );
+
+  adminCommand(
+    users
+      .command('confirm-email <email>')
+      .description(
+        "vouch that the login's address is its person's (one typed at sign-up or by an owner): single sign-on may then link it by email",
+      ),
+  ).action(
+    action((address: string, opts: Flags) =>
+      withContext(opts, (ctx) => {
+        const result = ctx.services.users.confirmEmail(loginByEmail(ctx, address).id, 'cli');
+        if (opts.json) return printJson({ id: result.id, email: result.email, emailConfirmed: true });
+        print(result.changed ? `the address ${result.email} is confirmed` : `the address ${result.email} was confirmed already`);
       }),
     ),
   );

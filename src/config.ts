@@ -44,6 +44,8 @@ export interface Config {
   minFreeBytes: number;
   /** Built-in HTTPS: PEM certificate chain and private key files; null serves plain HTTP. */
   tls: { cert: string; key: string } | null;
+  /** The configuration file read (COFFER_CONFIG, else /etc/coffer/coffer.env), whether or not it exists. */
+  configFile: string;
   /** Hours a resumable upload may go without receiving bytes before it is deleted (and its reservation freed). */
   tusExpiryHours: number;
   /** Webhooks: hosts allowed although they resolve to a refused address (WEBHOOK_ALLOWED_HOSTS), and a delivery's time limit. */
@@ -305,7 +307,7 @@ Single sign-on (OpenID Connect; issuer, client id and secret turn it on together
 export type Env = Record<string, string | undefined>;
 
 /** Where install.sh writes the service's configuration; every command reads it too. */
-const DEFAULT_CONFIG_FILE = '/etc/coffer/coffer.env';
+export const DEFAULT_CONFIG_FILE = '/etc/coffer/coffer.env';
 
 /** The S3 settings a bucket takes; a backup or replica bucket's are the same names behind BACKUP_. */
 const BUCKET_SETTINGS = [
@@ -708,6 +710,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, cwd = process.cwd()): C
     },
     minFreeBytes,
     tls,
+    configFile: env.COFFER_CONFIG?.trim() ? path.resolve(cwd, env.COFFER_CONFIG.trim()) : DEFAULT_CONFIG_FILE,
     tusExpiryHours,
     webhooks: {
       allowedHosts: (env.WEBHOOK_ALLOWED_HOSTS ?? '')

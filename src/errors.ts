@@ -87,6 +87,7 @@ export const Messages = {
   // Users
   subUserNotFound: 'Sub-user not found',
   userNotFound: 'User not found',
+  loginGone: 'This login was deleted while the request was handled (its owner removed it): nothing was saved.',
   invitationNotFound: 'This invitation link is not valid: ask the administrator for a new one',
   invitationUsed: 'This invitation was already used: sign in with the password set then, or ask the administrator for a new one',
   invitationExpired: 'This invitation has expired: ask the administrator for a new one',

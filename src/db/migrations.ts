@@ -48,6 +48,7 @@ import m0044 from '../../migrations/0044_dav_property_lang.sql' with { type: 'te
 import m0045 from '../../migrations/0045_dav_property_xml_prefix.sql' with { type: 'text' };
 import m0046 from '../../migrations/0046_mfa_enabled_at.sql' with { type: 'text' };
 import m0047 from '../../migrations/0047_content_pending_rename.sql' with { type: 'text' };
+import m0048 from '../../migrations/0048_email_trusted.sql' with { type: 'text' };
 import { formerXmlBindingsRewritten } from './data-repairs.ts';
 
 export interface EmbeddedMigration {
@@ -134,6 +135,7 @@ export const embeddedMigrations: ReadonlyArray<EmbeddedMigration> = [
   { tag: '0045_dav_property_xml_prefix', sql: m0045, repair: formerXmlBindingsRewritten },
   { tag: '0046_mfa_enabled_at', sql: m0046 },
   { tag: '0047_content_pending_rename', sql: m0047 },
+  { tag: '0048_email_trusted', sql: m0048 },
 ];
 
 /** Whether a database whose last migration is `tag` is one this Coffer can open (and upgrade). */

@@ -25,7 +25,7 @@ import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
 import { describeTus, overrideOf, tusProtocol } from './tus.ts';
 import { route, routes } from './route.ts';
-import { thumbnailResponse } from './thumbnails.ts';
+import { LINK_THUMBNAIL_CACHE, thumbnailResponse } from './thumbnails.ts';
 import { thumbnailQuery } from '../contract/files.ts';
 import { unlockBody } from '../contract/sharing.ts';
 import { pageLimit } from '../contract/paging.ts';
@@ -221,6 +221,7 @@ export function publicShareRoutes(ctx: AppContext) {
           thumbnailResponse(
             c,
             albumLinks.thumbnail(c.params.token, visitOf(c.request), c.params.id, c.query.size, c.request.headers.get('if-none-match')),
+            LINK_THUMBNAIL_CACHE,
           ),
         ),
     }),
@@ -282,7 +283,7 @@ export function publicShareRoutes(ctx: AppContext) {
         answer(c.request, c.set, async () => {
           // As the pages: the link's password and expiry apply, a drop folder shows nothing, no download is counted.
           const { item } = shares.openItem(c.params.token, visitOf(c.request), c.params.id);
-          return thumbnailResponse(c, thumbnails.serve(item, c.query.size, c.request.headers.get('if-none-match')));
+          return thumbnailResponse(c, thumbnails.serve(item, c.query.size, c.request.headers.get('if-none-match')), LINK_THUMBNAIL_CACHE);
         }),
     }),
     route('GET /s/:token/zip', {

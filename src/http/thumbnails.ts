@@ -3,10 +3,13 @@ import { photosQuery, thumbnailQuery } from '../contract/files.ts';
 import type { Context } from 'elysia';
 import { TASK_TIMEOUT_MS } from '../services/thumbnails/pool.ts';
 import type { ServedThumbnail, UnchangedThumbnail } from '../services/thumbnails/thumbnails.ts';
+import { DOWNLOAD_CACHE } from './download-responses.ts';
 import { route, routes } from './route.ts';
 
 // The ETag names the content (its object key), which never changes under it: cached for good.
 const CACHE = 'private, max-age=31536000, immutable';
+// Through a share link the link itself may end (revoked, new password, expiry): kept, but asked about each time, as its downloads.
+export const LINK_THUMBNAIL_CACHE = DOWNLOAD_CACHE;
 
 // A picture made now is silent until done, up to the pool's task time: the connection's idle timeout must not end it first.
 const MAKING_SECONDS = Math.min(255, TASK_TIMEOUT_MS / 1000 + 30);
@@ -15,16 +18,17 @@ const MAKING_SECONDS = Math.min(255, TASK_TIMEOUT_MS / 1000 + 30);
 export async function thumbnailResponse(
   c: { server: Context['server']; request: Request },
   making: Promise<ServedThumbnail | UnchangedThumbnail>,
+  cache = CACHE,
 ): Promise<Response> {
   c.server?.timeout(c.request, MAKING_SECONDS);
   const served = await making;
-  if ('unchanged' in served) return new Response(null, { status: 304, headers: { ETag: served.etag, 'Cache-Control': CACHE } });
+  if ('unchanged' in served) return new Response(null, { status: 304, headers: { ETag: served.etag, 'Cache-Control': cache } });
   return new Response(served.body, {
     headers: {
       'Content-Type': 'image/webp',
       'Content-Length': String(served.size),
       ETag: served.etag,
-      'Cache-Control': CACHE,
+      'Cache-Control': cache,
       'X-Content-Type-Options': 'nosniff',
     },
   });

@@ -31,9 +31,9 @@ export async function admin(t: TestServer, email = uniqueEmail('admin')): Promis
   return { id: user.id, email, password: PASSWORD, client };
 }
 
-/** Another owner account, created through the service layer (signup is closed after the admin). */
+/** Another owner account, as the admin makes one (`coffer users create`; signup is closed after the admin). */
 export async function owner(t: TestServer, email = uniqueEmail('owner'), name = 'Owner'): Promise<SeededLogin> {
-  const row = await t.server.ctx.services.accounts.createLogin({ email, password: PASSWORD, name });
+  const row = await t.server.ctx.services.accounts.createLogin({ email, password: PASSWORD, name, emailTrusted: true });
   return { id: row.id, email, password: PASSWORD, client: await login(t, email) };
 }
 

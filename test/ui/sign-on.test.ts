@@ -123,6 +123,7 @@ describe('sign-in page with single sign-on', () => {
     // Every code the server sends has its own sentence; an unknown one still says something useful.
     for (const [code, text] of [
       ['email_not_verified', 'Authentik has not verified that address'],
+      ['email_unconfirmed', 'its address was not set by the administrator'],
       ['expired', 'took too long'],
       ['invalid_token', "failed Coffer's security checks"],
       ['provider_unavailable', 'Authentik cannot be reached right now'],
@@ -181,9 +182,9 @@ describe('OIDC_DISABLE_PASSWORD_LOGIN', () => {
       expect(errors).toEqual([]);
       await context.close();
 
-      // An account made with a password, linked by its verified email, signs in only through Keycloak.
+      // An account the admin made with a password, linked by its verified email, signs in only through Keycloak.
       const email = 'pat@example.test';
-      await only.t.server.ctx.services.accounts.createLogin({ email, password: 'a local password', name: 'Pat' });
+      await only.t.server.ctx.services.accounts.createLogin({ email, password: 'a local password', name: 'Pat', emailTrusted: true });
       const api = only.t.client();
       expect(await signInWithProvider(provider, api, newPerson(provider, { email }))).toBe('/');
       const signedIn = await signedInContext(browser, only.t.url, { client: api });

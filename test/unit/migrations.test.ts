@@ -442,7 +442,12 @@ describe('0045_dav_property_xml_prefix', () => {
     };
     for (const [name, value] of Object.entries(stored))
       sqlite.run("INSERT INTO dav_properties (item_id, ns, name, value) VALUES ('f', 'urn:z', ?, ?)", [name, value]);
-    expect(migrate(db).applied).toEqual(['0045_dav_property_xml_prefix', '0046_mfa_enabled_at', '0047_content_pending_rename']);
+    expect(migrate(db).applied).toEqual([
+      '0045_dav_property_xml_prefix',
+      '0046_mfa_enabled_at',
+      '0047_content_pending_rename',
+      '0048_email_trusted',
+    ]);
     const values = Object.fromEntries(
       sqlite
         .query<{ name: string; value: string }, []>('SELECT name, value FROM dav_properties')
@@ -456,6 +461,56 @@ describe('0045_dav_property_xml_prefix', () => {
       plain: stored.plain,
       refused: stored.refused,
     });
+    closeDatabase(db);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('0048_email_trusted', () => {
+  test('owners keep being linked by email, except a public sign-up the audit log shows; the admin always; sub-users and team folders never', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const db = openDatabase(path.join(dir, 'coffer.db'));
+    const sqlite = db.$client;
+    const upTo = embeddedMigrations.findIndex((m) => m.tag === '0048_email_trusted');
+    migrate(db, embeddedMigrations.slice(0, upTo));
+    const user = (id: string, extra: { admin?: boolean; parent?: string; email?: string } = {}) =>
+      sqlite.run(
+        'INSERT INTO users (id, email, email_key, is_admin, parent_user_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0)',
+        [id, extra.email ?? `${id}@example.test`, extra.email ?? `${id}@example.test`, extra.admin ? 1 : 0, extra.parent ?? null],
+      );
+    const signedUp = (id: string, details: object) =>
+      sqlite.run(
+        "INSERT INTO audit_log (at, action, status, actor, target_type, target_id, details) VALUES (0, 'auth.signup', 'success', 'login', 'user', ?, ?)",
+        [id, JSON.stringify(details)],
+      );
+    user('admin', { admin: true });
+    signedUp('admin', { admin: true });
+    user('made');
+    user('self');
+    signedUp('self', { admin: false });
+    user('sso');
+    signedUp('sso', { method: 'idp', admin: false, issuer: 'https://idp.example.test' });
+    // A sign-up still in the queue (the server stopped before moving it into the log).
+    user('queued');
+    sqlite.run('INSERT INTO audit_queue (event, queued_at) VALUES (?, 0)', [
+      JSON.stringify({ action: 'auth.signup', status: 'success', at: 0, targetId: 'queued', details: { admin: false } }),
+    ]);
+    user('sub', { parent: 'made' });
+    user('team', { email: 'team:team' });
+    expect(migrate(db).applied).toEqual(['0048_email_trusted']);
+    const trusted = sqlite
+      .query<{ id: string; t: number }, []>('SELECT id, email_trusted AS t FROM users ORDER BY id')
+      .all()
+      .map((r) => [r.id, r.t]);
+    expect(trusted).toEqual([
+      ['admin', 1],
+      ['made', 1],
+      ['queued', 0],
+      ['self', 0],
+      ['sso', 1],
+      ['sub', 0],
+      ['team', 0],
+    ]);
     closeDatabase(db);
     fs.rmSync(dir, { recursive: true, force: true });
   });

@@ -59,6 +59,8 @@ const SIGN_ON_ERRORS: Record<string, (provider: string) => string> = {
     `No Coffer account belongs to your ${p} account, and sign-up is closed. Ask the administrator to create an account for you or to open sign-up.`,
   email_not_verified: (p) =>
     `An account with your email address already exists here, but ${p} has not verified that address, so it was not linked. Sign in with your password, or verify the address at ${p} first.`,
+  email_unconfirmed: (p) =>
+    `An account with your email address already exists here, but its address was not set by the administrator, so it was not linked to ${p}. Sign in with your password, or ask the administrator to confirm the address.`,
   account_linked: (p) => `The account with your email address is already linked to another ${p} account. Sign in with that one instead.`,
   email_missing: (p) => `${p} did not share an email address with Coffer. Ask its administrator to allow the email scope for Coffer.`,
   access_denied: (p) => `Sign-in was cancelled at ${p}.`,

@@ -14,24 +14,28 @@ const fromRow = (row: Row): Passkey => ({ ...row, backedUp: row.backedUp === 1 }
 export class PasskeysRepo {
   constructor(private readonly sqlite: Database) {}
 
-  insert(row: Passkey): void {
-    this.sqlite
-      .query(
-        'INSERT INTO passkeys (id, user_id, credential_id, public_key, counter, transports, name, backed_up, created_at, last_used_at) ' +
-          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(
-        row.id,
-        row.userId,
-        row.credentialId,
-        row.publicKey,
-        row.counter,
-        row.transports,
-        row.name,
-        row.backedUp ? 1 : 0,
-        row.createdAt,
-        row.lastUsedAt,
-      );
+  /** Adds the passkey unless its login is gone (deleted meanwhile): false then, and nothing is written. */
+  insert(row: Passkey): boolean {
+    return (
+      this.sqlite
+        .query(
+          'INSERT INTO passkeys (id, user_id, credential_id, public_key, counter, transports, name, backed_up, created_at, last_used_at) ' +
+            'SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ?)',
+        )
+        .run(
+          row.id,
+          row.userId,
+          row.credentialId,
+          row.publicKey,
+          row.counter,
+          row.transports,
+          row.name,
+          row.backedUp ? 1 : 0,
+          row.createdAt,
+          row.lastUsedAt,
+          row.userId,
+        ).changes === 1
+    );
   }
 
   byCredentialId(credentialId: string): Passkey | null {

@@ -20,7 +20,8 @@ export type AuthUser = Pick<User, 'id' | 'email' | 'name' | 'isAdmin' | 'parentU
 export type NewUser = Pick<
   User,
   'id' | 'email' | 'emailKey' | 'name' | 'passwordHash' | 'isAdmin' | 'parentUserId' | 'permissions' | 'createdAt'
->;
+> &
+  Partial<Pick<User, 'emailTrusted'>>;
 
 /** What the profile shows of a login, and how it signs in. */
 export type ProfileUser = Pick<User, 'id' | 'email' | 'name' | 'createdAt' | 'mfaEnabled'> & {
@@ -43,6 +44,7 @@ function user(row: User | null): User | null {
   if (!row) return null;
   row.isAdmin = toBoolean(row.isAdmin);
   row.mfaEnabled = toBoolean(row.mfaEnabled);
+  row.emailTrusted = toBoolean(row.emailTrusted);
   return row;
 }
 
@@ -295,6 +297,10 @@ export class UsersRepo {
   }
 
   /** Disables (a time) or enables (null) an owner and every sub-user of it together. */
+  setEmailTrusted(id: string, at: number): void {
+    this.db.update(users).set({ emailTrusted: true, updatedAt: at }).where(eq(users.id, id)).run();
+  }
+
   setAccountDisabled(ownerId: string, at: number | null, now: number): void {
     this.db.$client.query('UPDATE users SET disabled_at = ?1, updated_at = ?2 WHERE id = ?3 OR parent_user_id = ?3').run(at, now, ownerId);
   }

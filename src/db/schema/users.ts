@@ -12,6 +12,8 @@ export const users = sqliteTable(
     email: text('email').notNull(),
     // Lower-cased email: sign-in and uniqueness are case-insensitive, display keeps what was given.
     emailKey: text('email_key').notNull(),
+    // The address was chosen by the admin (or the login is the admin's): single sign-on may link a provider account to it by email.
+    emailTrusted: integer('email_trusted', { mode: 'boolean' }).notNull().default(false),
     name: text('name').notNull().default(''),
     passwordHash: text('password_hash'),
     isAdmin: integer('is_admin', { mode: 'boolean' }).notNull().default(false),

@@ -79,6 +79,12 @@ export interface NewLogin {
   admin?: boolean;
   /** Single sign-on: the provider identity linked in the same transaction. */
   identity?: { issuer: string; subject: string };
+  /**
+   * The address was chosen by the admin (the CLI, Add user, an invitation) or verified by the provider: single
+   * sign-on may then link an identity to the login by email. Not for a public sign-up or a sub-user (whoever
+   * signs up, or the owner, can type anyone's address). The first login (the admin) always is.
+   */
+  emailTrusted?: boolean;
   /** Runs in the insert's transaction (an invitation claimed with the login); throwing undoes the insert. */
   alongside?: (row: User) => void;
 }
@@ -141,6 +147,7 @@ export class AccountService {
         id: newId(),
         email: input.email.trim(),
         emailKey: emailKey(input.email),
+        emailTrusted: !input.owner && (first || Boolean(input.emailTrusted)),
         name,
         passwordHash,
         isAdmin: !input.owner && (first || Boolean(input.admin)),

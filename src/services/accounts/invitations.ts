@@ -104,6 +104,7 @@ export class InvitationService {
         email: input.email,
         password: input.password,
         name: input.name ?? '',
+        emailTrusted: true,
         alongside: (created) => {
           if (input.storageLimit) this.d.users.setStorageLimit(created.id, input.storageLimit, created.createdAt);
         },
@@ -172,6 +173,8 @@ export class InvitationService {
         email: invitation.email,
         password,
         name,
+        // The admin chose the address the invitation is for.
+        emailTrusted: true,
         alongside: (created) => {
           // Used by a racing acceptance, withdrawn or expired while the password was hashed: the insert is undone.
           if (!this.d.invitations.claim(invitation.id, created.id, created.createdAt))

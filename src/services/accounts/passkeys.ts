@@ -180,7 +180,8 @@ export class PasskeyService {
       createdAt: this.d.clock.now(),
       lastUsedAt: null,
     };
-    this.d.repo.insert(row);
+    // The owner may delete this sub-user while its answer was verified.
+    if (!this.d.repo.insert(row)) throw notFound(Messages.loginGone);
     this.d.audit.record({
       action: AuditActions.passkeyAdd,
       principal,

@@ -79,6 +79,7 @@ export class TeamFolderService {
         id,
         email: `team:${id}`,
         emailKey: `team:${id.toLowerCase()}`,
+        emailTrusted: false,
         name,
         passwordHash: null,
         isAdmin: false,

@@ -125,6 +125,25 @@ export class UsersService {
     this.d.davLocks.forgetMember(ownerId);
   }
 
+  /**
+   * The admin vouches that a login's address is its person's (one chosen at sign-up or by an owner): single
+   * sign-on may then link a provider account to it by that email. Already trusted: nothing changes.
+   */
+  confirmEmail(loginId: string, by: Actor): { id: string; email: string; changed: boolean } {
+    const row = this.d.users.byId(loginId);
+    if (!row || this.d.teamFolders.isTeam(row.id)) throw notFound(Messages.userNotFound);
+    if (row.emailTrusted) return { id: row.id, email: row.email, changed: false };
+    this.d.users.setEmailTrusted(row.id, this.d.clock.now());
+    this.d.audit.record({
+      action: AuditActions.userEmailConfirm,
+      ...actorFields(by),
+      targetType: 'user',
+      targetId: row.id,
+      details: { email: row.email },
+    });
+    return { id: row.id, email: row.email, changed: true };
+  }
+
   /** Disables (every session of the account ends at once) or enables an account; the same state again changes nothing. */
   setDisabled(targetUserId: string, disabled: boolean, by: Actor): { id: string; email: string; disabled: boolean } {
     const row = this.manageable(targetUserId);

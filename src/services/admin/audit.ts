@@ -39,6 +39,7 @@ export const AuditActions = {
   userStorageLimit: 'user.storage_limit',
   userDisable: 'user.disable',
   userEnable: 'user.enable',
+  userEmailConfirm: 'user.email_confirm',
   userDelete: 'user.delete',
   userDeleted: 'user.deleted',
   subUserCreate: 'subuser.create',

@@ -42,6 +42,7 @@ export type IdpErrorCode =
   | 'invalid_token'
   | 'email_missing'
   | 'email_not_verified'
+  | 'email_unconfirmed'
   | 'account_linked'
   | 'signup_disabled'
   | 'setup_code_required'
@@ -71,6 +72,8 @@ interface SignInState {
 
 interface PendingMfa {
   loginId: string;
+  /** The provider's groups for the account, set once the second factor is passed; null leaves them as they are. */
+  groups: string[] | null;
   expiresAt: number;
 }
 
@@ -136,8 +139,9 @@ export interface IdpDeps {
 /**
  * Sign-in through any OpenID Connect provider: discovery (retried until the provider answers), the
  * authorization code flow with PKCE, state and nonce (openid-client validates the ID token), the account
- * rules (link by issuer + subject; by email only when the provider verified it; create when sign-up is
- * open or OIDC_AUTO_CREATE), and the second factor for accounts with MFA.
+ * rules (link by issuer + subject; by email only when the provider verified it and the admin chose the
+ * account's address; create when sign-up is open or OIDC_AUTO_CREATE), and the second factor for accounts
+ * with MFA.
  */
 export class IdpService {
   private client: Oidc.Configuration | null = null;
@@ -331,20 +335,21 @@ export class IdpService {
     const row = this.d.accounts.findById(user.id)!;
     if (row.disabledAt !== null) throw new IdpFailure('account_disabled', `the account ${row.email} is disabled`);
     // Groups are of owner accounts: a sub-user's claim says nothing about its owner's.
+    let groups: string[] | null = null;
     if (groupsClaim !== null && row.parentUserId === null) {
-      const by = { loginId: row.id, accountId: row.id, email: row.email, ip: input.info.ip };
-      const names = groupNames(profile[groupsClaim]);
-      if (names) this.d.groups.syncFromIdp(by, names, this.d.config!.groupsCreate);
-      else
+      groups = groupNames(profile[groupsClaim]);
+      if (!groups)
         this.d.log.warn('single sign-on groups claim is not a list of names; memberships left as they are', {
           claim: groupsClaim,
           email: row.email,
         });
     }
     if (row.mfaEnabled) {
-      const pendingId = this.addPending({ loginId: row.id, expiresAt: this.d.clock.now() + PENDING_MFA_TTL_S * 1000 });
+      // The memberships wait for the second factor: the provider alone does not change what the account reaches.
+      const pendingId = this.addPending({ loginId: row.id, groups, expiresAt: this.d.clock.now() + PENDING_MFA_TTL_S * 1000 });
       return { kind: 'mfa', pendingId, next: s.next };
     }
+    this.syncGroups(row, groups, input.info.ip);
     return { kind: 'session', token: await this.d.accounts.startSession(row, input.info, 'idp'), next: s.next };
   }
 
@@ -365,7 +370,10 @@ export class IdpService {
     }
   }
 
-  /** Link by issuer + subject; else by email when the provider verified it; else a new account when allowed. */
+  /**
+   * Link by issuer + subject; else by email when the provider verified it and the admin chose the account's
+   * address; else a new account when allowed.
+   */
   private async accountFor(issuer: string, subject: string, claims: Record<string, unknown>, ip: string): Promise<User> {
     const linked = this.d.identities.userOf(issuer, subject);
     if (linked) {
@@ -382,6 +390,13 @@ export class IdpService {
         throw new IdpFailure(
           'email_not_verified',
           `subject ${subject} claims ${email}, which an account has, but the provider has not verified it`,
+        );
+      }
+      // Whoever signs up, or an owner naming a sub-user, can type anyone's address: only one the admin chose is trusted.
+      if (!existing.emailTrusted) {
+        throw new IdpFailure(
+          'email_unconfirmed',
+          `subject ${subject} claims ${email}, which an account has, but that account's address was chosen at sign-up or by its owner, not by the admin`,
         );
       }
       if (this.d.identities.hasIssuer(existing.id, issuer)) {
@@ -409,7 +424,13 @@ export class IdpService {
     const name = [claims.name, claims.preferred_username].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? '';
     let row: User;
     try {
-      row = await this.d.accounts.createLogin({ email, password: null, name: name.trim().slice(0, 100), identity: { issuer, subject } });
+      row = await this.d.accounts.createLogin({
+        email,
+        password: null,
+        name: name.trim().slice(0, 100),
+        identity: { issuer, subject },
+        emailTrusted: isTrue(claims.email_verified),
+      });
     } catch (err) {
       // Two callbacks of one person racing: the other one created the account, which now has the link.
       const now = this.d.identities.userOf(issuer, subject);
@@ -427,6 +448,11 @@ export class IdpService {
       details: { method: 'idp', admin: row.isAdmin, issuer },
     });
     return row;
+  }
+
+  private syncGroups(row: User, names: string[] | null, ip: string): void {
+    if (!names) return;
+    this.d.groups.syncFromIdp({ loginId: row.id, accountId: row.id, email: row.email, ip }, names, this.d.config!.groupsCreate);
   }
 
   private addPending(entry: PendingMfa): string {
@@ -479,6 +505,7 @@ export class IdpService {
     }
     // Two right codes racing: only the one that removes the pending step signs in.
     if (!this.pending.delete(pendingId!)) throw unauthorized(Messages.idpPendingExpired);
+    this.syncGroups(row, p.groups, info.ip);
     return { user: toPublicUser(row), token: await this.d.accounts.startSession(row, info, 'idp') };
   }
 

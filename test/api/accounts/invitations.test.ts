@@ -54,6 +54,8 @@ describe('invitations', () => {
     expect((await json(await guest.get('/api/profile'))).email).toBe(email);
     expect((await json(await guest.get('/api/user/storage'))).total).toBe(2 ** 30);
     await seed.login(t, email, 'a fine password');
+    // The admin chose the address: single sign-on may link it by email (docs/sign-on.md).
+    expect(t.server.ctx.services.accounts.findByEmail(email)!.emailTrusted).toBe(true);
 
     const again = await t.client().post('/api/invitations/accept', { token, password: 'another password' });
     expect(again.status).toBe(410);
@@ -121,6 +123,7 @@ describe('invitations', () => {
     expect((await json(res)).user).toMatchObject({ email, name: 'Direct' });
     const c = await seed.login(t, email, 'set by admin');
     expect((await json(await c.get('/api/user/storage'))).total).toBe(5 * 2 ** 30);
+    expect(t.server.ctx.services.accounts.findByEmail(email)!.emailTrusted).toBe(true);
     expect((await admin.client.post('/api/user/accounts', { email, password: 'set by admin' })).status).toBe(409);
     expect((await admin.client.post('/api/user/accounts', { email: seed.uniqueEmail() })).status).toBe(400);
     expect((await admin.client.post('/api/user/accounts', { email: seed.uniqueEmail(), password: 'short' })).status).toBe(422);

@@ -109,6 +109,28 @@ describe('passkeys in settings', () => {
     expect((await json(signedIn.res)).user.id).toBe(sub.id);
   });
 
+  test('a sub-user deleted by its owner while it adds a passkey: 404 or 401 saying why, never a 500; nothing is left behind', async () => {
+    const owner = await seed.owner(t);
+    const ownerClient = await signInAs(owner);
+    const statuses = new Set<number>();
+    for (let i = 0; i < 6; i++) {
+      const sub = await seed.subUser(t, owner, ['files.download']);
+      const cs = await signInAs(sub);
+      const { response } = await createPasskey(await json(await registerOptions(cs)), origin);
+      // The registration's answer and the owner's delete, sent together: the delete lands during the verification.
+      const [added, deleted] = await Promise.all([
+        cs.post('/api/passkeys', { name: 'Racing', response }),
+        ownerClient.delete(`/api/user/sub-users/${sub.id}`),
+      ]);
+      expect(deleted.status).toBe(200);
+      statuses.add(added.status);
+      if (added.status === 404) expect((await json(added)).message).toBe(Messages.loginGone);
+      expect([201, 401, 404]).toContain(added.status);
+      expect(t.server.ctx.repos.passkeys.list(sub.id)).toEqual([]);
+    }
+    expect(statuses.has(404)).toBe(true);
+  });
+
   test('bad input: a forged or foreign answer, a reused challenge, a long name, an address as host are 4xx that say why', async () => {
     const o = await seed.owner(t);
     const c = await signInAs(o);

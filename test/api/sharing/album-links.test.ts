@@ -45,6 +45,8 @@ describe('album links', () => {
     const thumb = await fetch(`${t.url}/s/album/${token}/thumbnail/${a.id}`);
     expect(thumb.status).toBe(200);
     expect(thumb.headers.get('content-type')).toBe('image/webp');
+    // The link may end: the browser asks again each time rather than keeping it for a year.
+    expect(thumb.headers.get('cache-control')).toBe('private, no-cache');
     const file = await fetch(`${t.url}/s/album/${token}/file/${a.id}`);
     expect(file.status).toBe(200);
     expect((await file.arrayBuffer()).byteLength).toBe(a.size);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { generate } from 'otplib';
 import { json } from '../../helpers/client.ts';
 import { folder } from '../../helpers/files.ts';
 import { newPerson, type SsoServer, signInWithProvider, startSsoServer, startTestProvider, type TestProvider } from '../../helpers/oidc.ts';
@@ -149,5 +150,24 @@ describe('groups from the identity provider (OIDC_GROUPS_CLAIM)', () => {
     provider.accounts.set(sub, { ...provider.accounts.get(sub)!, groups: [1, null, 'Kept', { a: 1 }] as unknown as string[] });
     await signIn(sub);
     expect(await groupsOf(email)).toEqual(['Kept (idp)']);
+  });
+
+  test('an account with two-step verification: the claim is applied only once its code is entered, never by the provider step alone', async () => {
+    const sub = newPerson(provider, { groups: ['Before'] });
+    const email = provider.accounts.get(sub)!.email!;
+    const client = await signIn(sub);
+    const { secret } = await json(await client.post('/api/mfa/setup'));
+    const { backupCodes } = await json(await client.post('/api/mfa/verify', { code: await generate({ secret }) }));
+    expect(await groupsOf(email)).toEqual(['Before (idp)']);
+
+    provider.accounts.set(sub, { ...provider.accounts.get(sub)!, groups: ['After'] });
+    const pending = c.t.client();
+    expect(await signInWithProvider(provider, pending, sub)).toBe('/login?mfa=1');
+    // Past the provider, not past the second factor: nothing changed yet.
+    expect(await groupsOf(email)).toEqual(['Before (idp)']);
+    expect((await pending.post('/api/idp/mfa-verify', { code: '000000' })).status).toBe(401);
+    expect(await groupsOf(email)).toEqual(['Before (idp)']);
+    expect((await pending.post('/api/idp/mfa-verify', { code: backupCodes[0] })).status).toBe(200);
+    expect(await groupsOf(email)).toEqual(['After (idp)']);
   });
 });

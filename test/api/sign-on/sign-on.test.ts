@@ -237,6 +237,40 @@ describe('an empty instance: the first sign-in through the provider creates the 
     expect((await seed.login(c.t, carol.email)).cookies.has('token')).toBe(true);
   });
 
+  test('an address typed at public sign-up is not linked, even verified by the provider (anyone can sign up as anyone): email_unconfirmed, until the admin confirms it', async () => {
+    // Someone signs up first with the address of a person who will later sign in through the provider.
+    const email = seed.uniqueEmail('victim');
+    expect((await aliceClient.post('/api/user/signup-toggle', { enabled: true })).status).toBe(200);
+    const squatter = await c.t.client().post('/api/signup', { email, password: 'the squatter knows this' });
+    expect((await aliceClient.post('/api/user/signup-toggle', { enabled: false })).status).toBe(200);
+    const squatted = (await json(squatter)).user.id;
+    const victim = person({ email, email_verified: true });
+    await expectRefused(c, victim, 'email_unconfirmed');
+    expect(c.t.server.ctx.repos.idp.userOf(provider.issuer, victim)).toBeNull();
+    expect(warnings(c, 'email_unconfirmed').at(-1)!.fields.reason).toMatch(/chosen at sign-up or by its owner/);
+    expect(audit(c.t, 'auth.idp_link', squatted)).toEqual([]);
+
+    // The admin, who knows the address is that person's, confirms it: the next sign-in links it.
+    const r = await runCli(['users', 'confirm-email', email, '--data-dir', c.t.dataDir]);
+    expect([r.code, r.stdout.trim()]).toEqual([0, `the address ${email} is confirmed`]);
+    expect(audit(c.t, 'user.email_confirm', undefined).at(-1)).toMatchObject({ targetId: squatted, actor: 'cli' });
+    expect(await signInWithProvider(provider, c.t.client(), victim)).toBe('/');
+    expect(c.t.server.ctx.repos.idp.userOf(provider.issuer, victim)).toBe(squatted);
+  });
+
+  test("a sub-user's address (its owner typed it) is never linked by email; an account the admin made with `coffer users create` is", async () => {
+    const owner = await seed.owner(c.t);
+    const sub = await seed.subUser(c.t, owner, ['files.download']);
+    await expectRefused(c, person({ email: sub.email, email_verified: true }), 'email_unconfirmed');
+
+    const email = seed.uniqueEmail('made');
+    const made = await runCli(['users', 'create', email, '--data-dir', c.t.dataDir], { stdin: 'a fine password\n' });
+    expect(made.code).toBe(0);
+    const subject = person({ email, email_verified: true });
+    expect(await signInWithProvider(provider, c.t.client(), subject)).toBe('/');
+    expect(c.t.server.ctx.repos.idp.userOf(provider.issuer, subject)).toBe(c.t.server.ctx.services.accounts.findByEmail(email)!.id);
+  });
+
   test("an unverified email is never linked: a second provider account claiming the admin's address does not get in", async () => {
     const admin = await json(await aliceClient.get('/api/profile'));
     const mallory = person({ email: admin.email, email_verified: false });

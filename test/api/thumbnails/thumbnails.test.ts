@@ -327,6 +327,26 @@ describe('GET /s/:token/thumbnail/:id', () => {
     await owner.client.post('/api/files/share', { ids: [album.id], shared: false });
     expect((await anon.get(`/s/${token}/thumbnail/${inside.id}`)).status).toBe(404);
   });
+
+  test("kept by the browser but asked about each time (as the link's downloads): a revoked link or a new password stops showing it", async () => {
+    const file = await upload(owner.client, 'kept.png', await img.png(300, 200), { type: 'image/png' });
+    const res = await owner.client.post('/api/files/share', { ids: [file.id], shared: true });
+    const token = /\/s\/([A-Za-z0-9_-]+)/.exec((await json(res)).links[file.id])![1]!;
+    const anon = t.client();
+    const first = await anon.get(`/s/${token}/thumbnail/${file.id}`);
+    await picture(first);
+    const etag = first.headers.get('etag')!;
+    expect(first.headers.get('cache-control')).toBe('private, no-cache');
+    const again = await anon.get(`/s/${token}/thumbnail/${file.id}`, { 'if-none-match': etag });
+    expect([again.status, again.headers.get('cache-control')]).toEqual([304, 'private, no-cache']);
+    // A password set on the link: the browser's revalidation is refused, not answered 304.
+    expect((await owner.client.send('PATCH', `/api/files/share/links/${token}`, { password: 'a new secret' })).status).toBe(200);
+    expect((await anon.get(`/s/${token}/thumbnail/${file.id}`, { 'if-none-match': etag })).status).toBe(401);
+    await owner.client.post('/api/files/share', { ids: [file.id], shared: false });
+    expect((await anon.get(`/s/${token}/thumbnail/${file.id}`, { 'if-none-match': etag })).status).toBe(404);
+    // The owner's own thumbnails keep their year-long caching.
+    expect((await thumb(file.id)).headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
+  });
 });
 
 describe('files stored without thumbnails (an upgrade, a restore)', () => {
