@@ -296,11 +296,11 @@ export class UsersRepo {
     );
   }
 
-  /** Disables (a time) or enables (null) an owner and every sub-user of it together. */
   setEmailTrusted(id: string, at: number): void {
     this.db.update(users).set({ emailTrusted: true, updatedAt: at }).where(eq(users.id, id)).run();
   }
 
+  /** Disables (a time) or enables (null) an owner and every sub-user of it together. */
   setAccountDisabled(ownerId: string, at: number | null, now: number): void {
     this.db.$client.query('UPDATE users SET disabled_at = ?1, updated_at = ?2 WHERE id = ?3 OR parent_user_id = ?3').run(at, now, ownerId);
   }
