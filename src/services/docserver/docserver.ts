@@ -632,6 +632,8 @@ export class DocserverService {
       if (err instanceof AlreadySaved) return { error: 0 };
       if (err instanceof Superseded) {
         this.d.log.info('an older edited version arrived after a newer one was saved; not saved over it', { key: session.key });
+        // A repeat of this callback is then answered as saved, never downloaded and applied over the newer version.
+        this.d.repo.recordSave(session.key, url, this.d.clock.now());
         return { error: 0 };
       }
       if (err instanceof SaveRefused) return refuse(err.message);

@@ -78,7 +78,7 @@ describe('a save after another client replaced the file', () => {
       const held = new Promise<void>((r) => (release = r));
       let reached!: () => void;
       const midway = new Promise<void>((r) => (reached = r));
-      double.edit(key, await documents.docx('an auto-save, slow to download'), async () => {
+      const slowUrl = double.edit(key, await documents.docx('an auto-save, slow to download'), async () => {
         reached();
         await held;
       });
@@ -89,6 +89,9 @@ describe('a save after another client replaced the file', () => {
       expect(await json(await double.callback(key, 6, { forcesavetype: 1 }))).toEqual({ error: 0 });
       release();
       expect(await json(await slow)).toEqual({ error: 0 });
+      expect(await download(o.client, file.id)).toEqual(newer);
+      // The older callback repeated later is not applied either.
+      expect(await json(await double.callback(key, 6, { forcesavetype: 2, url: slowUrl, filetype: 'docx' }))).toEqual({ error: 0 });
       expect(await download(o.client, file.id)).toEqual(newer);
 
       // Saves that do not overlap still each land.
