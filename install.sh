@@ -123,6 +123,16 @@ warn() {
   echo "install.sh: warning: $*" >&2
 }
 
+# A path as a unit file reads it: % doubled (systemd expands %-specifiers), and where systemd would split it (a blank)
+# or read a quote or backslash, one double-quoted word with \ and " escaped.
+unit_word() {
+  escaped=$(printf '%s' "$1" | sed -e 's/%/%%/g')
+  case "$1" in
+    *[!A-Za-z0-9/._+@:,=%-]*) printf '"%s"' "$(printf '%s' "$escaped" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')" ;;
+    *) printf '%s' "$escaped" ;;
+  esac
+}
+
 # A value of the kept coffer.env (the last line setting it), without the quotes it may be written in.
 env_value() {
   sed -n "s/^$1=//p" "$ENV_FILE" | tail -n 1 | sed -e 's/^"\(.*\)"$/\1/' -e "s/^'\\(.*\\)'\$/\\1/"
@@ -329,7 +339,8 @@ if [ -f "$here/README.md" ]; then
   mkdir -p "$ROOT$DOC_DIR"
   cp "$here/README.md" "$ROOT$DOC_DIR/README.md"
   chmod 0644 "$ROOT$DOC_DIR/README.md"
-  DOC_LINE="Documentation=file:$DOC_DIR/README.md"
+  # A URI: blanks as %20 (then doubled, as every % of a unit).
+  DOC_LINE="Documentation=file:$(printf '%s' "$DOC_DIR" | sed -e 's/%/%25/g' -e 's/ /%20/g' -e 's/%/%%/g')/README.md"
   if [ -d "$here/docs" ]; then
     rm -rf "$ROOT$DOC_DIR/docs"
     mkdir -p "$ROOT$DOC_DIR/docs"
@@ -365,8 +376,8 @@ Type=notify
 NotifyAccess=main
 User=$SERVICE_USER
 Group=$SERVICE_USER
-EnvironmentFile=$CONFIG_DIR/coffer.env
-ExecStart=$BIN_PATH serve
+EnvironmentFile=$(printf '%s' "$CONFIG_DIR" | sed -e 's/%/%%/g')/coffer.env
+ExecStart=$(unit_word "$BIN_PATH") serve
 Restart=on-failure
 RestartSec=5
 # SIGTERM lets in-flight requests and the running job finish before exit.
@@ -381,7 +392,7 @@ $CAPABILITIES
 NoNewPrivileges=true
 ProtectSystem=strict
 # The backup directory too, for scheduled backups ("-": the service still starts when it was removed).
-ReadWritePaths=$DATA_DIR -$BACKUP_DIR
+ReadWritePaths=$(unit_word "$DATA_DIR") $(unit_word "-$BACKUP_DIR")
 ProtectHome=true
 PrivateTmp=true
 PrivateDevices=true

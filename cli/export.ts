@@ -24,7 +24,7 @@ or stopped, and it resumes: a second run leaves files that are already there wit
 time untouched and redoes missing and cut-short ones; stopped by Ctrl-C or SIGTERM, it removes the file it
 was writing and exits 1. A name of more than 255 bytes (the most a file system takes) is shortened,
 keeping its extension, with ~ and 8 characters that keep it apart. Anyone who can read <dir> can read
-the files: write it somewhere only you can read.`,
+the files: write it somewhere only you can read, outside the data directory (a folder in it is refused).`,
       ),
   ).action(
     action((opts: { dataDir?: string; json?: boolean; to: string; user?: string; includeTrash?: boolean; includeVersions?: boolean }) =>

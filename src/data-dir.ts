@@ -32,7 +32,34 @@ export function isDataDirOwnFile(paths: DataPaths, file: string): boolean {
   const target = path.resolve(file);
   const db = path.resolve(paths.database);
   if ([db, `${db}-wal`, `${db}-shm`, `${db}-journal`, path.resolve(paths.secrets), path.resolve(paths.lock)].includes(target)) return true;
-  return [paths.blobs, paths.holds, paths.snapshots].some((dir) => target.startsWith(path.resolve(dir) + path.sep));
+  return [paths.blobs, paths.holds, paths.snapshots].some((dir) => isBelow(dir, target));
+}
+
+/**
+ * Whether `target` is the data directory itself or anywhere inside it, through symbolic links too: a tree written
+ * there (an export) would grow the directory it is read from and go into its backups.
+ */
+export function isInDataDir(paths: DataPaths, target: string): boolean {
+  const root = realPath(paths.root);
+  const file = realPath(target);
+  return file === root || isBelow(root, file);
+}
+
+function isBelow(dir: string, target: string): boolean {
+  return path.resolve(target).startsWith(path.resolve(dir) + path.sep);
+}
+
+/** `p` resolved, with its longest existing part's symbolic links followed (the rest may not exist yet). */
+function realPath(p: string): string {
+  const rest: string[] = [];
+  for (let at = path.resolve(p); ; at = path.dirname(at)) {
+    try {
+      return path.join(fs.realpathSync(at), ...rest);
+    } catch {
+      if (path.dirname(at) === at) return path.resolve(p);
+      rest.unshift(path.basename(at));
+    }
+  }
 }
 
 /** What a Coffer data directory of any version holds once started: either one makes a directory Coffer's. */

@@ -177,6 +177,8 @@ export const Messages = {
   docserverFileChanged: 'The file changed after the editor was opened; open it again',
   docserverSaveConflict:
     'the file was replaced by another client after the editor opened it, and versions are off, so saving would delete that content: download your edits from the editor, open the file again and apply them',
+  docserverSavedInTrash:
+    'the file was moved to the trash while it was being edited: this version is saved into it there; restore it from the trash to keep editing',
   docserverCallbackToken: 'Invalid document server callback token',
   docserverSessionNotFound: 'Document editing session not found',
   // Integrity

@@ -156,6 +156,39 @@ describe('coffer export', () => {
     }
   }, 120_000);
 
+  test('a target inside the data directory (itself, a folder in it, or a link into it) is refused with one line, nothing written', async () => {
+    const t = await startTestServer();
+    const out = tempDir('coffer-export-');
+    dirs.push(out);
+    try {
+      const owner = await seed.owner(t);
+      await upload(owner.client, 'a.txt', 'a');
+      const before = fs.readdirSync(t.dataDir).sort();
+      const link = path.join(out, 'into-data');
+      fs.symlinkSync(t.dataDir, link);
+      for (const [to, shown] of [
+        [t.dataDir, t.dataDir],
+        [path.join(t.dataDir, 'export'), path.join(t.dataDir, 'export')],
+        [path.join(t.dataDir, 'blobs', 'x'), path.join(t.dataDir, 'blobs', 'x')],
+        [path.join(link, 'export'), path.join(link, 'export')],
+      ]) {
+        const r = await runCli(['export', '--to', to!, '--data-dir', t.dataDir]);
+        expect({ to, code: r.code, stderr: r.stderr }).toEqual({
+          to,
+          code: 1,
+          stderr: `coffer: ${shown} is inside the data directory ${t.dataDir}: export to a folder outside it\n`,
+        });
+      }
+      expect(fs.readdirSync(t.dataDir).sort()).toEqual(before);
+      // Beside the data directory is fine.
+      const r = await runCli(['export', '--to', path.join(out, 'tree'), '--data-dir', t.dataDir]);
+      expect(r.code).toBe(0);
+      expect(fs.readFileSync(path.join(out, 'tree', owner.email, 'a.txt'), 'utf8')).toBe('a');
+    } finally {
+      await t.stop();
+    }
+  });
+
   test('a target that is full or cannot be written: the export stops at once with one line saying what to fix (exit 1), no temporary file left', async () => {
     const t = await startTestServer();
     const out = tempDir('coffer-export-');

@@ -153,6 +153,30 @@ describe('install.sh', () => {
     expect(fs.existsSync(path.join(root, 'etc/coffer/coffer.env'))).toBe(false);
   });
 
+  test('directories with spaces (and a %) are each one quoted word in the unit, as systemd splits on blanks: verify reads them whole', () => {
+    const root = tempDir('coffer-install-');
+    dirs.push(root);
+    const data = path.join(root, 'my data 100%');
+    const backups = path.join(root, 'my backups');
+    const prefix = path.join(root, 'my apps');
+    const args = ['--no-systemd', '--binary', fakeBinary(root, '0.3.0'), '--prefix', prefix, '--data-dir', data, '--backup-dir', backups];
+    const r = install([...args, '--config-dir', path.join(root, 'etc'), '--unit-dir', path.join(root, 'units')]);
+    expect(r.code).toBe(0);
+    const unitFile = path.join(root, 'units/coffer.service');
+    const unit = fs.readFileSync(unitFile, 'utf8');
+    expect(unit).toContain(`ReadWritePaths="${data.replace('%', '%%')}" "-${backups}"\n`);
+    expect(unit).toContain(`ExecStart="${path.join(prefix, 'bin/coffer')}" serve\n`);
+    expect(unit).toContain(`Documentation=file:${prefix.replace(' ', '%%20')}/share/doc/coffer/README.md\n`);
+    expect(fs.statSync(data).isDirectory()).toBe(true);
+    if (Bun.which('systemd-analyze')) {
+      const verify = Bun.spawnSync(['systemd-analyze', 'verify', unitFile], { stdout: 'pipe', stderr: 'pipe' });
+      expect(verify.stderr.toString()).toBe('');
+      expect(verify.exitCode).toBe(0);
+    } else {
+      skipHere('systemd-analyze verify of the unit', 'systemd-analyze is not installed (apt-get install systemd)');
+    }
+  });
+
   test('the unit is hardened to an exposure of about 2 (systemd-analyze security) and verifies clean', () => {
     const root = tempDir('coffer-install-');
     dirs.push(root);

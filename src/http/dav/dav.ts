@@ -461,7 +461,7 @@ export interface DavDestination {
 export function davDestination(dav: DavService, request: Request): DavDestination {
   const caller = requestMeta(request).principal!;
   const url = destinationUrl(request, 'MOVE needs a Destination header');
-  const place = walkTo(dav, caller, url.pathname, { write: 'content' });
+  const place = walkTo(dav, caller, url.pathname, { write: 'content', creates: true });
   if (place.kind === 'list') throw sharedListReadOnly();
   const { target } = place;
   if (!target) assertNotSharedListName(place);

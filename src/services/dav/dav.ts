@@ -259,6 +259,8 @@ export type DavWalk = DavPlace & DavFound & { view: DavTreeView | null };
  */
 interface DavWalkOptions {
   write?: 'write' | 'copy' | 'content';
+  /** The write may make a new item at the path (PUT, MKCOL, LOCK, a COPY's or MOVE's Destination). */
+  creates?: boolean;
   listing?: DavListingNeeds;
 }
 
@@ -313,7 +315,9 @@ const overwriteRefused = () => new AppError(412, 'The destination exists and Ove
 
 /** The answer to a write on SHARED_WITH_ME itself. */
 export const sharedListReadOnly = () =>
-  forbidden(`"${SHARED_WITH_ME}" lists what other accounts share with you: put files inside one of its folders.`);
+  forbidden(
+    `"${SHARED_WITH_ME}" lists what other accounts share with you and holds nothing of its own: put files inside one of its shared folders, or elsewhere in your files.`,
+  );
 
 /** A lock as the account owner's list shows it. */
 export interface DavLockView {
@@ -518,7 +522,7 @@ export class DavService {
    * a viewer's writes, and the shared item itself except as a COPY's source.
    */
   walk(caller: Principal, path: DavPath, opts: DavWalkOptions = {}): DavWalk {
-    return this.walkIn(this.place(caller, path), opts);
+    return this.walkIn(this.place(caller, path, opts.creates), opts);
   }
 
   private walkIn(place: DavPlace, opts: DavWalkOptions): DavWalk {
@@ -576,7 +580,7 @@ export class DavService {
     path: DavPath,
     input: PutInput & { conditions: DavConditions; href: DavHref; refused: AppError | null; malformed: AppError | null },
   ): Promise<{ created: boolean; item: DavItem }> {
-    const walk = this.walk(caller, path, { write: 'content' });
+    const walk = this.walk(caller, path, { write: 'content', creates: true });
     if (walk.kind === 'list') throw sharedListReadOnly();
     if (input.refused) throw input.refused;
     if (!walk.target) assertNotSharedListName(walk);
@@ -628,8 +632,8 @@ export class DavService {
   }
 
   /** The walk of a write (a share's role: 403), SHARED_WITH_ME refused, what the door refuses, then the preconditions (412). */
-  private enter(caller: Principal, path: DavPath, req: DavWrite, write?: 'write' | 'copy'): Entered {
-    const walk = this.walk(caller, path, { write });
+  private enter(caller: Principal, path: DavPath, req: DavWrite, write?: 'write' | 'copy', creates = false): Entered {
+    const walk = this.walk(caller, path, { write, creates });
     if (walk.kind === 'list') throw sharedListReadOnly();
     const refused = req.refuse?.(walk.target);
     if (refused) throw refused;
@@ -640,7 +644,7 @@ export class DavService {
 
   /** MKCOL in one visit: the walk, the preconditions and the locks, then the folder. */
   mkcolAt(caller: Principal, path: DavPath, req: DavWrite): DavItem {
-    const { walk, tokens, href } = this.enter(caller, path, req, 'write');
+    const { walk, tokens, href } = this.enter(caller, path, req, 'write', true);
     this.assertUnlocked(walk.principal, walk.path, { tokens }, href);
     this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, href);
     return this.mkcol(walk.principal, walk.path);
@@ -702,7 +706,7 @@ export class DavService {
     req: DavWrite,
     input: { refresh: number | null } | Omit<Parameters<DavService['lock']>[2], 'href'>,
   ): Promise<{ lock: DavLock | null; created: boolean }> {
-    const { walk, tokens, href } = this.enter(caller, path, req, 'write');
+    const { walk, tokens, href } = this.enter(caller, path, req, 'write', true);
     if ('refresh' in input) return { lock: this.refreshLock(walk.principal, walk.path, tokens, input.refresh), created: false };
     this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, href, () => !walk.target);
     return this.lock(walk.principal, walk.path, { ...input, href });
@@ -722,7 +726,7 @@ export class DavService {
   ): Promise<{ created: boolean }> {
     // Each path placed once; what placing one refused is thrown where its walk comes.
     const from = this.tryPlace(caller, path);
-    const to = req.dest instanceof AppError ? null : this.tryPlace(caller, req.dest);
+    const to = req.dest instanceof AppError ? null : this.tryPlace(caller, req.dest, true);
     // A COPY between two trees (out of a share or team folder into your files, or into another you edit) is a
     // copy across accounts, as the API's: the source is only read, the destination written as its tree allows.
     const across = op === 'copy' && crossesTrees(from, to);
@@ -764,15 +768,15 @@ export class DavService {
   }
 
   /** The place of `path`, or what placing it threw. */
-  private tryPlace(caller: Principal, path: DavPath): DavPlace | Refused {
+  private tryPlace(caller: Principal, path: DavPath, creates = false): DavPlace | Refused {
     try {
-      return this.place(caller, path);
+      return this.place(caller, path, creates);
     } catch (err) {
       return { refused: err };
     }
   }
 
-  private place(caller: Principal, path: DavPath): DavPlace {
+  private place(caller: Principal, path: DavPath, creates = false): DavPlace {
     if (path.segments.length === 0) return { kind: 'own', principal: caller, path };
     // The Nextcloud doors name SHARED_WITH_ME, a share and a team folder in their exact case, as any item.
     const named = (segment: string, name: string) => !path.exactCase || segment === name;
@@ -784,9 +788,12 @@ export class DavService {
         : { kind: 'own', principal: caller, path };
     }
     const shares = this.shares(caller);
+    const mount = path.segments.length > 1 ? this.mount(caller, shares, path.segments[1]!) : null;
+    // Directly inside it, shared or not, nothing new is made: it is not where the client's item would be.
+    if (creates && !caller.share && path.segments.length === 2 && !(mount && named(path.segments[1]!, mount.name)))
+      throw sharedListReadOnly();
     if (shares.length === 0) return { kind: 'own', principal: caller, path };
     if (path.segments.length === 1) return { kind: 'list', principal: caller, path, shares };
-    const mount = this.mount(caller, shares, path.segments[1]!);
     if (mount && !named(path.segments[1]!, mount.name)) throw notFound(Messages.itemNotFound);
     if (!mount) throw notFound(Messages.itemNotFound);
     return mountPlace(mount, path.segments.slice(2), path.exactCase);

@@ -158,6 +158,15 @@ interface EditorConfig {
 class SaveRefused extends Error {}
 /** The same edited version was saved under this key meanwhile. */
 class AlreadySaved extends Error {}
+/** A version the document server sent later under this key was saved meanwhile: it holds this one's edits too. */
+class Superseded extends Error {}
+
+/** The saves of one key in flight: callbacks numbered as they arrive, and the number of the last one committed. */
+interface SaveOrder {
+  arrived: number;
+  committed: number;
+  running: number;
+}
 
 export interface DocserverDeps {
   clock: Clock;
@@ -191,6 +200,8 @@ export class DocserverService {
   private readonly legacyCommandPath = new Set<string>();
   /** Saves in progress by key and URL: a callback repeated meanwhile waits for the first instead of downloading again. */
   private readonly saving = new Map<string, Promise<CallbackAnswer>>();
+  /** Arrival order of the saves in flight by key, so an older version that downloads slowly never overwrites a newer one. */
+  private readonly order = new Map<string, SaveOrder>();
 
   constructor(private readonly d: DocserverDeps) {
     this.fileKey = new Uint8Array(createHmac('sha256', d.jwtSecret).update('coffer docserver file links').digest());
@@ -505,13 +516,35 @@ export class DocserverService {
     const flight = `${session.key}\n${url}`;
     let running = this.saving.get(flight);
     if (!running) {
-      running = this.save(session, p, url, docserver, ip).finally(() => this.saving.delete(flight));
+      const order = this.order.get(session.key) ?? { arrived: 0, committed: 0, running: 0 };
+      this.order.set(session.key, order);
+      const seq = ++order.arrived;
+      order.running++;
+      const turn = {
+        check: () => {
+          if (seq < order.committed) throw new Superseded();
+        },
+        commit: () => {
+          order.committed = seq;
+        },
+      };
+      running = this.save(session, p, url, docserver, ip, turn).finally(() => {
+        this.saving.delete(flight);
+        if (--order.running === 0) this.order.delete(session.key);
+      });
       this.saving.set(flight, running);
     }
     return running;
   }
 
-  private async save(session: DocumentKey, p: CallbackPayload, url: string, docserver: Docserver, ip: string): Promise<CallbackAnswer> {
+  private async save(
+    session: DocumentKey,
+    p: CallbackPayload,
+    url: string,
+    docserver: Docserver,
+    ip: string,
+    turn: { check: () => void; commit: () => void },
+  ): Promise<CallbackAnswer> {
     // A save naming nobody (its editors gone) is the last ones named editing's: a member removed meanwhile saves nothing.
     const users = p.users?.length ? p.users : editorsOf(session);
     const actor = this.actorOf(session, users, ip);
@@ -544,6 +577,7 @@ export class DocserverService {
 
     let object: StoredObject | null = null;
     let committed = false;
+    let trashed = false;
     try {
       const res = await this.downloadFromDocserver(url, docserver.url);
       object = await this.d.uploads.storeReplacement(current, brokenOffAsRefusal(res.body!), format.mime, room);
@@ -557,11 +591,13 @@ export class DocserverService {
         current: () => {
           const row = this.d.items.get(session.accountId, session.itemId);
           if (!row) throw new SaveRefused('the file was deleted while its edited version was being saved');
+          turn.check();
           // Replaced by another client since the editor opened it (the session as it is now: a concurrent save under this key moved it):
           // with versions off the save would delete that content.
           const edited = this.d.repo.get(session.key)?.storageKey ?? session.storageKey;
           if (this.contentOf(row) !== edited && !this.d.settings.get('versionsEnabled'))
             throw new SaveRefused(Messages.docserverSaveConflict);
+          trashed = row.deletedAt !== null;
           return row;
         },
         by: { accountId: session.accountId, actor: { kind: 'docserver', id: null } },
@@ -571,6 +607,7 @@ export class DocserverService {
         during: (saved) => {
           if (!this.d.repo.recordSave(session.key, url, now)) throw new AlreadySaved();
           this.d.repo.moveTo(session.key, this.contentOf(saved), now);
+          turn.commit();
         },
       });
       committed = true;
@@ -584,9 +621,21 @@ export class DocserverService {
           details: { key: session.key, status: p.status, forcesavetype: p.forcesavetype ?? null },
         },
       );
+      // Saved into the file where it lies, its content before kept as a version, but not where the editors think: say so, and stop auto-saving.
+      if (trashed) {
+        this.endSession(session.key);
+        this.d.log.warn('edited document saved into a file in the trash', { key: session.key, status: p.status });
+        return { error: 1, message: Messages.docserverSavedInTrash };
+      }
       return { error: 0 };
     } catch (err) {
       if (err instanceof AlreadySaved) return { error: 0 };
+      if (err instanceof Superseded) {
+        this.d.log.info('an older edited version arrived after a newer one was saved; not saved over it', { key: session.key });
+        // A repeat of this callback is then answered as saved, never downloaded and applied over the newer version.
+        this.d.repo.recordSave(session.key, url, this.d.clock.now());
+        return { error: 0 };
+      }
       if (err instanceof SaveRefused) return refuse(err.message);
       // Quota (413) and the disk's reserve (507): the document server keeps the version and reports the failure.
       if (err instanceof AppError) return refuse(err.message);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { type DataPaths, isInDataDir } from '../../data-dir.ts';
 import type { ExportFile, ExportFolder, ItemsRepo } from '../../db/repos/items.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import type { VersionsRepo } from '../../db/repos/versions.ts';
@@ -100,7 +101,7 @@ function tagged(name: string, tag: string): string {
  * and renamed, so a cut-short file is redone on the next run.
  */
 export class ExportService {
-  constructor(private readonly d: { users: UsersRepo; items: ItemsRepo; versions: VersionsRepo; storage: SealedStore }) {}
+  constructor(private readonly d: { users: UsersRepo; items: ItemsRepo; versions: VersionsRepo; storage: SealedStore; paths: DataPaths }) {}
 
   private accounts(user: string | undefined): User[] {
     if (user !== undefined) {
@@ -127,6 +128,8 @@ export class ExportService {
     onProgress?: (p: ExportProgress) => void;
   }): Promise<ExportResult> {
     const dir = path.resolve(opts.to);
+    if (isInDataDir(this.d.paths, dir))
+      throw badRequest(`${dir} is inside the data directory ${this.d.paths.root}: export to a folder outside it`);
     if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw badRequest(`${dir} is not a directory`);
     const includeTrash = Boolean(opts.includeTrash);
     const accounts = this.accounts(opts.user);

@@ -98,7 +98,7 @@ export function createMaintenanceServices(
     keys,
     backup,
     scheduledBackups,
-    exporter: new ExportService({ users: repos.users, items: repos.items, versions: repos.versions, storage: infra.storage }),
+    exporter: new ExportService({ users: repos.users, items: repos.items, versions: repos.versions, storage: infra.storage, paths }),
     doctor: new DoctorService({
       driver,
       keyring,

@@ -358,8 +358,9 @@ export class ContentSearchService {
     const first = await read(small ? file.size : Math.min(file.size, HEAD_BYTES));
     const kind = kindOf(file.name, first.subarray(0, HEAD_BYTES));
     if (kind === null) return { state: 'empty', text: null };
-    // Text needs only the bytes that become text (HTML some more, for its markup); documents need the whole file.
-    const want = needsWholeFile(kind) ? file.size : Math.min(file.size, this.d.limits.maxTextBytes * (kind === 'html' ? 4 : 1));
+    // Text needs only the bytes that become text (HTML and SVG some more, for their markup); documents need the whole file.
+    const markup = kind === 'html' || kind === 'svg';
+    const want = needsWholeFile(kind) ? file.size : Math.min(file.size, this.d.limits.maxTextBytes * (markup ? 4 : 1));
     const bytes = want <= first.length ? first.subarray(0, want) : await read(want);
     const result = await this.d.extractor.extract(file.name, bytes, () => read(want));
     if ('failed' in result) {

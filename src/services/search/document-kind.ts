@@ -3,7 +3,7 @@
 
 import { strictUtf8 } from '../../lib/utf8.ts';
 
-type Kind = 'text' | 'html' | 'pdf' | 'docx' | 'xlsx' | 'pptx' | 'odf' | null;
+type Kind = 'text' | 'html' | 'svg' | 'pdf' | 'docx' | 'xlsx' | 'pptx' | 'odf' | null;
 
 const ZIP_KINDS: Record<string, Kind> = {
   docx: 'docx',
@@ -43,10 +43,14 @@ export function kindOf(name: string, head: Uint8Array): Kind {
   // A ZIP's signature is PK and two control bytes: text that starts with "PK" (a CSV's key column) stays text.
   if (head[0] === 0x50 && head[1] === 0x4b && head[2]! < 0x09 && head[3]! < 0x09) return ZIP_KINDS[ext] ?? null;
   if (!looksLikeText(head.subarray(0, 8192))) return null;
+  if (ext === 'svg' || SVG_START.test(new TextDecoder().decode(head.subarray(0, 4096)))) return 'svg';
   return ext === 'html' || ext === 'htm' || ext === 'xhtml' ? 'html' : 'text';
 }
 
+// An SVG under any name: its root element, after an optional XML declaration, comments and doctype.
+const SVG_START = /^\uFEFF?\s*(?:<\?xml[^>]*>\s*)?(?:(?:<!--[\s\S]*?-->|<!DOCTYPE[^>[]*(?:\[[\s\S]*?\])?\s*>)\s*)*<(?:[\w.-]+:)?svg[\s>/]/i;
+
 /** Whether `kindOf` needs the whole file; plain text needs only the bytes that become text. */
 export function needsWholeFile(kind: Kind): boolean {
-  return kind !== 'text' && kind !== 'html';
+  return kind !== 'text' && kind !== 'html' && kind !== 'svg';
 }

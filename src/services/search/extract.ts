@@ -224,6 +224,17 @@ export function htmlText(html: string): string {
   return decodeEntities(out.join(''));
 }
 
+// What an SVG shows as words is in <text> (and its <tspan>s), <title> and <desc>; styles, scripts and metadata are not.
+const SVG_HIDDEN = new Set(['style', 'script', 'metadata']);
+const SVG_BREAKS = new Set(['text', 'title', 'desc']);
+const localName = (tag: string) => tag.slice(tag.indexOf(':') + 1);
+
+/** Text of an SVG: its character data (text, titles, descriptions), never its tags or attributes. */
+function svgText(svg: string): string {
+  const breaks = new Set([...SVG_BREAKS].flatMap((n) => [n, `svg:${n}`]));
+  return xmlText(svg, { breaks, skip: (tag) => SVG_HIDDEN.has(localName(tag).toLowerCase()) });
+}
+
 /**
  * The entries of a ZIP whose names `want` accepts, inflated with caps on the number of entries, each
  * entry's size, the total and the compression ratio: past a cap the document is hostile (a zip bomb).
@@ -400,6 +411,9 @@ export async function extractText(name: string, bytes: Uint8Array, limits: Extra
       break;
     case 'html':
       text = htmlText(utf8.decode(bytes));
+      break;
+    case 'svg':
+      text = svgText(utf8.decode(bytes));
       break;
     case 'pdf':
       text = await pdfText(bytes, limits.maxTextBytes);

@@ -208,6 +208,46 @@ describe('WebDAV: Shared with me', () => {
     expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['a.txt']);
   });
 
+  test('nothing new is made directly inside Shared with me, shared or not, by any method or door: 403 that says why (not 404 or 409)', async () => {
+    for (const shared of [true, false]) {
+      const member = await seed.owner(t);
+      const o = await seed.owner(t);
+      const root = await folder(o.client, 'Family');
+      if (shared) await share(o, root.id, member.email, 'editor');
+      await upload(member.client, 'mine.txt', 'mine');
+      await folder(member.client, 'Mine');
+      const dav = await davLogin(t, member);
+      const nc = (method: string, url: string, headers: Record<string, string> = {}, body?: string) =>
+        fetch(`${t.url}/remote.php/dav/${url}`, { method, headers: { authorization: dav.authorization, ...headers }, body });
+      const files = `${t.url}/remote.php/dav/files/${member.id}`;
+      expect((await nc('MKCOL', `uploads/${member.id}/up`)).status).toBe(201);
+      expect((await nc('PUT', `uploads/${member.id}/up/1`, {}, 'x')).status).toBe(201);
+      const lockBody =
+        '<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+      const refused: Array<[string, Response]> = [
+        ['PUT', await dav.put(`${SHARED}/new.txt`, 'x')],
+        ['MKCOL', await dav.request('MKCOL', `${SHARED}/New`)],
+        ['COPY', await dav.request('COPY', 'mine.txt', { headers: { destination: `${t.url}/dav/${SHARED}/copy.txt` } })],
+        ['MOVE', await dav.request('MOVE', 'mine.txt', { headers: { destination: `${t.url}/dav/${SHARED}/moved.txt` } })],
+        ['MOVE folder', await dav.request('MOVE', 'Mine', { headers: { destination: `${t.url}/dav/${SHARED}/Mine` } })],
+        ['LOCK', await dav.request('LOCK', `${SHARED}/locked.txt`, { headers: { 'content-type': 'application/xml' }, body: lockBody })],
+        ['NC PUT', await nc('PUT', `files/${member.id}/${SHARED}/new.txt`, {}, 'x')],
+        ['NC MKCOL', await nc('MKCOL', `files/${member.id}/${SHARED}/New`)],
+        ['NC COPY', await nc('COPY', `files/${member.id}/mine.txt`, { destination: `${files}/${SHARED}/copy.txt` })],
+        ['NC MOVE', await nc('MOVE', `files/${member.id}/mine.txt`, { destination: `${files}/${SHARED}/moved.txt` })],
+        ['NC chunked MOVE', await nc('MOVE', `uploads/${member.id}/up/.file`, { destination: `${files}/${SHARED}/big.bin` })],
+      ];
+      for (const [what, res] of refused) {
+        expect({ shared, what, status: res.status }).toEqual({ shared, what, status: 403 });
+        expect(await res.text()).toContain('lists what other accounts share with you and holds nothing of its own');
+      }
+      expect((await listAll(member.client, '/api/files')).map((i) => i.name).sort()).toEqual(['Mine', 'mine.txt']);
+      expect(await listAll(o.client, `/api/files?parentId=${root.id}`)).toEqual([]);
+      // A share's own folder stays writable inside.
+      if (shared) expect((await dav.put(`${SHARED}/Family/in.txt`, 'in')).status).toBe(201);
+    }
+  });
+
   test('an own item named Shared with me is under a numbered name (past the names at the root), shared or not, and every read and write there acts on it', async () => {
     const o = await seed.owner(t);
     const other = await seed.owner(t);

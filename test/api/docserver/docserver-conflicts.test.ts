@@ -70,24 +70,35 @@ describe('a save after another client replaced the file', () => {
     expect(new Uint8Array(await kept.arrayBuffer())).toEqual(new Uint8Array(other));
   });
 
-  test('two saves under one key at once are no conflict with versions off: the second to commit is saved too', async () => {
+  test('two saves under one key out of order: no conflict with versions off, and the older, committing last, does not overwrite the newer', async () => {
     t.server.ctx.services.settings.update('versionsEnabled', false);
     try {
-      const { key } = await editing();
+      const { o, file, key } = await editing();
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
       let reached!: () => void;
       const midway = new Promise<void>((r) => (reached = r));
-      double.edit(key, await documents.docx('an auto-save, slow to download'), async () => {
+      const slowUrl = double.edit(key, await documents.docx('an auto-save, slow to download'), async () => {
         reached();
         await held;
       });
       const slow = double.callback(key, 6, { forcesavetype: 2 });
       await midway;
-      double.edit(key, await documents.docx('saved with Ctrl+S meanwhile'));
+      const newer = await documents.docx('saved with Ctrl+S meanwhile');
+      double.edit(key, newer);
       expect(await json(await double.callback(key, 6, { forcesavetype: 1 }))).toEqual({ error: 0 });
       release();
       expect(await json(await slow)).toEqual({ error: 0 });
+      expect(await download(o.client, file.id)).toEqual(newer);
+      // The older callback repeated later is not applied either.
+      expect(await json(await double.callback(key, 6, { forcesavetype: 2, url: slowUrl, filetype: 'docx' }))).toEqual({ error: 0 });
+      expect(await download(o.client, file.id)).toEqual(newer);
+
+      // Saves that do not overlap still each land.
+      const later = await documents.docx('a later auto-save');
+      double.edit(key, later);
+      expect(await json(await double.callback(key, 6, { forcesavetype: 0 }))).toEqual({ error: 0 });
+      expect(await download(o.client, file.id)).toEqual(later);
     } finally {
       t.server.ctx.services.settings.update('versionsEnabled', true);
     }

@@ -93,6 +93,14 @@ describe('with content search on', () => {
         'page.html',
         '<html><head><script>var hiddenscript = 1</script><style>.x{}</style></head><body><p>Visible &amp; plain <b>porcupine</b></p></body></html>',
       ],
+      [
+        'plan.svg',
+        '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" class="lemurclass"><title>Floor plan</title><desc>Kitchen layout</desc>' +
+          '<style>.gecko{fill:red}</style><metadata>okapicreator</metadata><rect fill="cassowary" stroke-width="2"/>' +
+          '<text x="1" y="2">Wardrobe <tspan font-family="ibexfont">cupboard</tspan></text></svg>',
+      ],
+      // An SVG is read as one whatever its name.
+      ['icon', '<!-- drawn by hand --><svg viewBox="0 0 9 9" id="marmosetid"><text>Hedgehog</text></svg>'],
       ['invoice.pdf', searchable.pdf('Invoice for the boiler repair in March')],
       ['letter.docx', searchable.docx('Dear landlord, the radiator leaks', 'Regards')],
       ['budget.xlsx', searchable.xlsx('Groceries', 'Tangerines')],
@@ -118,6 +126,9 @@ describe('with content search on', () => {
     ['Wombatville', 'keys.csv'],
     ['kestrelnet', 'config.json'],
     ['porcupine', 'page.html'],
+    ['Wardrobe', 'plan.svg'],
+    ['Kitchen', 'plan.svg'],
+    ['Hedgehog', 'icon'],
     ['March', 'invoice.pdf'],
     ['radiator', 'letter.docx'],
     ['Tangerines', 'budget.xlsx'],
@@ -149,6 +160,12 @@ describe('with content search on', () => {
     expect(inText(await search(o.client, 'hiddenscript'))).toEqual([]);
     const [hit] = inText(await search(o.client, 'porcupine'));
     expect(hit.snippet).toBe('Visible &amp; plain <mark>porcupine</mark>');
+  });
+
+  test('an SVG gives its text, titles and descriptions, never its tags, attributes, styles or metadata', async () => {
+    for (const word of ['lemurclass', 'gecko', 'okapicreator', 'cassowary', 'ibexfont', 'xmlns', 'stroke', 'marmosetid', 'viewBox'])
+      expect(inText(await search(o.client, word))).toEqual([]);
+    expect(inText(await search(o.client, 'cupboard')).map((h) => h.name)).toEqual(['plan.svg']);
   });
 
   test('binary files have no text', async () => {
