@@ -1,6 +1,6 @@
 // Kept over Bun.S3Client (docs/development.md › S3 client): 0.74 against 1.36 CPU s/GiB, 142 against 430 MiB peak RSS, and copy, the upload sweep and timeouts it lacks.
 import fsp from 'node:fs/promises';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { releaseSoleView } from '../lib/buffers.ts';
 import {
   RangeNotSatisfiableError,
@@ -69,23 +69,6 @@ interface SendOptions {
   /** Statuses that are an answer, not a failure (404 for HEAD). */
   accept?: number[];
   attempts?: number;
-}
-
-const BAD_DIGEST = 'BadDigest';
-
-async function md5Hex(bytes: Uint8Array | Blob): Promise<string> {
-  const hash = createHash('md5');
-  if (bytes instanceof Blob) for await (const chunk of bytes.stream()) hash.update(chunk);
-  else hash.update(bytes);
-  return hash.digest('hex');
-}
-
-/** Whether an ETag the store answered is an MD5 other than `md5`; under SSE-KMS or SSE-C an ETag is no MD5, and is not checked. */
-function contradictsMd5(headers: Headers, etag: string, md5: string): boolean {
-  if ((headers.get('x-amz-server-side-encryption') ?? '').startsWith('aws:kms')) return false;
-  if (headers.has('x-amz-server-side-encryption-customer-algorithm')) return false;
-  const plain = /^(?:W\/)?"?([0-9a-fA-F]{32})"?$/.exec(etag.trim())?.[1];
-  return plain !== undefined && plain.toLowerCase() !== md5;
 }
 
 interface Answer {
@@ -264,15 +247,7 @@ export class S3Driver implements StorageDriver {
         }
         signal?.throwIfAborted();
         if (partNumber > 0) return filled > 0 ? part(buf.subarray(0, filled)) : undefined;
-        const objectKey = this.opts.prefix + key;
-        try {
-          await this.sendChecked(objectKey, `S3 PUT of ${key}`, buf.subarray(0, filled), { signal, timeoutMs: this.uploadTimeout(filled) });
-        } catch (err) {
-          // The object the store kept is not what was sent.
-          if (err instanceof StorageUnavailableError && err.code === BAD_DIGEST)
-            await this.send('DELETE', objectKey, { accept: [404] }).catch(() => {});
-          throw err;
-        }
+        await this.send('PUT', this.opts.prefix + key, { body: buf.subarray(0, filled), signal, timeoutMs: this.uploadTimeout(filled) });
       });
       // Every part is sent: their memory goes now, not at a collection (the next upload began 32 MiB higher).
       for (const b of [buf, ...spare]) releaseSoleView(b);
@@ -311,12 +286,14 @@ export class S3Driver implements StorageDriver {
       if (failure) throw failure;
       const n = ++partNumber;
       size += bytes instanceof Blob ? bytes.size : bytes.byteLength;
-      const sending: Promise<void> = this.sendChecked(objectKey, `S3 UploadPart ${n} of ${key}`, bytes, {
+      const sending: Promise<void> = this.send('PUT', objectKey, {
         query: { partNumber: String(n), uploadId },
+        body: bytes,
         signal: partSignal,
         timeoutMs: this.uploadTimeout(bytes instanceof Blob ? bytes.size : bytes.byteLength),
       })
-        .then((etag) => {
+        .then((a) => {
+          const etag = a.headers.get('etag');
           if (!etag) throw new StorageUnavailableError(`S3 UploadPart ${n} of ${key} returned no ETag`);
           etags[n - 1] = etag;
         })
@@ -342,29 +319,6 @@ export class S3Driver implements StorageDriver {
       // An abort that fails leaves a stale upload: orphan review lists it once the grace window passes.
       if (uploadId !== null) await this.abortMultipartUpload(objectKey, uploadId).catch(() => {});
       throw err;
-    }
-  }
-
-  /**
-   * A PUT of an object or a part whose ETag, where the store makes it the MD5 of the bytes (not under SSE-KMS or
-   * SSE-C), must be that of the bytes sent: a mismatch is sent once more, then fails with code BadDigest.
-   */
-  private async sendChecked(
-    objectKey: string,
-    what: string,
-    bytes: Uint8Array | Blob,
-    o: Omit<SendOptions, 'body'>,
-  ): Promise<string | null> {
-    const md5 = await md5Hex(bytes);
-    for (let attempt = 1; ; attempt++) {
-      const a = await this.send('PUT', objectKey, { ...o, body: bytes });
-      const etag = a.headers.get('etag');
-      if (etag === null || !contradictsMd5(a.headers, etag, md5)) return etag;
-      if (attempt >= 2)
-        throw new StorageUnavailableError(
-          `${what}: the store's ETag ${etag} is not the MD5 of the bytes sent (${md5}), twice: they were damaged on the way or in the store, so the upload was stopped and none of it kept`,
-          BAD_DIGEST,
-        );
     }
   }
 

@@ -24,8 +24,6 @@ interface S3Fault {
   shortAnswerAt?: number;
   /** The answer's ETag header replaced (a part the store says it stored differently). */
   etag?: string;
-  /** Headers added to the store's answer (x-amz-server-side-encryption: aws:kms, whose ETags are no MD5). */
-  answerHeaders?: Record<string, string>;
 }
 
 export interface S3FaultProxy {
@@ -128,7 +126,6 @@ export async function startS3FaultProxy(s3: TestS3): Promise<S3FaultProxy> {
     const out = http.request({ host: upstream.hostname, port: upstream.port, method, path: url, headers, agent: false }, (answer) => {
       const headers = { ...answer.headers };
       if (f?.etag !== undefined && headers.etag !== undefined) headers.etag = f.etag;
-      Object.assign(headers, f?.answerHeaders);
       res.writeHead(answer.statusCode ?? 502, headers);
       const pass = passUpTo(f?.resetAnswerAt ?? f?.stallAnswerAt ?? f?.shortAnswerAt, (b) => res.write(b));
       answer.on('data', (chunk: Buffer) => {

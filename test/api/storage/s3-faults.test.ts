@@ -186,53 +186,6 @@ describe('background work when the bucket refuses reads', () => {
   });
 });
 
-describe('uploads whose bytes the store says it stored otherwise', () => {
-  const partPut = (n: number) => (m: string, u: string) => m === 'PUT' && u.includes(`partNumber=${n}&`) && u.includes(`/${PREFIX}`);
-  const wrongEtag = '"0123456789abcdef0123456789abcdef"';
-
-  test('a part whose ETag is not the MD5 of what was sent is sent once more; the upload completes byte for byte', async () => {
-    const o = await seed.owner(t);
-    const content = randomBytes(12 * MiB);
-    store.seen.length = 0;
-    store.inject({ when: partPut(2), etag: wrongEtag });
-    const res = await uploadRaw(o.client, 'big.bin', content);
-    expect(res.status).toBe(200);
-    expect(store.seen.filter((s) => partPut(2)(s.request.split(' ')[0]!, s.request.split(' ')[1]!))).toHaveLength(2);
-    expect((await downloaded(o.client, (await json(res)).id)).equals(content)).toBe(true);
-    expect(s3.incompleteUploads(PREFIX)).toEqual([]);
-  });
-
-  test('twice: the upload fails with a message that says so, no file, no object and no parts left behind', async () => {
-    const o = await seed.owner(t);
-    const objects = s3.objectKeys(PREFIX).length;
-    store.inject({ when: partPut(2), etag: wrongEtag, times: 2 });
-    const res = await uploadRaw(o.client, 'big.bin', randomBytes(12 * MiB));
-    expect(res.status).toBe(503);
-    store.clear();
-    await waitForLine(logger, (l) => JSON.stringify(l).includes('is not the MD5 of the bytes sent'));
-    expect(await listAll(o.client, '/api/files')).toEqual([]);
-    expect(s3.objectKeys(PREFIX)).toHaveLength(objects);
-    expect(s3.incompleteUploads(PREFIX)).toEqual([]);
-    // A small file (one PUT, no parts) is checked alike, and its object removed.
-    store.inject({ when: (m, u) => m === 'PUT' && !u.includes('partNumber=') && u.includes(`/${PREFIX}`), etag: wrongEtag, times: 2 });
-    expect((await uploadRaw(o.client, 'small.txt', randomBytes(1000))).status).toBe(503);
-    store.clear();
-    expect(await listAll(o.client, '/api/files')).toEqual([]);
-    expect(s3.objectKeys(PREFIX)).toHaveLength(objects);
-  });
-
-  test('under SSE-KMS, whose ETags are no MD5, nothing is compared: the upload completes at the first try', async () => {
-    const o = await seed.owner(t);
-    const content = randomBytes(12 * MiB);
-    store.seen.length = 0;
-    store.inject({ when: partPut(2), etag: wrongEtag, answerHeaders: { 'x-amz-server-side-encryption': 'aws:kms' } });
-    const res = await uploadRaw(o.client, 'big.bin', content);
-    expect(res.status).toBe(200);
-    expect(store.seen.filter((s) => partPut(2)(s.request.split(' ')[0]!, s.request.split(' ')[1]!))).toHaveLength(1);
-    expect((await downloaded(o.client, (await json(res)).id)).equals(content)).toBe(true);
-  });
-});
-
 describe('uploads a crash cut off', () => {
   test('the intent sweep aborts the multipart upload a crash left under an intent with no row: no parts left billed', async () => {
     // A writer of another life of the server: its intent recorded, one part sent, then nothing (the process died).
