@@ -16,8 +16,11 @@ const EXIT_USER_ERROR = 1;
 const EXIT_BUG = 2;
 const EXIT_ATTENTION = 3;
 
+/** 128 + SIGPIPE, as a shell reports a command the signal ended: its output's reader stopped early. */
+export const EXIT_PIPE_CLOSED = 141;
+
 export const EXIT_CODES_HELP = `Exit codes: 0 success; 1 a problem you can fix (the message says what); 2 an unexpected error (a bug);
-3 the command finished but found something that needs attention.`;
+3 the command finished but found something that needs attention; 141 its output's reader stopped early (| head).`;
 
 export function addDataDirOption(cmd: Command): Command {
   return cmd.option('-d, --data-dir <dir>', 'data directory (env COFFER_DATA_DIR, or from the configuration file; default ./data)');

@@ -9,7 +9,9 @@ export function registerDoctor(program: Command): void {
   adminCommand(
     program
       .command('doctor')
-      .description('check the database, usage counters, stored objects and keys; --fix repairs the usage counters only')
+      .description(
+        'check the database, usage counters, stored objects, keys and who may read the secret files; --fix repairs the usage counters only',
+      )
       .option('--fix', "set each account's usage counter to the real sum of its files"),
   ).action(
     action(async (opts: { dataDir?: string; json?: boolean; fix?: boolean }) => {
@@ -54,6 +56,9 @@ export function registerDoctor(program: Command): void {
                 `master key ${r.keys.currentKeyId}: ${r.keys.notCurrent} file key(s) under older keys, ${r.keys.unavailable} under keys missing from secrets.json`,
               );
               if (r.keys.notCurrent > r.keys.unavailable) print('  finish with: coffer keys rotate');
+              print(`secret files: ${r.exposedSecrets.length ? `${r.exposedSecrets.length} open to other users` : 'ok'}`);
+              for (const f of r.exposedSecrets)
+                print(`  ${f.path} has mode ${f.mode}: its group or other users may read it; fix with: chmod 600 ${shellWord(f.path)}`);
               print(`audit queue: ${r.auditQueue.pending} pending, ${r.auditQueue.failed} failed`);
               print(
                 `disk: ${formatSize(r.disk.free)} free of ${formatSize(r.disk.total)}, ${formatSize(r.disk.reserve)} kept for the database${r.disk.low ? ' — LOW' : ''}`,
@@ -95,4 +100,9 @@ export function registerDoctor(program: Command): void {
       }
     }),
   );
+}
+
+/** A path as one shell word: quoted when it holds anything but plain characters. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -21,7 +21,7 @@ import { registerSetupCode } from './setup-code.ts';
 import { registerStorage } from './storage.ts';
 import { registerSearch } from './search.ts';
 import { registerThumbnails } from './thumbnails.ts';
-import { EXIT_CODES_HELP } from './common.ts';
+import { EXIT_CODES_HELP, EXIT_PIPE_CLOSED } from './common.ts';
 import { jitAtFullSpeed } from '../src/lib/jit-policy.ts';
 import { unknownCofferVariables } from '../src/config.ts';
 
@@ -79,11 +79,12 @@ ${EXIT_CODES_HELP}`,
   // A COFFER_* typo is named by every command: serve logs it with its start-up (src/server.ts), the others on stderr.
   program.hook('preAction', (_program, command) => {
     if (command.name() === 'serve') return;
-    // A reader that stopped early (coffer audit list | head): the rest of the output has nowhere to go, so stop quietly.
+    // A reader that stopped early (coffer audit list | head): the rest of the output has nowhere to go, so stop quietly,
+    // with the status a command killed by SIGPIPE has (the runtime ignores the signal), so `set -o pipefail` sees it.
     // Not serve's: its log going away is a failure its service manager should see.
     process.stdout.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE') throw err;
-      process.exit(0);
+      process.exit(EXIT_PIPE_CLOSED);
     });
     jitAtFullSpeed();
     for (const warning of unknownCofferVariables(process.env)) process.stderr.write(`coffer: warning: ${warning}\n`);

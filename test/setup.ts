@@ -1,3 +1,6 @@
+import { afterAll } from 'bun:test';
+import { removeRunRoot } from './helpers/run-root.ts';
+
 process.env.LOG_LEVEL ??= 'silent';
 process.on('unhandledRejection', (reason) => {
   throw reason instanceof Error ? reason : new Error(String(reason));
@@ -33,3 +36,6 @@ Bun.password.verify = async (password, digest, algorithm) => {
   checks.set(key, ok);
   return ok;
 };
+
+// Every test file's temp dirs are under one root for the run (test/helpers/run-root.ts): it goes once all have run.
+afterAll(removeRunRoot);

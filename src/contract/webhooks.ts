@@ -35,6 +35,8 @@ const WEBHOOK_URL_MAX = 2000;
 export const WEBHOOKS_PER_ACCOUNT = 20;
 /** Deliveries kept per hook, newest first. */
 export const DELIVERIES_KEPT = 100;
+/** Deliveries of one hook waiting to be sent, at most: past it a new one is refused (failed at once, with the reason), so a receiver down for a day on a busy instance cannot pile up millions of rows. */
+export const PENDING_DELIVERIES_MAX = 10_000;
 
 const url = lazySchema(() =>
   z

@@ -10,7 +10,8 @@ import { inertType } from '../lib/media-type.ts';
 /** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (docs/compatibility.md › Files), bidi controls dropped. */
 function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
   const filename = stripBidiControls(name);
-  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  // `%` too: some browsers percent-decode the fallback, so `100%41.txt` would be saved as `100A.txt`.
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\%]/g, '_');
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
@@ -18,8 +19,10 @@ function contentDisposition(kind: 'inline' | 'attachment', name: string): string
 /**
  * The Range a download serves, null when none or when If-Range voids it (RFC 9110 13.1.5): a file without an
  * `etag` has no validator an If-Range could match, so a client's stale copy is never patched with new bytes.
+ * Only GET has ranges (RFC 9110 14.2: a server MUST ignore Range on other methods), so a HEAD answers 200 whole.
  */
 export function servedRange(request: Request, etag?: string): string | null {
+  if (request.method !== 'GET') return null;
   const ifRange = request.headers.get('if-range');
   if (ifRange !== null && (!etag || !rangeStillApplies(ifRange, etag))) return null;
   return request.headers.get('range');

@@ -148,4 +148,37 @@ describe('coffer doctor, beside the running server', () => {
     expect(human.stdout).toContain(`  ${id} abandoned.mov: 1200 of 5000 bytes, expired `);
     expect(parseJson(await doctor('--json')).uploads).toMatchObject({ unfinished: 1, expired: [{ id, name: 'abandoned.mov' }] });
   });
+
+  test('a secret file other users may read (secrets.json copied back as 0644, a passphrase file as 0640) is a problem named with its chmod', async () => {
+    const secrets = path.join(t.dataDir, 'secrets.json');
+    const passphrase = path.join(tempDir(), 'backup passphrase');
+    fs.writeFileSync(passphrase, 'a long household passphrase\n', { mode: 0o640 });
+    fs.chmodSync(passphrase, 0o640);
+    const env = { env: { BACKUP_PASSPHRASE_FILE: passphrase } };
+    expect((await runCli(['doctor', '--data-dir', t.dataDir], env)).stdout).toContain('secret files: 1 open to other users');
+    fs.chmodSync(secrets, 0o644);
+    try {
+      const human = await runCli(['doctor', '--data-dir', t.dataDir], env);
+      expect(human.code).toBe(3);
+      expect(human.stdout).toContain('secret files: 2 open to other users');
+      expect(human.stdout).toContain(`  ${secrets} has mode 0644: its group or other users may read it; fix with: chmod 600 ${secrets}`);
+      expect(human.stdout).toContain(
+        `  ${passphrase} has mode 0640: its group or other users may read it; fix with: chmod 600 '${passphrase}'`,
+      );
+      const report = parseJson(await runCli(['doctor', '--json', '--data-dir', t.dataDir], env));
+      expect({ ok: report.ok, exposed: report.exposedSecrets }).toEqual({
+        ok: false,
+        exposed: [
+          { path: secrets, mode: '0644' },
+          { path: passphrase, mode: '0640' },
+        ],
+      });
+    } finally {
+      fs.chmodSync(secrets, 0o600);
+      fs.chmodSync(passphrase, 0o600);
+    }
+    const fixed = await runCli(['doctor', '--data-dir', t.dataDir], env);
+    expect(fixed.stdout).toContain('secret files: ok');
+    expect(parseJson(await runCli(['doctor', '--json', '--data-dir', t.dataDir], env)).exposedSecrets).toEqual([]);
+  });
 });

@@ -161,7 +161,7 @@ describe('coffer serve start-up', () => {
     expect(fs.readFileSync(blobs, 'utf8')).toBe('not a folder');
   });
 
-  test('output piped into a reader that stopped (coffer doctor | head -1): the command ends quietly, no stack', async () => {
+  test('output piped into a reader that stopped (coffer doctor | head -1): the command ends quietly, no stack, with the SIGPIPE status 141', async () => {
     const d = dir();
     expect((await coffer(['init', '--data-dir', d])).code).toBe(0);
     const proc = Bun.spawn([process.execPath, MAIN, 'doctor', '--data-dir', d], {
@@ -172,7 +172,7 @@ describe('coffer serve start-up', () => {
     // The reader goes before the command's first line: every write meets a closed pipe (EPIPE).
     await proc.stdout.cancel();
     const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect({ code, stderr }).toEqual({ code: 141, stderr: '' });
   });
 
   test('a port in use: one line, exit 1', async () => {

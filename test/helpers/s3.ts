@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
 import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import { Readable, Transform } from 'node:stream';
@@ -10,6 +9,7 @@ import type { StorageDriver } from '../../src/storage/driver.ts';
 import { LocalDriver } from '../../src/storage/local.ts';
 import type { S3Driver } from '../../src/storage/s3.ts';
 import { TEST_ACCESS_KEY, TEST_BUCKET, testS3Env } from './s3-options.ts';
+import { tempDir } from './run-root.ts';
 
 /**
  * A real S3 server on a random loopback port: npm `s3rver` (filesystem-backed, speaks the S3 REST
@@ -113,7 +113,7 @@ const xmlEscape = (s: string) => s.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>':
  * ListMultipartUploads and UploadPartCopy with 501 NotImplemented (failures and stalls still apply).
  */
 export async function startTestS3(opts: { plain?: boolean } = {}): Promise<TestS3> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-s3-'));
+  const dir = tempDir('coffer-s3-');
   const bucket = TEST_BUCKET;
   const server = new S3rver({
     address: '127.0.0.1',

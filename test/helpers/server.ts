@@ -1,16 +1,14 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { Logger } from '../../src/log.ts';
 import { TestClient } from './client.ts';
+import { tempDir } from './run-root.ts';
 import { sharedTestS3, suiteStorage } from './s3.ts';
 
-export function tempDir(prefix = 'coffer-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
+// Under the run's root (test/helpers/run-root.ts), so a killed run's dirs are removed by the next.
+export { tempDir };
 
 export interface TestServer {
   url: string;

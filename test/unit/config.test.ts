@@ -3,6 +3,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
 import { ConfigError, ENVIRONMENT_HELP, loadConfig, parseEnvFile, SETTING_NAMES, withConfigFile } from '../../src/config.ts';
+import { tempDir } from '../helpers/run-root.ts';
 
 describe('loadConfig', () => {
   test('REPLICATE_*: off by default; a directory or s3://bucket/prefix with the backup bucket settings; the passphrase required; bad values named', () => {
@@ -213,7 +214,7 @@ describe('the configuration file', () => {
   });
 
   test('sits under the environment; COFFER_CONFIG names it; a missing default is no error, a missing named file is', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-config-'));
+    const dir = tempDir('coffer-config-');
     try {
       const file = path.join(dir, 'coffer.env');
       fs.writeFileSync(file, 'COFFER_DATA_DIR=/var/lib/coffer\nPORT=4000\n');
@@ -316,7 +317,7 @@ describe('single sign-on (OIDC_*)', () => {
 
 describe('FFMPEG_PATH', () => {
   test('an executable is used; a name is looked up on PATH; nothing there is a warning and no video thumbnails', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-ffmpeg-'));
+    const dir = tempDir('coffer-ffmpeg-');
     const exe = path.join(dir, 'ffmpeg');
     fs.writeFileSync(exe, '#!/bin/sh\n', { mode: 0o755 });
     fs.writeFileSync(path.join(dir, 'not-executable'), '', { mode: 0o644 });

@@ -1,12 +1,12 @@
 import { afterAll, expect, test } from 'bun:test';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { ContentRepo, type IndexedDoc } from '../../src/db/repos/content.ts';
+import { tempDir } from '../helpers/run-root.ts';
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-content-repo-'));
+const dir = tempDir('coffer-content-repo-');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** A migrated database with `files` files of one account queued for indexing, and the pending rows as the indexer reads them. */

@@ -1,9 +1,9 @@
 import { afterAll, expect, test } from 'bun:test';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { tempDir } from '../helpers/run-root.ts';
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-embedded-'));
+const dir = tempDir('coffer-embedded-');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 test('a compiled executable finds its embedded file by prefix without the collector counting every embedded file', async () => {

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Transactions } from '../../src/db/repos/index.ts';
+import { tempDir } from '../helpers/run-root.ts';
 
 let dir: string;
 let db: Database;
@@ -11,7 +11,7 @@ let other: Database;
 let tx: Transactions;
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-group-commit-'));
+  dir = tempDir('coffer-group-commit-');
   db = new Database(path.join(dir, 'db.sqlite'));
   db.run('PRAGMA journal_mode = WAL');
   db.run('PRAGMA foreign_keys = ON');

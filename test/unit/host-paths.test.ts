@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {
   inFolderInside,
@@ -11,8 +10,9 @@ import {
   openInside,
   relativeNames,
 } from '../../src/storage/host-paths.ts';
+import { tempDir } from '../helpers/run-root.ts';
 
-const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-host-paths-')));
+const base = fs.realpathSync(tempDir('coffer-host-paths-'));
 afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
 
 const root = path.join(base, 'library');

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { closeDatabase, openDatabase, type Db } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
@@ -9,6 +8,7 @@ import { ThumbnailsRepo } from '../../src/db/repos/thumbnails.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { THUMBNAIL_TYPES, VIDEO_TYPES } from '../../src/services/thumbnails/formats.ts';
 import { itemsReadPlans } from '../helpers/query-plans.ts';
+import { tempDir } from '../helpers/run-root.ts';
 
 const fullScan = (plan: string[]) => plan.some((d) => /^SCAN (items|i)$/.test(d));
 
@@ -22,7 +22,7 @@ describe('the hot queries on items read the index meant for them (EXPLAIN QUERY 
   let storageKey = '';
 
   beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-plans-'));
+    dir = tempDir('coffer-plans-');
     db = openDatabase(path.join(dir, 'coffer.db'));
     migrate(db);
     const sqlite = db.$client;

@@ -1,11 +1,10 @@
 import { expect, test } from 'bun:test';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import sharp from 'sharp';
 import { createLogger } from '../../src/log.ts';
 import { jpegLoadShrink, withReducedJpeg } from '../../src/services/thumbnails/jpeg-reduced.ts';
 import { ThumbnailPool } from '../../src/services/thumbnails/pool.ts';
+import { tempDir } from '../helpers/run-root.ts';
 
 /** A 4000×3000 photo-like JPEG stored sideways (orientation 6): its stored left half red, its right half blue, noise over both. */
 async function sidewaysPhoto(): Promise<Buffer> {
@@ -65,7 +64,7 @@ test('a JPEG read through withReducedJpeg is decoded at half size, and no descri
 
 test('a 12 MP JPEG thumbnail from the reduced decode is upright, full size for the large one, and matches the full decode', async () => {
   const jpeg = await sidewaysPhoto();
-  const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-jpeg-reduced-'));
+  const cacheDir = tempDir('coffer-jpeg-reduced-');
   const pool = new ThumbnailPool({ cacheDir, maxPixels: 100_000_000 }, 1, createLogger('silent'));
   try {
     const made = await pool.make('image', async () => new Uint8Array(jpeg), true);

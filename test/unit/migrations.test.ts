@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
@@ -8,6 +7,7 @@ import { ChangesRepo, type ChangeRow } from '../../src/db/repos/changes.ts';
 import { ContentRepo } from '../../src/db/repos/content.ts';
 import { UploadIntentsRepo } from '../../src/db/repos/upload-intents.ts';
 import { embeddedMigrations, journalTags } from '../../src/db/migrations.ts';
+import { tempDir } from '../helpers/run-root.ts';
 
 describe('embedded migrations', () => {
   test('every migration drizzle-kit generated is embedded, in order', () => {
@@ -23,7 +23,7 @@ describe('embedded migrations', () => {
 
 describe('0018_photos_taken_at', () => {
   test("copies each file's date taken from its thumbnail record, and triggers keep it with the content", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const dir = tempDir('coffer-migrate-');
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
     const upTo = embeddedMigrations.findIndex((m) => m.tag === '0018_photos_taken_at');
@@ -66,7 +66,7 @@ describe('0018_photos_taken_at', () => {
 
 describe('0022_tree_sizes', () => {
   test('gives each folder the bytes of the live files below it, a trashed folder those trashed with it, and each account its total', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const dir = tempDir('coffer-migrate-');
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
     const upTo = embeddedMigrations.findIndex((m) => m.tag === '0022_tree_sizes');
@@ -115,7 +115,7 @@ describe('0022_tree_sizes', () => {
 
 describe('0027_access_generation', () => {
   test('every write that can change access gives the generation a new value in its transaction; other writes and a rollback leave it', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const dir = tempDir('coffer-migrate-');
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
     migrate(db);
@@ -199,7 +199,7 @@ describe('0027_access_generation', () => {
 
 describe('0037_content_fts_usermerge', () => {
   test('keeps the existing index searchable, prefix queries of 2 and 3 characters included, through the merges after it', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const dir = tempDir('coffer-migrate-');
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
     migrate(
@@ -248,7 +248,7 @@ describe('0037_content_fts_usermerge', () => {
 
 describe('0038_upload_intents_without_rowid', () => {
   test('keeps every intent, in one b-tree keyed by the storage key, which still refuses a second row for a key', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const dir = tempDir('coffer-migrate-');
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
     const upTo = embeddedMigrations.findIndex((m) => m.tag === '0038_upload_intents_without_rowid');
@@ -278,7 +278,7 @@ describe('0038_upload_intents_without_rowid', () => {
 
 describe('0039_items_taken_at_unchanged', () => {
   test('a new file whose object has no thumbnail, or new content that leaves its date as it was, is written once, not rewritten by a trigger', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const dir = tempDir('coffer-migrate-');
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
     const upTo = embeddedMigrations.findIndex((m) => m.tag === '0039_items_taken_at_unchanged');
@@ -318,7 +318,7 @@ describe('0039_items_taken_at_unchanged', () => {
 
 describe('0042_changes_item_row', () => {
   test("an item's change rows carry its row number (backfilled, then on every append) and its history reads by it, in seq order by an index", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const dir = tempDir('coffer-migrate-');
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
     const upTo = embeddedMigrations.findIndex((m) => m.tag === '0042_changes_item_row');
@@ -420,7 +420,7 @@ describe('0042_changes_item_row', () => {
 
 describe('0045_dav_property_xml_prefix', () => {
   test('rewrites dead-property values stored with the XML namespace under another prefix as they are written now, and leaves the others as they are', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const dir = tempDir('coffer-migrate-');
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
     const upTo = embeddedMigrations.findIndex((m) => m.tag === '0045_dav_property_xml_prefix');

@@ -1,10 +1,10 @@
 import { afterAll, expect, test } from 'bun:test';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
+import { tempDir } from '../helpers/run-root.ts';
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-statements-'));
+const dir = tempDir('coffer-statements-');
 const db = openDatabase(path.join(dir, 'coffer.db'));
 afterAll(() => {
   closeDatabase(db);

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { VideoFrames } from '../../src/services/thumbnails/video.ts';
+import { tempDir } from '../helpers/run-root.ts';
 
 // Stand-ins for ffmpeg: one that hangs, one that floods its output.
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-fake-ffmpeg-'));
+const dir = tempDir('coffer-fake-ffmpeg-');
 const script = (name: string, body: string) => {
   const file = path.join(dir, name);
   fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });

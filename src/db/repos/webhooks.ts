@@ -169,6 +169,22 @@ export class WebhooksRepo {
       .run(webhookId, keep).changes;
   }
 
+  /** A hook's deliveries waiting to be sent, counted up to `limit`. */
+  pendingDeliveries(webhookId: string, limit: number): number {
+    return this.sqlite
+      .query<{ n: number }, [string, number]>(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending' LIMIT ?)`,
+      )
+      .get(webhookId, limit)!.n;
+  }
+
+  /** One pending delivery failed at once, never attempted (refused before it was queued). */
+  failDelivery(id: string, error: string, at: number): void {
+    this.sqlite
+      .query(`UPDATE webhook_deliveries SET status = 'failed', error = ?, attempted_at = ? WHERE id = ? AND status = 'pending'`)
+      .run(error, at, id);
+  }
+
   delivery(id: string): WebhookDeliveryRow | null {
     return this.sqlite.query<WebhookDeliveryRow, [string]>(`SELECT ${DELIVERY} FROM webhook_deliveries WHERE id = ?`).get(id);
   }

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import type { Config } from '../../config.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { DatabaseRepo } from '../../db/repos/database.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
@@ -37,6 +39,8 @@ export interface DoctorReport {
   storage: { location: StorageLocation; checks: ProbeStep[] };
   /** Stored settings an earlier version accepted that this one reads differently, each with what to do. */
   settings: string[];
+  /** Files holding secrets (secrets.json, the *_FILE settings) that the file's group or other users may read or write, with their mode. */
+  exposedSecrets: Array<{ path: string; mode: string }>;
   /** With REPLICATE_TO: what waits for the destination, and a warning when it fails, another server took it over, or the replica is behind. */
   replication?: ReplicationCheck;
 }
@@ -66,6 +70,8 @@ export class DoctorService {
       tusUploads: Pick<TusUploadService, 'stale'>;
       replication: Pick<ReplicationService, 'inspect'> | null;
       settings: Pick<SettingsService, 'storedNotices'>;
+      /** secrets.json and every secret file the configuration names. */
+      secretFiles: string[];
     },
   ) {}
 
@@ -106,6 +112,7 @@ export class DoctorService {
     const storage = { location: this.d.driver.location, checks: (await this.d.driver.probe?.()) ?? [] };
     const replication = await this.d.replication?.inspect();
     const settings = this.d.settings.storedNotices();
+    const exposedSecrets = exposedFiles(this.d.secretFiles);
 
     const report: DoctorReport = {
       ok: false,
@@ -118,6 +125,7 @@ export class DoctorService {
       uploads,
       storage,
       settings,
+      exposedSecrets,
       ...(replication ? { replication } : {}),
     };
     report.ok =
@@ -129,6 +137,7 @@ export class DoctorService {
       queue.failed === 0 &&
       !disk.low &&
       settings.length === 0 &&
+      exposedSecrets.length === 0 &&
       !replication?.warning;
     return report;
   }
@@ -156,4 +165,37 @@ export class DoctorService {
       onProgress?.({ phase: 'objects', done: out.checked, total });
     }
   }
+}
+
+/** secrets.json and the files the configuration reads secrets from (COFFER_MASTER_KEY_FILE, S3_SECRET_ACCESS_KEY_FILE, BACKUP_PASSPHRASE_FILE…). */
+export function secretFilesOf(config: Config, secretsJson: string): string[] {
+  const files = new Set([secretsJson]);
+  const walk = (value: unknown, depth: number): void => {
+    if (value === null || typeof value !== 'object' || depth > 6) return;
+    const v = value as Record<string, unknown>;
+    if (v.source === 'file' && typeof v.path === 'string') files.add(v.path);
+    for (const child of Object.values(v)) walk(child, depth + 1);
+  };
+  walk(config, 0);
+  if (config.backup?.passphraseFile) files.add(config.backup.passphraseFile);
+  return [...files];
+}
+
+/**
+ * Of `files`, those others may read or write, or the group too when this user owns the file (it needs no group to read it;
+ * a root-owned file the service reads through its group, as docs/sign-on.md sets up, is fine). A missing file is the server's to report.
+ */
+function exposedFiles(files: string[]): Array<{ path: string; mode: string }> {
+  const out: Array<{ path: string; mode: string }> = [];
+  for (const file of files) {
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(file);
+    } catch {
+      continue;
+    }
+    const mode = st.mode & 0o777;
+    if (mode & (st.uid === process.getuid?.() ? 0o077 : 0o007)) out.push({ path: file, mode: `0${mode.toString(8).padStart(3, '0')}` });
+  }
+  return out;
 }

@@ -9,7 +9,7 @@ import type { Infrastructure } from '../infrastructure.ts';
 import type { ResumableUploadServices } from '../resumable-uploads/index.ts';
 import type { ChunkedUploadService } from '../dav/chunked-uploads.ts';
 import { BackupService } from './backup.ts';
-import { DoctorService } from './doctor.ts';
+import { DoctorService, secretFilesOf } from './doctor.ts';
 import { ExportService } from './export.ts';
 import { KeyService } from './keys.ts';
 import { OrphanService } from './orphans.ts';
@@ -111,6 +111,7 @@ export function createMaintenanceServices(
       tusUploads,
       replication,
       settings,
+      secretFiles: secretFilesOf(config, paths.secrets),
     }),
     storageMigration: new StorageMigrationService({
       clock,

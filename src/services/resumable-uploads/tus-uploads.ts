@@ -84,6 +84,8 @@ const SWEEP_PAGE = 200;
 const LISTED = 100;
 // How long a termination waits for a PATCH still recording what it received (a client that just hung up).
 const TERMINATE_WAIT_MS = 10_000;
+// How long a HEAD waits for the PATCH that holds every byte to create the file (423 past it, as for a PATCH).
+const COMPLETING_WAIT_MS = 10_000;
 // How stale the recorded progress of an upload receiving bytes may grow: its recorded expiry trails the real one by no more.
 const RECORD_EVERY_MS = 10_000;
 
@@ -244,8 +246,14 @@ export class TusUploadService {
   /** HEAD: the acknowledged offset. An upload whose bytes are all stored gets its file now if a crash kept it from that. */
   async status(principal: TusSender, id: string): Promise<TusState> {
     let row = this.owned(principal, id);
-    // Locked: a PATCH in this process holds it, and has settled the upload.
-    if ((row.state === 'sealed' || this.unsettled(row)) && this.tryLock(id)) {
+    // Every byte in but no file yet: the PATCH holding the lock is making it, so wait, as a HEAD reporting the whole length must name the file.
+    const completing = row.state !== 'completed' && row.offset === row.length;
+    // Otherwise locked: a PATCH in this process holds it, and has settled the upload.
+    const locked = completing
+      ? await this.waitLock(id, COMPLETING_WAIT_MS)
+      : (row.state === 'sealed' || this.unsettled(row)) && this.tryLock(id);
+    if (completing && !locked) throw new AppError(423, Messages.tusLocked);
+    if (locked) {
       try {
         row = await this.settled(this.owned(principal, id));
         if (row.state === 'sealed') {
@@ -271,7 +279,12 @@ export class TusUploadService {
       this.assertNotExpired(row);
       if (offset !== row.offset) throw tusOffsetMismatch(offset, row.offset);
       if (row.state === 'sealed') await this.finish(row, principal, this.evictsFor(row, principal));
-      if (row.state !== 'receiving') return stateOf(this.owned(principal, id));
+      if (row.state !== 'receiving') {
+        // Every byte is in: a body would go past Upload-Length (an empty PATCH at the end stays a harmless check).
+        if (body.declared === null ? await bytesFollow(body.chunks[Symbol.asyncIterator]()) : body.declared > 0)
+          throw tusPastLength(row.length);
+        return stateOf(this.owned(principal, id));
+      }
       return await this.receive(row, principal, body);
     } finally {
       this.unlock(id);

@@ -124,6 +124,8 @@ export class Destinations {
 
   constructor(
     allowedHosts: readonly string[],
+    /** How long a lookup may take (WEBHOOK_TIMEOUT_MS): a resolver that never answers must not hold a delivery's slot. */
+    private readonly timeoutMs: number,
     private readonly lookup: (hostname: string) => Promise<Array<{ address: string; family: number }>> = (h) =>
       dns.lookup(h, { all: true, verbatim: true }),
   ) {
@@ -142,19 +144,11 @@ export class Destinations {
     if (kind) throw badRequest(refusal(host, kind));
   }
 
-  async resolve(text: string): Promise<ResolvedDestination> {
+  async resolve(text: string, signal?: AbortSignal): Promise<ResolvedDestination> {
     const url = new URL(text);
     const hostname = bare(url.hostname);
     const literal = net.isIP(hostname);
-    let addresses: Array<{ address: string; family: number }>;
-    if (literal) addresses = [{ address: hostname, family: literal }];
-    else {
-      try {
-        addresses = await this.lookup(hostname);
-      } catch (err) {
-        throw new DestinationRefused(`could not resolve ${hostname}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-      }
-    }
+    const addresses = literal ? [{ address: hostname, family: literal }] : await this.lookupWithin(hostname, signal);
     if (addresses.length === 0) throw new DestinationRefused(`${hostname} resolves to no address`);
     if (!this.isAllowedHost(hostname)) {
       for (const { address } of addresses) {
@@ -164,6 +158,30 @@ export class Destinations {
     }
     const first = addresses[0]!;
     return { url, hostname, address: first.address, family: first.family === 6 ? 6 : 4 };
+  }
+
+  /** The host's addresses, or DestinationRefused when the resolver fails, says nothing within the time limit, or the server stops. */
+  private async lookupWithin(hostname: string, signal?: AbortSignal): Promise<Array<{ address: string; family: number }>> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    const given = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new DestinationRefused(`could not resolve ${hostname}: no answer from DNS within ${this.timeoutMs / 1000} s`)),
+        this.timeoutMs,
+      );
+      onAbort = () => reject(new DestinationRefused('the server is stopping'));
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([this.lookup(hostname), given]);
+    } catch (err) {
+      if (err instanceof DestinationRefused) throw err;
+      throw new DestinationRefused(`could not resolve ${hostname}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
   }
 }
 

@@ -27,7 +27,7 @@ const DISPATCH_INTERVAL_MS = 500;
 
 /** Webhooks, and the events they are told of from where those happen: sign-ins, opened links, failed backups. */
 export function createWebhookServices(infra: Infrastructure, d: WebhookDeps) {
-  const destinations = new Destinations(infra.config.webhooks.allowedHosts);
+  const destinations = new Destinations(infra.config.webhooks.allowedHosts, infra.config.webhooks.timeoutMs);
   const webhooks = new WebhookService({
     clock: infra.clock,
     log: infra.log,

@@ -42,7 +42,7 @@ export class WebhookSender {
     const elapsed = () => Math.round(performance.now() - started);
     let target: Awaited<ReturnType<Destinations['resolve']>>;
     try {
-      target = await this.destinations.resolve(url);
+      target = await this.destinations.resolve(url, signal);
     } catch (err) {
       if (!(err instanceof DestinationRefused)) throw err;
       return { ok: false, responseStatus: null, durationMs: elapsed(), responseExcerpt: null, error: err.message };

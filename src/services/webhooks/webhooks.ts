@@ -6,6 +6,7 @@ import {
   type WebhookEvent,
   WEBHOOKS_PER_ACCOUNT,
   DELIVERIES_KEPT,
+  PENDING_DELIVERIES_MAX,
 } from '../../contract/webhooks.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
@@ -36,6 +37,7 @@ const MAX_RETRY_MS = 4 * HOUR;
 /** Change-log rows read per dispatcher round. */
 const DISPATCH_BATCH = 500;
 const CURSOR = 'changes';
+const PENDING_FULL = `not queued: ${PENDING_DELIVERIES_MAX.toLocaleString('en')} earlier deliveries of this webhook are still waiting to be sent (the receiver is down or slow); redeliver once they have gone`;
 
 /** The wait before retry `attempt` (1: after the first failure): 30 s doubling up to 4 h. */
 function retryDelay(attempt: number): number {
@@ -210,6 +212,7 @@ export class WebhookService {
     const row = this.require(scope, id);
     const original = this.d.repo.delivery(deliveryId);
     if (!original || original.webhookId !== row.id) throw notFound(Messages.webhookDeliveryNotFound);
+    if (this.pendingFull(row.id)) throw new AppError(429, PENDING_FULL);
     const now = this.d.clock.now();
     const newDelivery = newId();
     this.d.transactions.immediate(() => {
@@ -366,10 +369,17 @@ export class WebhookService {
       changeSeq: e.changeSeq,
       createdAt: this.d.clock.now(),
     };
+    const full = this.pendingFull(hook.id);
     if (!this.d.repo.insertDelivery(delivery)) return delivery.id;
+    if (full) this.d.repo.failDelivery(delivery.id, PENDING_FULL, delivery.createdAt);
     this.d.repo.trimDeliveries(hook.id, DELIVERIES_KEPT);
-    this.d.queue.insert(Jobs.webhookDeliver, { deliveryId: delivery.id });
+    if (!full) this.d.queue.insert(Jobs.webhookDeliver, { deliveryId: delivery.id });
     return delivery.id;
+  }
+
+  /** Whether the hook already holds PENDING_DELIVERIES_MAX deliveries waiting to be sent. */
+  private pendingFull(webhookId: string): boolean {
+    return this.d.repo.pendingDeliveries(webhookId, PENDING_DELIVERIES_MAX) >= PENDING_DELIVERIES_MAX;
   }
 
   /** The hooks events go to: enabled, and the instance's or of an account that is not disabled (deletion disables it first). */

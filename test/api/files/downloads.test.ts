@@ -102,24 +102,49 @@ describe('GET /api/files/:id/download (single file)', () => {
     }
   });
 
-  test('HEAD (whole or ranged) answers GET headers and reads none of the file', async () => {
+  test('HEAD answers the whole GET headers and reads none of the file; a Range on HEAD is ignored (RFC 9110 14.2) at every door', async () => {
+    const dav = await davLogin(t, owner);
+    const { links } = await json(await owner.client.post('/api/files/share', { ids: [big.id], shared: true }));
+    const token = String(links[big.id]).split('/s/')[1];
+    const doors: Array<[string, (init: RequestInit) => Promise<Response>]> = [
+      ['api', (init) => owner.client.request(`/api/files/${big.id}/download`, init)],
+      ['link', (init) => fetch(`${t.url}/s/${token}/file/${big.id}`, init)],
+      ['dav', (init) => dav.request(init.method!, 'big.bin', { headers: init.headers as Record<string, string> })],
+    ];
     await countingReads(async (readsSince) => {
-      for (const range of [undefined, 'bytes=100-199']) {
-        const headers: Record<string, string> = range ? { range } : {};
-        readsSince();
-        const head = await owner.client.request(`/api/files/${big.id}/download`, { method: 'HEAD', headers });
-        expect({ range, status: head.status, reads: readsSince(), length: head.headers.get('content-length') }).toEqual({
-          range,
-          status: range ? 206 : 200,
-          reads: 0,
-          length: String(range ? 100 : N),
-        });
-        const get = await owner.client.get(`/api/files/${big.id}/download`, headers);
-        await bytes(get);
-        const named = ['content-type', 'content-disposition', 'content-range', 'accept-ranges', 'cache-control', 'content-security-policy'];
-        expect(headersOf(head, named)).toEqual(headersOf(get, named));
+      for (const [door, request] of doors) {
+        for (const range of [undefined, 'bytes=100-199', `bytes=${N + 5}-`]) {
+          const headers: Record<string, string> = range ? { range } : {};
+          readsSince();
+          const head = await request({ method: 'HEAD', headers });
+          expect({ door, range, status: head.status, reads: readsSince(), length: head.headers.get('content-length') }).toEqual({
+            door,
+            range,
+            status: 200,
+            reads: 0,
+            length: String(N),
+          });
+          const get = await request({ method: 'GET' });
+          await bytes(get);
+          const named = [
+            'content-type',
+            'content-disposition',
+            'content-range',
+            'accept-ranges',
+            'cache-control',
+            'content-security-policy',
+          ];
+          expect({ door, range, ...headersOf(head, named) }).toEqual({ door, range, ...headersOf(get, named) });
+        }
       }
     });
+  });
+
+  test('a % in the name is no percent-escape in the ASCII fallback: replaced as non-ASCII is, the exact name in filename*', async () => {
+    const file = await upload(owner.client, '100%41 ü.txt', 'x');
+    const res = await owner.client.get(`/api/files/${file.id}/download`);
+    await bytes(res);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="100_41 _.txt"; filename*=UTF-8''100%2541%20%C3%BC.txt`);
   });
 
   test('an empty file: a suffix Range is satisfiable (200, empty), a first byte is not (416 bytes */0)', async () => {

@@ -419,6 +419,66 @@ describe('PATCH', () => {
     expect(again.headers.get('upload-item-id')).toBe(itemId);
   });
 
+  test('a HEAD while the completing PATCH creates the file waits for it and names the file, as the PATCH does', async () => {
+    const o = await seed.owner(t);
+    const data = randomBytes(100_000);
+    const location = await created(o.client, data.length);
+    const uploads = t.server.ctx.services.uploads;
+    const commit = uploads.commitResumed;
+    const { promise: reached, resolve: enter } = Promise.withResolvers<void>();
+    const { promise: held, resolve: release } = Promise.withResolvers<void>();
+    uploads.commitResumed = async (...args) => {
+      enter();
+      await held;
+      return commit.apply(uploads, args);
+    };
+    try {
+      const patch = patchUpload(o.client, location, 0, data);
+      await reached;
+      const head = headUpload(o.client, location);
+      await Bun.sleep(200);
+      release();
+      const [p, h] = [await patch, await head];
+      expect(p.status).toBe(204);
+      const itemId = p.headers.get('upload-item-id');
+      expect(itemId).not.toBeNull();
+      expect({ status: h.status, offset: h.headers.get('upload-offset'), item: h.headers.get('upload-item-id') }).toEqual({
+        status: 200,
+        offset: '100000',
+        item: itemId,
+      });
+    } finally {
+      uploads.commitResumed = commit;
+    }
+  });
+
+  test('a body sent to a finished upload at its end (declared or chunked) → 413, not a 204 that drops it; the file stays as it was', async () => {
+    const o = await seed.owner(t);
+    const data = randomBytes(50_000);
+    const location = await created(o.client, data.length);
+    const done = await patchUpload(o.client, location, 0, data);
+    const itemId = done.headers.get('upload-item-id')!;
+    const declared = await patchUpload(o.client, location, data.length, Buffer.from('more bytes'));
+    expect({ status: declared.status, message: (await json(declared)).message }).toEqual({
+      status: 413,
+      message: `This request sends more bytes than the upload's Upload-Length of ${data.length}`,
+    });
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new Uint8Array(0));
+        c.enqueue(Buffer.from('chunked more'));
+        c.close();
+      },
+    });
+    const chunked = await o.client.request(location, {
+      method: 'PATCH',
+      headers: { ...TUS, 'Upload-Offset': String(data.length), 'Content-Type': 'application/offset+octet-stream' },
+      body: stream,
+    });
+    expect(chunked.status).toBe(413);
+    expect(await downloaded(o.client, itemId)).toEqual(data);
+  });
+
   test('a chunked body going on past Upload-Length → 413 as a declared one, not a 204 with its end cut off; the right bytes then complete it', async () => {
     const o = await seed.owner(t);
     const data = randomBytes(200_000);

@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, test } from 'bun:test';
+import dns from 'node:dns/promises';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
+import { PENDING_DELIVERIES_MAX } from '../../../src/contract/webhooks.ts';
 import { json } from '../../helpers/client.ts';
 import { folder } from '../../helpers/files.ts';
 import { eventually } from '../../helpers/eventually.ts';
@@ -169,6 +171,62 @@ describe('retries', () => {
     expect(d).toMatchObject({ status: 'pending', error: 'timed out after 0.3 s', responseStatus: null });
     expect(d.durationMs).toBeGreaterThanOrEqual(290);
     expect(d.durationMs).toBeLessThan(5000);
+  });
+
+  test('a host whose DNS lookup never answers is a failed attempt after WEBHOOK_TIMEOUT_MS, saying so; the delivery is retried', async () => {
+    const { t, admin } = await setup({ WEBHOOK_TIMEOUT_MS: '300' });
+    const lookup = dns.lookup;
+    // A resolver that never answers (a dead DNS server behind a long timeout).
+    dns.lookup = (() => new Promise(() => {})) as unknown as typeof dns.lookup;
+    const { webhook } = await hook(t, admin.client, 'http://hooks.silent.example/in');
+    try {
+      await admin.client.post(`/api/webhooks/${webhook.id}/test`);
+      const drained = await Promise.race([t.server.worker.drain().then(() => true), Bun.sleep(10_000).then(() => false)]);
+      expect(drained).toBe(true);
+    } finally {
+      dns.lookup = lookup;
+    }
+    const [d] = await deliveries(admin.client, webhook.id);
+    expect(d).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      responseStatus: null,
+      error: 'could not resolve hooks.silent.example: no answer from DNS within 0.3 s',
+    });
+    expect(d.durationMs).toBeGreaterThanOrEqual(290);
+    expect(d.durationMs).toBeLessThan(5000);
+  });
+
+  test(`a hook holds at most ${PENDING_DELIVERIES_MAX.toLocaleString('en')} deliveries waiting: a new one is failed at once with the reason, Redeliver is 429; they go again once the backlog drains`, async () => {
+    const { receiver, t, admin } = await setup();
+    const { webhook } = await hook(t, admin.client, `${receiver.url}/in`, ['item.created']);
+    // The backlog of a receiver down for hours on a busy instance, written as the dispatcher writes it.
+    const sqlite = t.server.ctx.db.$client;
+    const insert = sqlite.query(
+      `INSERT INTO webhook_deliveries (id, webhook_id, message_id, type, body, created_at) VALUES (?, ?, ?, 'item.created', '{}', ?)`,
+    );
+    sqlite.transaction(() => {
+      for (let i = 0; i < PENDING_DELIVERIES_MAX; i++) insert.run(`backlog-${i}`, webhook.id, `msg_backlog_${i}`, Date.now());
+    })();
+    const jobsBefore = sqlite.query('SELECT count(*) AS n FROM jobs').get() as { n: number };
+    await folder(admin.client, 'One too many');
+    while (t.server.ctx.services.webhooks.dispatch() > 0);
+    const [refused] = await deliveries(admin.client, webhook.id);
+    expect(refused).toMatchObject({
+      status: 'failed',
+      attempts: 0,
+      error: expect.stringContaining('10,000 earlier deliveries of this webhook are still waiting'),
+    });
+    // No job was queued for it.
+    expect((sqlite.query('SELECT count(*) AS n FROM jobs').get() as { n: number }).n).toBe(jobsBefore.n);
+    const again = await admin.client.post(`/api/webhooks/${webhook.id}/deliveries/${refused.id}/redeliver`);
+    expect(again.status).toBe(429);
+    expect((await json(again)).message).toContain('redeliver once they have gone');
+    // The backlog sent (here: dropped), the refused one goes again.
+    sqlite.query(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE id LIKE 'backlog-%'`).run();
+    expect((await admin.client.post(`/api/webhooks/${webhook.id}/deliveries/${refused.id}/redeliver`)).status).toBe(202);
+    await t.server.worker.drain();
+    expect(receiver.received.map((r) => JSON.parse(r.body).type)).toEqual(['item.created']);
   });
 
   test('deliveries waiting on a receiver that never answers hold up no other job: a copy finishes meanwhile', async () => {
