@@ -468,7 +468,7 @@ describe('0045_dav_property_xml_prefix', () => {
 
 describe('0048_email_trusted', () => {
   test('owners keep being linked by email, except a public sign-up the audit log shows; the admin always; sub-users and team folders never', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'coffer-migrate-'));
+    const dir = tempDir('coffer-migrate-');
     const db = openDatabase(path.join(dir, 'coffer.db'));
     const sqlite = db.$client;
     const upTo = embeddedMigrations.findIndex((m) => m.tag === '0048_email_trusted');
