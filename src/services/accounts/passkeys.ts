@@ -50,6 +50,8 @@ const PasskeyMessages = {
   expired: 'This passkey request has expired or was already used. Start again.',
   unknown: 'This passkey is not registered on this Coffer (it may have been removed). Sign in with your password instead.',
   otherLogin: 'This passkey belongs to another account. Use a passkey of the account you are signing in to, or your code.',
+  userMismatch:
+    'This passkey answer names another account than the one the passkey was added to. Remove the passkey from your device and add it again, or sign in another way.',
   notVerified: 'The passkey could not be verified. Try again, or sign in another way.',
   noUserVerification:
     'This passkey did not confirm it is you (no fingerprint, face or PIN), so it cannot sign in on its own. Sign in with your password and use it as the second step.',
@@ -256,6 +258,10 @@ export class PasskeyService {
     };
     if (pending?.kind !== 'sign-in') return fail('expired_challenge', PasskeyMessages.expired, 400);
     if (!row || !login) return fail('unknown_passkey', PasskeyMessages.unknown);
+    // WebAuthn § 7.2: the user handle the authenticator returns must be the login the credential was added for.
+    const handle = response.response.userHandle;
+    if (handle && Buffer.from(handle, 'base64url').toString('utf8') !== row.userId)
+      return fail('user_handle_mismatch', PasskeyMessages.userMismatch);
     if (forLogin && row.userId !== forLogin.id) return fail('other_login', PasskeyMessages.otherLogin);
     let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
     try {
