@@ -131,7 +131,7 @@ describe('passkeys in settings', () => {
     expect(statuses.has(404)).toBe(true);
   });
 
-  test('bad input: a forged or foreign answer, a reused challenge, a long name, an address as host are 4xx that say why', async () => {
+  test('bad input: a forged or foreign answer, a reused challenge, a long name or one with control characters, an address as host are 4xx that say why', async () => {
     const o = await seed.owner(t);
     const c = await signInAs(o);
     const options = await json(await registerOptions(c));
@@ -149,6 +149,15 @@ describe('passkeys in settings', () => {
     expect(named.status).toBe(422);
     expect((await json(named)).details).toEqual([{ field: 'name', message: 'Passkey name must be at most 64 characters' }]);
     expect((await c.post('/api/passkeys', { response: { id: 'not base64!' } })).status).toBe(422);
+    // A line break, a NUL or a right-to-left override would disguise the name in lists and the audit log.
+    for (const name of ['Work\nlaptop', 'Key\u0000', 'Phone\u202egnp.exe']) {
+      const res = await c.post('/api/passkeys', { name, response: long.response });
+      expect(res.status).toBe(422);
+      expect((await json(res)).details).toEqual([
+        { field: 'name', message: 'Passkey name cannot hold control characters (line breaks, tabs...)' },
+      ]);
+    }
+    expect((await json(await c.get('/api/passkeys'))).passkeys).toEqual([]);
 
     // Another login's registration challenge is not this one's.
     const other = await signInAs(await seed.owner(t));
@@ -332,6 +341,26 @@ describe('signing in with a passkey', () => {
     const noPin = await passkeySignIn(passkey, { userVerified: false });
     expect(noPin.res.status).toBe(401);
     expect((await json(noPin.res)).message).toStartWith('This passkey did not confirm it is you');
+  });
+
+  test("an answer whose user handle names another login is refused (401, audited), whichever login's handle it names", async () => {
+    const a = await seed.owner(t);
+    const b = await seed.owner(t);
+    const { passkey, id } = await addPasskey(await signInAs(a));
+    const other = await addPasskey(await signInAs(b));
+    for (const userHandle of [other.passkey.userHandle, Buffer.from('nobody').toString('base64url')]) {
+      const { c, res } = await passkeySignIn({ ...passkey, userHandle });
+      expect(res.status).toBe(401);
+      expect((await json(res)).message).toStartWith('This passkey answer names another account');
+      expect(c.cookies.has('token')).toBe(false);
+    }
+    expect(auditOf('passkey.use', a.id).map((e) => [e.status, e.targetId, e.details?.reason])).toEqual([
+      ['failure', id, 'user_handle_mismatch'],
+      ['failure', id, 'user_handle_mismatch'],
+    ]);
+    // Its own handle, or none (an authenticator may leave it out), signs in.
+    expect((await passkeySignIn(passkey)).res.status).toBe(200);
+    expect((await passkeySignIn({ ...passkey, userHandle: '' })).res.status).toBe(200);
   });
 
   test('a challenge expires after five minutes', async () => {
