@@ -44,6 +44,13 @@ describe('ClientIpResolver', () => {
     expect(resolver.resolve('10.0.0.1', '6.6.6.6, 1.2.3.4, 10.0.0.2')).toBe('1.2.3.4');
   });
 
+  test("an entry with the client's port (Azure, IIS ARR) is its address, so every connection of one client is one client", () => {
+    expect(resolver.resolve('10.0.0.1', '6.6.6.6, 1.2.3.4:51234, 10.0.0.2:443')).toBe('1.2.3.4');
+    expect(resolver.resolve('10.0.0.1', '[2001:DB8::1]:51234')).toBe('2001:db8::1');
+    expect(resolver.resolve('10.0.0.1', '[2001:db8::1]')).toBe('2001:db8::1');
+    expect(resolver.resolve('10.0.0.1', '[::ffff:1.2.3.4]:9')).toBe('1.2.3.4');
+  });
+
   test('no proxies configured: the peer', () => {
     expect(new ClientIpResolver(new IpMatcher([])).resolve('::ffff:127.0.0.1', '9.9.9.9')).toBe('127.0.0.1');
   });

@@ -131,6 +131,23 @@ describe('WebDAV sign-in does not tell which emails have an account', () => {
   });
 });
 
+describe('the client address behind a known proxy', () => {
+  test('a proxy that adds the port (1.2.3.4:51234, [2001:db8::1]:443) names one client whichever connection it came on: its guesses share one count', async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    const n = ++addresses;
+    for (const [i, client] of [`10.30.${n}.1`, `[2001:db8::${n.toString(16)}]`].entries()) {
+      const statuses: number[] = [];
+      for (let port = 40_000; port < 40_000 + AUTH_LIMIT + 1; port++) {
+        statuses.push((await signIn(o.email, `wrong ${port}`, { 'x-forwarded-for': `203.0.113.1, ${client}:${port + i}` })).status);
+      }
+      expect(statuses).toEqual([...Array(AUTH_LIMIT).fill(401), 429]);
+    }
+    // Another client behind the same proxy is counted on its own.
+    expect((await signIn(o.email, o.password, { 'x-forwarded-for': `10.31.${n}.1:40000` })).status).toBe(200);
+  });
+});
+
 describe('password hashes per address, whichever emails they are for', () => {
   test('one address rotating emails gets 429 with Retry-After past the budget, at every door that hashes; other addresses and app passwords are unaffected', async () => {
     const o = await seed.owner(t);
