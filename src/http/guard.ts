@@ -11,6 +11,7 @@ import { credentialsOf, IDP_PENDING_COOKIE, readCookie, tokenCookie } from './co
 import { enforceLimit, type Limits, spendPasswordHash } from './limits.ts';
 import { policyOf, type RoutePolicy } from './policy.ts';
 import { loggedPath, type RequestMeta, requestMeta } from './request-meta.ts';
+import { limitAddress } from '../lib/ip.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -29,26 +30,27 @@ function limitKey(
   const key = policy.limit ? policy.limit.key : principal ? 'login' : 'ip';
   if (key === 'login') return `login:${principal!.loginId}`;
   if (key === 'account') return `account:${principal!.accountId}`;
-  if (key === 'ip') return `ip:${meta.ip}`;
-  if (key === 'ip+login') return `${meta.ip}|${principal!.loginId}`;
+  const ip = limitAddress(meta.ip);
+  if (key === 'ip') return `ip:${ip}`;
+  if (key === 'ip+login') return `${ip}|${principal!.loginId}`;
   // The code step after single sign-on has no session yet: its pending sign-in names the account, whose
   // password sign-in attempts it shares (the same key as below), so two ways in do not double the tries.
   if (key === 'ip+idp-pending') {
     const email = pendingEmail(readCookie(request, IDP_PENDING_COOKIE));
-    return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
+    return `${ip}|${email === null ? '' : emailKey(email)}`;
   }
   if (key === 'ip+passkey') {
     return readJson(request).then((json) => {
       const body = json as { id?: unknown } | null;
       const email = typeof body?.id === 'string' ? passkeyEmail(body.id) : null;
-      return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
+      return `${ip}|${email === null ? '' : emailKey(email)}`;
     });
   }
   // Sign-in attempts count per address and email, so one address cannot try many passwords on one account.
-  if (principal) return `${meta.ip}|${emailKey(principal.email)}`;
+  if (principal) return `${ip}|${emailKey(principal.email)}`;
   return readJson(request).then((json) => {
     const body = json as { email?: unknown } | null;
-    return `${meta.ip}|${typeof body?.email === 'string' ? emailKey(body.email) : ''}`;
+    return `${ip}|${typeof body?.email === 'string' ? emailKey(body.email) : ''}`;
   });
 }
 
@@ -162,7 +164,7 @@ async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, m
 
 /** An email and an app password (or the account's, where allowed) from `ip`, counted against the sign-in limiter as davPrincipal says. */
 export async function passwordPrincipal(ctx: AppContext, limits: Limits, ip: string, email: string, password: string): Promise<Principal> {
-  const key = `${ip}|${emailKey(email)}`;
+  const key = `${limitAddress(ip)}|${emailKey(email)}`;
   const counted = enforceLimit(limits.auth, key, ctx.clock);
   const principal = await ctx.services.appPasswords.authenticate(email, password, ip, () => spendPasswordHash(limits, ip, ctx.clock));
   limits.auth.release(key, counted);

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { RateLimits } from '../config.ts';
 import { RateLimitedError } from '../errors.ts';
+import { limitAddress } from '../lib/ip.ts';
 import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from '../lib/rate-limit.ts';
 
 const MINUTE = 60_000;
@@ -50,5 +51,5 @@ export function enforceLimit(limiter: FixedWindowLimiter, key: string, clock: Cl
 
 /** One password hash from the client address's budget, spent before the hash; 429 once it is used up. */
 export function spendPasswordHash(limits: Limits, ip: string, clock: Clock): void {
-  enforceLimit(limits.passwordHashes, ip, clock);
+  enforceLimit(limits.passwordHashes, limitAddress(ip), clock);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { IpMatcher, isCidr, isHostname, isNeverFetchedAddress, normalizeIp } from '../../src/lib/ip.ts';
+import { IpMatcher, isCidr, isHostname, isNeverFetchedAddress, limitAddress, normalizeIp } from '../../src/lib/ip.ts';
 import { ClientIpResolver } from '../../src/http/client-ip.ts';
 
 describe('IpMatcher', () => {
@@ -30,6 +30,17 @@ describe('IpMatcher', () => {
     expect(isHostname('bad_host!')).toBe(false);
     expect(isHostname('a'.repeat(254))).toBe(false);
     expect(normalizeIp('::ffff:127.0.0.1')).toBe('127.0.0.1');
+  });
+});
+
+describe('limitAddress', () => {
+  test('IPv4 as it is; IPv6 by its /64, whatever its spelling; an IPv4-mapped one as its IPv4 address', () => {
+    expect(limitAddress('203.0.113.9')).toBe('203.0.113.9');
+    expect(limitAddress('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64');
+    expect(limitAddress('2001:DB8:1:2:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
+    expect(limitAddress('2001:db8::')).toBe('2001:db8:0:0::/64');
+    expect(limitAddress('::ffff:1.2.3.4')).toBe('1.2.3.4');
+    expect(limitAddress('unknown')).toBe('unknown');
   });
 });
 

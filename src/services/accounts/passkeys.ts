@@ -13,6 +13,7 @@ import type { PasskeysRepo, Passkey } from '../../db/repos/passkeys.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { limitAddress } from '../../lib/ip.ts';
 import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../admin/audit.ts';
 import type { Confirmation, IdentityCheck } from './identity-check.ts';
 import type { MfaService } from './mfa.ts';
@@ -229,7 +230,7 @@ export class PasskeyService {
   async signInOptions(rp: RelyingParty, ip: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const { generateAuthenticationOptions } = await webauthn();
     const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
-    this.hold(options.challenge, rp, { kind: 'sign-in' }, `ip:${ip}`);
+    this.hold(options.challenge, rp, { kind: 'sign-in' }, `ip:${limitAddress(ip)}`);
     return options;
   }
 

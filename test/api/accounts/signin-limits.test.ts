@@ -146,6 +146,23 @@ describe('the client address behind a known proxy', () => {
     // Another client behind the same proxy is counted on its own.
     expect((await signIn(o.email, o.password, { 'x-forwarded-for': `10.31.${n}.1:40000` })).status).toBe(200);
   });
+
+  test('an IPv6 client is its /64 (the block one home or phone is given): a new address of it each guess shares one count, and one password-hash budget', async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    const n = (++addresses).toString(16);
+    const from = (i: number) => ({ 'x-forwarded-for': `2001:db8:${n}:1:${i.toString(16)}::1` });
+    const statuses: number[] = [];
+    for (let i = 0; i <= AUTH_LIMIT; i++) statuses.push((await signIn(o.email, `wrong ${i}`, from(i))).status);
+    expect(statuses).toEqual([...Array(AUTH_LIMIT).fill(401), 429]);
+    // Emails rotated over the block's addresses spend the one budget of password hashes.
+    clock.advance(60_000 - (clock.now() % 60_000));
+    const rotated: number[] = [];
+    for (let i = 0; i <= HASH_BUDGET; i++) rotated.push((await signIn(seed.uniqueEmail('guess'), 'a guess', from(100 + i))).status);
+    expect(rotated).toEqual([...Array(HASH_BUDGET).fill(401), 429]);
+    // The next /64 is another client.
+    expect((await signIn(o.email, o.password, { 'x-forwarded-for': `2001:db8:${n}:2::1` })).status).toBe(200);
+  });
 });
 
 describe('password hashes per address, whichever emails they are for', () => {
