@@ -24,6 +24,8 @@ export interface Limits {
   loginFlowStart: FixedWindowLimiter;
   /** Polls of Nextcloud login flows per client address. */
   loginFlowPoll: FixedWindowLimiter;
+  /** WebDAV Basic secrets refused this window, per address and email, refused again unchecked (a set: one hit is enough). */
+  wrongSecrets: FixedWindowLimiter;
 }
 
 export type LimiterName = keyof Limits;
@@ -39,6 +41,7 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
     memberLookup: new FixedWindowLimiter(counts.memberLookups, 15 * MINUTE, clock),
     loginFlowStart: new FixedWindowLimiter(LOGIN_FLOW_STARTS, 15 * MINUTE, clock),
     loginFlowPoll: new FixedWindowLimiter(LOGIN_FLOW_POLLS, 15 * MINUTE, clock),
+    wrongSecrets: new FixedWindowLimiter(1, 15 * MINUTE, clock),
   };
 }
 

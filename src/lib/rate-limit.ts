@@ -48,6 +48,12 @@ export class FixedWindowLimiter {
     };
   }
 
+  /** Whether `key` was hit in the current window. */
+  seen(key: string): boolean {
+    const now = this.clock.now();
+    return this.counts.get(key)?.windowStart === now - (now % this.windowMs);
+  }
+
   /** Gives back the hit `counted` (a success that is not to count), if its window is still the current one. */
   release(key: string, counted: LimitResult): void {
     const entry = this.counts.get(key);

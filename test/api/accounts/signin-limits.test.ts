@@ -92,6 +92,56 @@ describe('the sign-in limiter holds under concurrent guesses', () => {
   });
 });
 
+describe('a device still sending a revoked app password', () => {
+  test("is refused (401) as often as it retries, without using up the address's attempts: the login's other devices there keep working; each new wrong secret still counts", async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    const laptop = await davLogin(t, o, 'laptop');
+    const oldPhone = await davLogin(t, o, 'old phone');
+    expect((await o.client.delete(`/api/user/app-passwords/${oldPhone.id}`)).status).toBe(200);
+    const home = newAddress();
+    const propfind = (c: DavClient) => c.request('PROPFIND', '', { headers: { depth: '0', ...home } });
+    const retries: number[] = [];
+    for (let i = 0; i < AUTH_LIMIT * 4; i++) retries.push((await propfind(oldPhone)).status);
+    expect(tally(retries)).toEqual({ 401: AUTH_LIMIT * 4 });
+    expect((await propfind(laptop)).status).toBe(207);
+    // Guesses are counted as before: past the limit every secret waits, the right one too.
+    const guesses: number[] = [];
+    for (let i = 0; i < AUTH_LIMIT; i++) guesses.push((await davAttempt(o.email, `guess ${i}`, home)).status);
+    expect(tally(guesses)).toEqual({ 401: AUTH_LIMIT - 1, 429: 1 });
+    const refused = await propfind(laptop);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  test("where account passwords sign in too, each refusal counts as before: an old password retried stops at the address's limit, short of locking the email", async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    await accountPasswords(true);
+    try {
+      const home = newAddress();
+      const statuses: number[] = [];
+      for (let i = 0; i < 150; i++) statuses.push((await davAttempt(o.email, 'the password before', home)).status);
+      expect(tally(statuses)).toEqual({ 401: AUTH_LIMIT, 429: 150 - AUTH_LIMIT });
+      expect((await signIn(o.email, o.password, newAddress())).status).toBe(200);
+      expect(await audited('auth.passwords_locked', (e) => e.email === o.email)).toEqual([]);
+    } finally {
+      await accountPasswords(false);
+    }
+  });
+
+  test("a disabled account's device is not remembered as wrong: it gets in as soon as the account is enabled", async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    const phone = await davLogin(t, o, 'phone');
+    const home = newAddress();
+    t.server.ctx.services.users.setDisabled(o.id, true, 'cli');
+    expect((await phone.request('PROPFIND', '', { headers: { depth: '0', ...home } })).status).toBe(401);
+    t.server.ctx.services.users.setDisabled(o.id, false, 'cli');
+    expect((await phone.request('PROPFIND', '', { headers: { depth: '0', ...home } })).status).toBe(207);
+  });
+});
+
 describe('WebDAV sign-in does not tell which emails have an account', () => {
   test('app passwords only: an unknown email, a wrong password and an account with two-step verification get the same 401, and none costs a password hash', async () => {
     const o = await seed.owner(t);
