@@ -264,12 +264,35 @@ describe('adding a passkey asks who you are again', () => {
   });
 });
 
-test('COFFER_PUBLIC_URL names the relying party, whatever host a request names (a reverse proxy)', async () => {
+test('COFFER_PUBLIC_URL names the relying party, whatever host a request names (a reverse proxy); answers for another origin or host are 401', async () => {
   const proxied = await startTestServer({ env: { COFFER_PUBLIC_URL: 'https://files.example.com/' } });
   try {
     await seed.admin(proxied);
     const options = await json(await proxied.client().post('/api/passkeys/sign-in/options'));
     expect(options.rpId).toBe('files.example.com');
+
+    // Only an answer made at that origin for that host signs in, whatever host the options were asked for by.
+    const o = await seed.owner(proxied);
+    const pub = 'https://files.example.com';
+    const created = await createPasskey(await json(await o.client.post('/api/passkeys/register/options', { password: o.password })), pub);
+    expect((await o.client.post('/api/passkeys', { response: created.response })).status).toBe(201);
+    const attempt = async (origin: string, rpId: string) => {
+      const c = proxied.client();
+      const asked = await json(
+        await c.post('/api/passkeys/sign-in/options', undefined, { host: 'evil.example', 'x-forwarded-host': 'evil.example' }),
+      );
+      expect(asked.rpId).toBe('files.example.com');
+      return (await c.post('/api/passkeys/sign-in', await signWithPasskey(created.passkey, { ...asked, rpId }, origin))).status;
+    };
+    for (const [origin, rpId] of [
+      ['http://files.example.com', 'files.example.com'],
+      ['https://files.example.com:8443', 'files.example.com'],
+      ['https://evil.files.example.com', 'files.example.com'],
+      [pub, 'example.com'],
+      [proxied.url, 'files.example.com'],
+    ])
+      expect({ origin, rpId, status: await attempt(origin!, rpId!) }).toEqual({ origin, rpId, status: 401 });
+    expect(await attempt(pub, 'files.example.com')).toBe(200);
   } finally {
     await proxied.stop();
   }
