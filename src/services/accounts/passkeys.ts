@@ -46,6 +46,7 @@ const MAX_PENDING = 10_000;
 /** Ceremonies in flight from one client address (or for one login): past it, that client's own oldest goes. */
 const MAX_PENDING_PER_CLIENT = 64;
 const MAX_PASSKEYS = 50;
+const MAX_CREDENTIAL_ID_BYTES = 1023;
 
 const PasskeyMessages = {
   expired: 'This passkey request has expired or was already used. Start again.',
@@ -168,7 +169,11 @@ export class PasskeyService {
     } catch {
       info = undefined;
     }
-    if (!info) throw badRequest(PasskeyMessages.notVerified);
+    // The id the answer names must be the one the authenticator attested, of at most WebAuthn's 1,023 bytes (§ 7.1):
+    // else a sign-in could never name it, and it would ride, however long, in every later options answer.
+    const id = info?.credential.id;
+    if (!info || id !== input.response.id || Buffer.byteLength(id, 'base64url') > MAX_CREDENTIAL_ID_BYTES)
+      throw badRequest(PasskeyMessages.notVerified);
     if (this.d.repo.byCredentialId(info.credential.id)) throw badRequest(PasskeyMessages.alreadyAdded);
     const count = this.d.repo.count(principal.loginId);
     const row: Passkey = {

@@ -149,6 +149,15 @@ describe('passkeys in settings', () => {
     expect(named.status).toBe(422);
     expect((await json(named)).details).toEqual([{ field: 'name', message: 'Passkey name must be at most 64 characters' }]);
     expect((await c.post('/api/passkeys', { response: { id: 'not base64!' } })).status).toBe(422);
+    // The answer's id must be the attested one, of at most WebAuthn's 1,023 bytes: a 40 KB one under a short id was kept,
+    // could never sign in, and rode in every later options answer.
+    for (const bytes of [1024, 40_000, 32]) {
+      const odd = await createPasskey(await json(await registerOptions(c)), origin, { credentialBytes: bytes });
+      const short = Buffer.from('another credential').toString('base64url');
+      const res = await c.post('/api/passkeys', { response: { ...odd.response, id: short, rawId: short } });
+      expect({ bytes, status: res.status }).toEqual({ bytes, status: 400 });
+      expect((await json(res)).message).toBe('The passkey could not be verified. Try again, or sign in another way.');
+    }
     // A line break, a NUL or a right-to-left override would disguise the name in lists and the audit log.
     for (const name of ['Work\nlaptop', 'Key\u0000', 'Phone\u202egnp.exe']) {
       const res = await c.post('/api/passkeys', { name, response: long.response });
