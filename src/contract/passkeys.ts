@@ -2,6 +2,7 @@ import { confirmationFields } from './confirmation.ts';
 import { z } from 'zod';
 import { built, lazySchema } from './lazy-schema.ts';
 import { PASSKEY_NAME_MAX } from './limits.ts';
+import { BIDI_CONTROL } from './names.ts';
 
 /** Passkeys (WebAuthn): the answers a browser sends and what the server shows of a login's passkeys. */
 
@@ -56,7 +57,16 @@ export const registerOptionsBody = lazySchema(() => z.object(confirmationFields)
 /** A new passkey: the answer of `navigator.credentials.create()` and an optional name. */
 export const registerBody = lazySchema(() =>
   z.object({
-    name: z.string().trim().max(PASSKEY_NAME_MAX, `Passkey name must be at most ${PASSKEY_NAME_MAX} characters`).optional(),
+    name: z
+      .string()
+      .trim()
+      .max(PASSKEY_NAME_MAX, `Passkey name must be at most ${PASSKEY_NAME_MAX} characters`)
+      // Shown in lists and the audit log: a line break or a right-to-left override would disguise it there.
+      .refine(
+        (name) => !/\p{Cc}/u.test(name) && !BIDI_CONTROL.test(name),
+        'Passkey name cannot hold control characters (line breaks, tabs...)',
+      )
+      .optional(),
     response: z.object({
       id: base64url('id', 1024),
       rawId: base64url('rawId', 1024),

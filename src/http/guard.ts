@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { Elysia } from 'elysia';
 import type { AppContext } from '../context.ts';
 import { AppError, forbidden, Messages, unauthorized } from '../errors.ts';
-import { davUnauthorized } from '../services/accounts/app-passwords.ts';
+import { davUnauthorized, WRONG_DAV_SECRET } from '../services/accounts/app-passwords.ts';
 import { AuditActions } from '../services/admin/audit.ts';
 import { permissionFor } from '../services/identity/permissions.ts';
 import { type Principal, requireAdmin, requireOwner, requirePermission } from '../services/identity/principal.ts';
@@ -11,6 +12,7 @@ import { credentialsOf, IDP_PENDING_COOKIE, readCookie, tokenCookie } from './co
 import { enforceLimit, type Limits, spendPasswordHash } from './limits.ts';
 import { policyOf, type RoutePolicy } from './policy.ts';
 import { loggedPath, type RequestMeta, requestMeta } from './request-meta.ts';
+import { limitAddress } from '../lib/ip.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -29,26 +31,27 @@ function limitKey(
   const key = policy.limit ? policy.limit.key : principal ? 'login' : 'ip';
   if (key === 'login') return `login:${principal!.loginId}`;
   if (key === 'account') return `account:${principal!.accountId}`;
-  if (key === 'ip') return `ip:${meta.ip}`;
-  if (key === 'ip+login') return `${meta.ip}|${principal!.loginId}`;
+  const ip = limitAddress(meta.ip);
+  if (key === 'ip') return `ip:${ip}`;
+  if (key === 'ip+login') return `${ip}|${principal!.loginId}`;
   // The code step after single sign-on has no session yet: its pending sign-in names the account, whose
   // password sign-in attempts it shares (the same key as below), so two ways in do not double the tries.
   if (key === 'ip+idp-pending') {
     const email = pendingEmail(readCookie(request, IDP_PENDING_COOKIE));
-    return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
+    return `${ip}|${email === null ? '' : emailKey(email)}`;
   }
   if (key === 'ip+passkey') {
     return readJson(request).then((json) => {
       const body = json as { id?: unknown } | null;
       const email = typeof body?.id === 'string' ? passkeyEmail(body.id) : null;
-      return `${meta.ip}|${email === null ? '' : emailKey(email)}`;
+      return `${ip}|${email === null ? '' : emailKey(email)}`;
     });
   }
   // Sign-in attempts count per address and email, so one address cannot try many passwords on one account.
-  if (principal) return `${meta.ip}|${emailKey(principal.email)}`;
+  if (principal) return `${ip}|${emailKey(principal.email)}`;
   return readJson(request).then((json) => {
     const body = json as { email?: unknown } | null;
-    return `${meta.ip}|${typeof body?.email === 'string' ? emailKey(body.email) : ''}`;
+    return `${ip}|${typeof body?.email === 'string' ? emailKey(body.email) : ''}`;
   });
 }
 
@@ -151,6 +154,11 @@ export async function davAuthenticate(ctx: AppContext, limits: Limits, request: 
  * HTTP Basic on WebDAV: an app password (or the account's, where allowed). Failures count against the
  * sign-in limiter per address and email, as sign-ins do; every attempt is counted before its password is
  * checked (so concurrent guesses cannot all pass a limit none has reached yet) and a success gives it back.
+ * Where only app passwords sign in (the default), a secret refused before in this window is no new guess: refused
+ * again unchecked and uncounted, so a device still sending a revoked app password, retrying, does not keep the
+ * login's other devices at that address out. Where account passwords also do, each refusal counts as before: an old
+ * password retried unchecked would never stop at the address's limit and would use up the email's wrong passwords
+ * (services/accounts/password-tries.ts), locking its every way in.
  */
 async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, meta: RequestMeta): Promise<Principal> {
   const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(request.headers.get('authorization') ?? '');
@@ -162,9 +170,19 @@ async function davPrincipal(ctx: AppContext, limits: Limits, request: Request, m
 
 /** An email and an app password (or the account's, where allowed) from `ip`, counted against the sign-in limiter as davPrincipal says. */
 export async function passwordPrincipal(ctx: AppContext, limits: Limits, ip: string, email: string, password: string): Promise<Principal> {
-  const key = `${ip}|${emailKey(email)}`;
+  const key = `${limitAddress(ip)}|${emailKey(email)}`;
+  const guess = `${key}|${createHash('sha256').update(password).digest('base64url')}`;
+  const remember = !ctx.services.settings.get('davAccountPasswords');
+  if (remember && limits.wrongSecrets.seen(guess)) throw davUnauthorized(WRONG_DAV_SECRET);
   const counted = enforceLimit(limits.auth, key, ctx.clock);
-  const principal = await ctx.services.appPasswords.authenticate(email, password, ip, () => spendPasswordHash(limits, ip, ctx.clock));
+  let principal: Principal;
+  try {
+    principal = await ctx.services.appPasswords.authenticate(email, password, ip, () => spendPasswordHash(limits, ip, ctx.clock));
+  } catch (err) {
+    // Only a wrong secret: a disabled account's device must get in again as soon as the account is enabled.
+    if (remember && err instanceof AppError && err.message === WRONG_DAV_SECRET) limits.wrongSecrets.hit(guess);
+    throw err;
+  }
   limits.auth.release(key, counted);
   return principal;
 }

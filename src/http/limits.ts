@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { RateLimits } from '../config.ts';
 import { RateLimitedError } from '../errors.ts';
+import { limitAddress } from '../lib/ip.ts';
 import { FixedWindowLimiter, type LimitResult, rateLimitHeaders } from '../lib/rate-limit.ts';
 
 const MINUTE = 60_000;
@@ -23,6 +24,8 @@ export interface Limits {
   loginFlowStart: FixedWindowLimiter;
   /** Polls of Nextcloud login flows per client address. */
   loginFlowPoll: FixedWindowLimiter;
+  /** WebDAV Basic secrets refused this window, per address and email, refused again unchecked (a set: one hit is enough). */
+  wrongSecrets: FixedWindowLimiter;
 }
 
 export type LimiterName = keyof Limits;
@@ -38,6 +41,7 @@ export function createLimits(clock: Clock, counts: RateLimits): Limits {
     memberLookup: new FixedWindowLimiter(counts.memberLookups, 15 * MINUTE, clock),
     loginFlowStart: new FixedWindowLimiter(LOGIN_FLOW_STARTS, 15 * MINUTE, clock),
     loginFlowPoll: new FixedWindowLimiter(LOGIN_FLOW_POLLS, 15 * MINUTE, clock),
+    wrongSecrets: new FixedWindowLimiter(1, 15 * MINUTE, clock),
   };
 }
 
@@ -50,5 +54,5 @@ export function enforceLimit(limiter: FixedWindowLimiter, key: string, clock: Cl
 
 /** One password hash from the client address's budget, spent before the hash; 429 once it is used up. */
 export function spendPasswordHash(limits: Limits, ip: string, clock: Clock): void {
-  enforceLimit(limits.passwordHashes, ip, clock);
+  enforceLimit(limits.passwordHashes, limitAddress(ip), clock);
 }

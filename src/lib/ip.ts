@@ -38,6 +38,19 @@ export function normalizeIp(ip: string): string {
   return m ? m[1]! : ip;
 }
 
+/**
+ * The client a per-address limit counts: an IPv4 address as it is, an IPv6 one by its /64 (`2001:db8:1:2::/64`),
+ * the block one home, phone or server is given; counted per address, one such client would have 2^64 allowances.
+ */
+export function limitAddress(ip: string): string {
+  if (isIP(ip) !== 6) return ip;
+  const value = toBigInt(ip)!;
+  // An IPv4-mapped address is the IPv4 client.
+  if (value >> 32n === 0xffffn) return [24n, 16n, 8n, 0n].map((b) => (value >> b) & 255n).join('.');
+  const prefix = value >> 64n;
+  return `${[48n, 32n, 16n, 0n].map((b) => ((prefix >> b) & 0xffffn).toString(16)).join(':')}::/64`;
+}
+
 export function isIpAddress(text: string): boolean {
   return isIP(text) !== 0;
 }

@@ -9,6 +9,12 @@ export interface LimitResult {
   resetAt: number;
 }
 
+/**
+ * Keys a limiter holds at most. A key costs nothing to make (an email in a sign-in, a WebDAV user name, an IPv6
+ * address), so a flood of new ones would otherwise grow the map for a whole window.
+ */
+const MAX_KEYS = 50_000;
+
 /** In-memory fixed-window counter per key; windows are aligned to multiples of the window length. */
 export class FixedWindowLimiter {
   private readonly counts = new Map<string, { windowStart: number; count: number }>();
@@ -18,6 +24,7 @@ export class FixedWindowLimiter {
     readonly limit: number,
     readonly windowMs: number,
     private readonly clock: Clock,
+    private readonly maxKeys = MAX_KEYS,
   ) {}
 
   hit(key: string): LimitResult {
@@ -27,6 +34,8 @@ export class FixedWindowLimiter {
     if (now - this.lastSweep > this.windowMs || now < this.lastSweep) this.sweep(windowStart);
     let entry = this.counts.get(key);
     if (!entry || entry.windowStart !== windowStart) {
+      // Full: the key counted first goes (a Map iterates in insertion order), so memory stays bounded at O(1) a hit.
+      if (!entry && this.counts.size >= this.maxKeys) this.counts.delete(this.counts.keys().next().value!);
       entry = { windowStart, count: 0 };
       this.counts.set(key, entry);
     }
@@ -37,6 +46,12 @@ export class FixedWindowLimiter {
       remaining: Math.max(0, this.limit - entry.count),
       resetAt: windowStart + this.windowMs,
     };
+  }
+
+  /** Whether `key` was hit in the current window. */
+  seen(key: string): boolean {
+    const now = this.clock.now();
+    return this.counts.get(key)?.windowStart === now - (now % this.windowMs);
   }
 
   /** Gives back the hit `counted` (a success that is not to count), if its window is still the current one. */

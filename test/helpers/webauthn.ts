@@ -66,11 +66,11 @@ export interface RequestOptions {
   rpId?: string;
 }
 
-/** Answers registration options: a new key pair, and the response `POST /api/passkeys` takes. */
-export async function createPasskey(options: CreationOptions, origin: string) {
+/** Answers registration options: a new key pair, and the response `POST /api/passkeys` takes; `credentialBytes` sizes its id (32). */
+export async function createPasskey(options: CreationOptions, origin: string, opts: { credentialBytes?: number } = {}) {
   const keys = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
   const jwk = await crypto.subtle.exportKey('jwk', keys.publicKey);
-  const credential = new Uint8Array(randomBytes(32));
+  const credential = new Uint8Array(randomBytes(opts.credentialBytes ?? 32));
   const cose = cbor(
     new Map<number, unknown>([
       [1, 2],

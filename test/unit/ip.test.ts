@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { IpMatcher, isCidr, isHostname, isNeverFetchedAddress, normalizeIp } from '../../src/lib/ip.ts';
+import { IpMatcher, isCidr, isHostname, isNeverFetchedAddress, limitAddress, normalizeIp } from '../../src/lib/ip.ts';
 import { ClientIpResolver } from '../../src/http/client-ip.ts';
 
 describe('IpMatcher', () => {
@@ -33,6 +33,17 @@ describe('IpMatcher', () => {
   });
 });
 
+describe('limitAddress', () => {
+  test('IPv4 as it is; IPv6 by its /64, whatever its spelling; an IPv4-mapped one as its IPv4 address', () => {
+    expect(limitAddress('203.0.113.9')).toBe('203.0.113.9');
+    expect(limitAddress('2001:db8:1:2::1')).toBe('2001:db8:1:2::/64');
+    expect(limitAddress('2001:DB8:1:2:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
+    expect(limitAddress('2001:db8::')).toBe('2001:db8:0:0::/64');
+    expect(limitAddress('::ffff:1.2.3.4')).toBe('1.2.3.4');
+    expect(limitAddress('unknown')).toBe('unknown');
+  });
+});
+
 describe('ClientIpResolver', () => {
   const resolver = new ClientIpResolver(new IpMatcher(['10.0.0.1', '10.0.0.2']));
 
@@ -42,6 +53,13 @@ describe('ClientIpResolver', () => {
 
   test('from a known proxy, the rightmost address that is not a proxy is the client', () => {
     expect(resolver.resolve('10.0.0.1', '6.6.6.6, 1.2.3.4, 10.0.0.2')).toBe('1.2.3.4');
+  });
+
+  test("an entry with the client's port (Azure, IIS ARR) is its address, so every connection of one client is one client", () => {
+    expect(resolver.resolve('10.0.0.1', '6.6.6.6, 1.2.3.4:51234, 10.0.0.2:443')).toBe('1.2.3.4');
+    expect(resolver.resolve('10.0.0.1', '[2001:DB8::1]:51234')).toBe('2001:db8::1');
+    expect(resolver.resolve('10.0.0.1', '[2001:db8::1]')).toBe('2001:db8::1');
+    expect(resolver.resolve('10.0.0.1', '[::ffff:1.2.3.4]:9')).toBe('1.2.3.4');
   });
 
   test('no proxies configured: the peer', () => {

@@ -28,6 +28,22 @@ describe('FixedWindowLimiter', () => {
     expect(limiter.size).toBe(1);
   });
 
+  test('a flood of new keys within one window (emails, IPv6 addresses) holds at most maxKeys, the oldest going first; the newest still count', () => {
+    const clock = new ManualClock(1_000_000);
+    const limiter = new FixedWindowLimiter(2, 60_000, clock, 100);
+    for (let i = 0; i < 10_000; i++) limiter.hit(`flood-${i}`);
+    expect(limiter.size).toBe(100);
+    limiter.hit('flood-9999');
+    expect(limiter.hit('flood-9999').allowed).toBe(false);
+    // The first ones were let go: counted afresh.
+    expect(limiter.hit('flood-0').remaining).toBe(1);
+    expect(limiter.size).toBe(100);
+    // The default bound: a sign-in flood with a new email each time stays at 50,000 keys.
+    const auth = new FixedWindowLimiter(25, 15 * 60_000, clock);
+    for (let i = 0; i < 60_000; i++) auth.hit(`203.0.113.7|guess-${i}@example.test`);
+    expect(auth.size).toBe(50_000);
+  });
+
   test('release gives a hit back within its window only', () => {
     const clock = new ManualClock(1_000_000);
     const limiter = new FixedWindowLimiter(1, 60_000, clock);

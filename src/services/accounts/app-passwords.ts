@@ -50,6 +50,9 @@ const credentialOf = (id: string) => `${APP_PASSWORD_SESSION}${id}`;
 /** A long-lived connection's credential when it signed in with the account password: that, at the login's token version. */
 const ACCOUNT_PASSWORD = 'account-password@';
 
+/** WebDAV's refusal of an email and secret that do not sign in (an unknown email, a wrong or revoked secret alike). */
+export const WRONG_DAV_SECRET = 'Wrong email or app password. Make an app password in Settings → App passwords.';
+
 /** 401 for WebDAV, with the challenge that makes a client ask for a password. */
 export function davUnauthorized(message: string): AppError {
   return new AppError(401, message, undefined, { 'WWW-Authenticate': `Basic realm="${DAV_REALM}", charset="UTF-8"` });
@@ -239,7 +242,7 @@ export class AppPasswordService {
         details: { reason: disabled ? 'account_disabled' : 'invalid_credentials', via: 'webdav' },
       });
       if (disabled) throw davUnauthorized(Messages.accountDisabled);
-      throw davUnauthorized('Wrong email or app password. Make an app password in Settings → App passwords.');
+      throw davUnauthorized(WRONG_DAV_SECRET);
     }
     const isOwner = login.parentUserId === null;
     return {

@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.ts';
 import type { MfaRepo, MfaState } from '../../db/repos/mfa.ts';
 import type { Keyring } from '../../storage/keyring.ts';
 import { AppError, badRequest, Messages, unauthorized } from '../../errors.ts';
-import { FixedWindowLimiter } from '../../lib/rate-limit.ts';
+import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
 import { AuditActions, type Actor, type AuditService, actorFields } from '../admin/audit.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { SessionService } from './sessions.ts';
@@ -138,6 +138,8 @@ export class MfaService {
         429,
         `Please wait ${Math.floor(seconds / 60)} minute(s) and ${seconds % 60} second(s) before regenerating backup codes again`,
         { retryAfterMs: Math.ceil(wait) },
+        // The headers every 429 carries (docs/api.md › Limits), so clients that wait on Retry-After wait here too.
+        rateLimitHeaders({ allowed: false, limit: 1, remaining: 0, resetAt: now + wait }, now),
       );
     }
     const backupCodes = this.newBackupCodes();

@@ -13,6 +13,7 @@ import type { PasskeysRepo, Passkey } from '../../db/repos/passkeys.ts';
 import type { User, UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
+import { limitAddress } from '../../lib/ip.ts';
 import { type Actor, AuditActions, type AuditService, actorFields, loginFields } from '../admin/audit.ts';
 import type { Confirmation, IdentityCheck } from './identity-check.ts';
 import type { MfaService } from './mfa.ts';
@@ -45,11 +46,14 @@ const MAX_PENDING = 10_000;
 /** Ceremonies in flight from one client address (or for one login): past it, that client's own oldest goes. */
 const MAX_PENDING_PER_CLIENT = 64;
 const MAX_PASSKEYS = 50;
+const MAX_CREDENTIAL_ID_BYTES = 1023;
 
 const PasskeyMessages = {
   expired: 'This passkey request has expired or was already used. Start again.',
   unknown: 'This passkey is not registered on this Coffer (it may have been removed). Sign in with your password instead.',
   otherLogin: 'This passkey belongs to another account. Use a passkey of the account you are signing in to, or your code.',
+  userMismatch:
+    'This passkey answer names another account than the one the passkey was added to. Remove the passkey from your device and add it again, or sign in another way.',
   notVerified: 'The passkey could not be verified. Try again, or sign in another way.',
   noUserVerification:
     'This passkey did not confirm it is you (no fingerprint, face or PIN), so it cannot sign in on its own. Sign in with your password and use it as the second step.',
@@ -165,7 +169,11 @@ export class PasskeyService {
     } catch {
       info = undefined;
     }
-    if (!info) throw badRequest(PasskeyMessages.notVerified);
+    // The id the answer names must be the one the authenticator attested, of at most WebAuthn's 1,023 bytes (§ 7.1):
+    // else a sign-in could never name it, and it would ride, however long, in every later options answer.
+    const id = info?.credential.id;
+    if (!info || id !== input.response.id || Buffer.byteLength(id, 'base64url') > MAX_CREDENTIAL_ID_BYTES)
+      throw badRequest(PasskeyMessages.notVerified);
     if (this.d.repo.byCredentialId(info.credential.id)) throw badRequest(PasskeyMessages.alreadyAdded);
     const count = this.d.repo.count(principal.loginId);
     const row: Passkey = {
@@ -227,7 +235,7 @@ export class PasskeyService {
   async signInOptions(rp: RelyingParty, ip: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const { generateAuthenticationOptions } = await webauthn();
     const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CEREMONY_TIMEOUT_MS });
-    this.hold(options.challenge, rp, { kind: 'sign-in' }, `ip:${ip}`);
+    this.hold(options.challenge, rp, { kind: 'sign-in' }, `ip:${limitAddress(ip)}`);
     return options;
   }
 
@@ -256,6 +264,10 @@ export class PasskeyService {
     };
     if (pending?.kind !== 'sign-in') return fail('expired_challenge', PasskeyMessages.expired, 400);
     if (!row || !login) return fail('unknown_passkey', PasskeyMessages.unknown);
+    // WebAuthn § 7.2: the user handle the authenticator returns must be the login the credential was added for.
+    const handle = response.response.userHandle;
+    if (handle && Buffer.from(handle, 'base64url').toString('utf8') !== row.userId)
+      return fail('user_handle_mismatch', PasskeyMessages.userMismatch);
     if (forLogin && row.userId !== forLogin.id) return fail('other_login', PasskeyMessages.otherLogin);
     let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
     try {

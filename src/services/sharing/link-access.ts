@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import { AppError, Messages, RateLimitedError } from '../../errors.ts';
 import { parseRange } from '../../lib/byte-range.ts';
+import { limitAddress } from '../../lib/ip.ts';
 import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { ZipDownload } from '../files/downloads.ts';
@@ -83,7 +84,7 @@ export class UnlockAttempts {
 
   /** Runs `check` with one attempt of `link` from `ip` spent (429 past either limit, after `refused`); a check that passes gives it back. */
   async spend<T>(link: string, ip: string, check: () => Promise<T>, refused?: () => void): Promise<T> {
-    const key = `${link}|${ip}`;
+    const key = `${link}|${limitAddress(ip)}`;
     const counted = this.perAddress.hit(key);
     // An address past its own limit does not count against the link's, so one address cannot close it to others.
     const linkCounted = counted.allowed ? this.perLink.hit(link) : null;

@@ -126,7 +126,7 @@ describe('disable and regenerate', () => {
     expect((await b.client.post('/api/mfa/disable', { code: backupCodes[3] })).status).toBe(200);
   });
 
-  test('regenerate replaces all codes; a second one within 5 minutes → 429 {message, retryAfterMs}', async () => {
+  test('regenerate replaces all codes; a second one within 5 minutes → 429 {message, retryAfterMs} with Retry-After', async () => {
     const o = await seed.owner(t);
     const { backupCodes } = await enableMfa(o);
     const res = await o.client.post('/api/mfa/backup-codes/regenerate');
@@ -142,6 +142,10 @@ describe('disable and regenerate', () => {
     const body = await json(cooldown);
     expect(body.retryAfterMs).toBe(4 * 60_000);
     expect(body.message).toBe('Please wait 4 minute(s) and 0 second(s) before regenerating backup codes again');
+    // The headers of every 429 (docs/api.md › Limits): a client waiting on Retry-After waits the cooldown out.
+    expect(cooldown.headers.get('retry-after')).toBe('240');
+    expect(cooldown.headers.get('ratelimit-remaining')).toBe('0');
+    expect(Number(cooldown.headers.get('ratelimit-reset'))).toBe(Math.ceil((clock.now() + 4 * 60_000) / 1000));
     clock.advance(4 * 60_000);
     expect((await o.client.post('/api/mfa/backup-codes/regenerate')).status).toBe(200);
   });

@@ -131,7 +131,7 @@ describe('passkeys in settings', () => {
     expect(statuses.has(404)).toBe(true);
   });
 
-  test('bad input: a forged or foreign answer, a reused challenge, a long name, an address as host are 4xx that say why', async () => {
+  test('bad input: a forged or foreign answer, a reused challenge, a long name or one with control characters, an address as host are 4xx that say why', async () => {
     const o = await seed.owner(t);
     const c = await signInAs(o);
     const options = await json(await registerOptions(c));
@@ -149,6 +149,24 @@ describe('passkeys in settings', () => {
     expect(named.status).toBe(422);
     expect((await json(named)).details).toEqual([{ field: 'name', message: 'Passkey name must be at most 64 characters' }]);
     expect((await c.post('/api/passkeys', { response: { id: 'not base64!' } })).status).toBe(422);
+    // The answer's id must be the attested one, of at most WebAuthn's 1,023 bytes: a 40 KB one under a short id was kept,
+    // could never sign in, and rode in every later options answer.
+    for (const bytes of [1024, 40_000, 32]) {
+      const odd = await createPasskey(await json(await registerOptions(c)), origin, { credentialBytes: bytes });
+      const short = Buffer.from('another credential').toString('base64url');
+      const res = await c.post('/api/passkeys', { response: { ...odd.response, id: short, rawId: short } });
+      expect({ bytes, status: res.status }).toEqual({ bytes, status: 400 });
+      expect((await json(res)).message).toBe('The passkey could not be verified. Try again, or sign in another way.');
+    }
+    // A line break, a NUL or a right-to-left override would disguise the name in lists and the audit log.
+    for (const name of ['Work\nlaptop', 'Key\u0000', 'Phone\u202egnp.exe']) {
+      const res = await c.post('/api/passkeys', { name, response: long.response });
+      expect(res.status).toBe(422);
+      expect((await json(res)).details).toEqual([
+        { field: 'name', message: 'Passkey name cannot hold control characters (line breaks, tabs...)' },
+      ]);
+    }
+    expect((await json(await c.get('/api/passkeys'))).passkeys).toEqual([]);
 
     // Another login's registration challenge is not this one's.
     const other = await signInAs(await seed.owner(t));
@@ -255,12 +273,35 @@ describe('adding a passkey asks who you are again', () => {
   });
 });
 
-test('COFFER_PUBLIC_URL names the relying party, whatever host a request names (a reverse proxy)', async () => {
+test('COFFER_PUBLIC_URL names the relying party, whatever host a request names (a reverse proxy); answers for another origin or host are 401', async () => {
   const proxied = await startTestServer({ env: { COFFER_PUBLIC_URL: 'https://files.example.com/' } });
   try {
     await seed.admin(proxied);
     const options = await json(await proxied.client().post('/api/passkeys/sign-in/options'));
     expect(options.rpId).toBe('files.example.com');
+
+    // Only an answer made at that origin for that host signs in, whatever host the options were asked for by.
+    const o = await seed.owner(proxied);
+    const pub = 'https://files.example.com';
+    const created = await createPasskey(await json(await o.client.post('/api/passkeys/register/options', { password: o.password })), pub);
+    expect((await o.client.post('/api/passkeys', { response: created.response })).status).toBe(201);
+    const attempt = async (origin: string, rpId: string) => {
+      const c = proxied.client();
+      const asked = await json(
+        await c.post('/api/passkeys/sign-in/options', undefined, { host: 'evil.example', 'x-forwarded-host': 'evil.example' }),
+      );
+      expect(asked.rpId).toBe('files.example.com');
+      return (await c.post('/api/passkeys/sign-in', await signWithPasskey(created.passkey, { ...asked, rpId }, origin))).status;
+    };
+    for (const [origin, rpId] of [
+      ['http://files.example.com', 'files.example.com'],
+      ['https://files.example.com:8443', 'files.example.com'],
+      ['https://evil.files.example.com', 'files.example.com'],
+      [pub, 'example.com'],
+      [proxied.url, 'files.example.com'],
+    ])
+      expect({ origin, rpId, status: await attempt(origin!, rpId!) }).toEqual({ origin, rpId, status: 401 });
+    expect(await attempt(pub, 'files.example.com')).toBe(200);
   } finally {
     await proxied.stop();
   }
@@ -332,6 +373,26 @@ describe('signing in with a passkey', () => {
     const noPin = await passkeySignIn(passkey, { userVerified: false });
     expect(noPin.res.status).toBe(401);
     expect((await json(noPin.res)).message).toStartWith('This passkey did not confirm it is you');
+  });
+
+  test("an answer whose user handle names another login is refused (401, audited), whichever login's handle it names", async () => {
+    const a = await seed.owner(t);
+    const b = await seed.owner(t);
+    const { passkey, id } = await addPasskey(await signInAs(a));
+    const other = await addPasskey(await signInAs(b));
+    for (const userHandle of [other.passkey.userHandle, Buffer.from('nobody').toString('base64url')]) {
+      const { c, res } = await passkeySignIn({ ...passkey, userHandle });
+      expect(res.status).toBe(401);
+      expect((await json(res)).message).toStartWith('This passkey answer names another account');
+      expect(c.cookies.has('token')).toBe(false);
+    }
+    expect(auditOf('passkey.use', a.id).map((e) => [e.status, e.targetId, e.details?.reason])).toEqual([
+      ['failure', id, 'user_handle_mismatch'],
+      ['failure', id, 'user_handle_mismatch'],
+    ]);
+    // Its own handle, or none (an authenticator may leave it out), signs in.
+    expect((await passkeySignIn(passkey)).res.status).toBe(200);
+    expect((await passkeySignIn({ ...passkey, userHandle: '' })).res.status).toBe(200);
   });
 
   test('a challenge expires after five minutes', async () => {

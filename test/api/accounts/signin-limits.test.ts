@@ -92,6 +92,56 @@ describe('the sign-in limiter holds under concurrent guesses', () => {
   });
 });
 
+describe('a device still sending a revoked app password', () => {
+  test("is refused (401) as often as it retries, without using up the address's attempts: the login's other devices there keep working; each new wrong secret still counts", async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    const laptop = await davLogin(t, o, 'laptop');
+    const oldPhone = await davLogin(t, o, 'old phone');
+    expect((await o.client.delete(`/api/user/app-passwords/${oldPhone.id}`)).status).toBe(200);
+    const home = newAddress();
+    const propfind = (c: DavClient) => c.request('PROPFIND', '', { headers: { depth: '0', ...home } });
+    const retries: number[] = [];
+    for (let i = 0; i < AUTH_LIMIT * 4; i++) retries.push((await propfind(oldPhone)).status);
+    expect(tally(retries)).toEqual({ 401: AUTH_LIMIT * 4 });
+    expect((await propfind(laptop)).status).toBe(207);
+    // Guesses are counted as before: past the limit every secret waits, the right one too.
+    const guesses: number[] = [];
+    for (let i = 0; i < AUTH_LIMIT; i++) guesses.push((await davAttempt(o.email, `guess ${i}`, home)).status);
+    expect(tally(guesses)).toEqual({ 401: AUTH_LIMIT - 1, 429: 1 });
+    const refused = await propfind(laptop);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  test("where account passwords sign in too, each refusal counts as before: an old password retried stops at the address's limit, short of locking the email", async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    await accountPasswords(true);
+    try {
+      const home = newAddress();
+      const statuses: number[] = [];
+      for (let i = 0; i < 150; i++) statuses.push((await davAttempt(o.email, 'the password before', home)).status);
+      expect(tally(statuses)).toEqual({ 401: AUTH_LIMIT, 429: 150 - AUTH_LIMIT });
+      expect((await signIn(o.email, o.password, newAddress())).status).toBe(200);
+      expect(await audited('auth.passwords_locked', (e) => e.email === o.email)).toEqual([]);
+    } finally {
+      await accountPasswords(false);
+    }
+  });
+
+  test("a disabled account's device is not remembered as wrong: it gets in as soon as the account is enabled", async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    const phone = await davLogin(t, o, 'phone');
+    const home = newAddress();
+    t.server.ctx.services.users.setDisabled(o.id, true, 'cli');
+    expect((await phone.request('PROPFIND', '', { headers: { depth: '0', ...home } })).status).toBe(401);
+    t.server.ctx.services.users.setDisabled(o.id, false, 'cli');
+    expect((await phone.request('PROPFIND', '', { headers: { depth: '0', ...home } })).status).toBe(207);
+  });
+});
+
 describe('WebDAV sign-in does not tell which emails have an account', () => {
   test('app passwords only: an unknown email, a wrong password and an account with two-step verification get the same 401, and none costs a password hash', async () => {
     const o = await seed.owner(t);
@@ -128,6 +178,40 @@ describe('WebDAV sign-in does not tell which emails have an account', () => {
     } finally {
       await accountPasswords(false);
     }
+  });
+});
+
+describe('the client address behind a known proxy', () => {
+  test('a proxy that adds the port (1.2.3.4:51234, [2001:db8::1]:443) names one client whichever connection it came on: its guesses share one count', async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    const n = ++addresses;
+    for (const [i, client] of [`10.30.${n}.1`, `[2001:db8::${n.toString(16)}]`].entries()) {
+      const statuses: number[] = [];
+      for (let port = 40_000; port < 40_000 + AUTH_LIMIT + 1; port++) {
+        statuses.push((await signIn(o.email, `wrong ${port}`, { 'x-forwarded-for': `203.0.113.1, ${client}:${port + i}` })).status);
+      }
+      expect(statuses).toEqual([...Array(AUTH_LIMIT).fill(401), 429]);
+    }
+    // Another client behind the same proxy is counted on its own.
+    expect((await signIn(o.email, o.password, { 'x-forwarded-for': `10.31.${n}.1:40000` })).status).toBe(200);
+  });
+
+  test('an IPv6 client is its /64 (the block one home or phone is given): a new address of it each guess shares one count, and one password-hash budget', async () => {
+    windowStart();
+    const o = await seed.owner(t);
+    const n = (++addresses).toString(16);
+    const from = (i: number) => ({ 'x-forwarded-for': `2001:db8:${n}:1:${i.toString(16)}::1` });
+    const statuses: number[] = [];
+    for (let i = 0; i <= AUTH_LIMIT; i++) statuses.push((await signIn(o.email, `wrong ${i}`, from(i))).status);
+    expect(statuses).toEqual([...Array(AUTH_LIMIT).fill(401), 429]);
+    // Emails rotated over the block's addresses spend the one budget of password hashes.
+    clock.advance(60_000 - (clock.now() % 60_000));
+    const rotated: number[] = [];
+    for (let i = 0; i <= HASH_BUDGET; i++) rotated.push((await signIn(seed.uniqueEmail('guess'), 'a guess', from(100 + i))).status);
+    expect(rotated).toEqual([...Array(HASH_BUDGET).fill(401), 429]);
+    // The next /64 is another client.
+    expect((await signIn(o.email, o.password, { 'x-forwarded-for': `2001:db8:${n}:2::1` })).status).toBe(200);
   });
 });
 
