@@ -128,8 +128,7 @@ export class CopyService {
         await this.copyChildren(into, source.accountId, source.id, root.id);
       } catch (err) {
         // All or nothing: a folder copied part way (the storage limit reached meanwhile, say) goes, not left as if whole.
-        this.d.trash.trashTrees(principal.accountId, principal.loginId, [root.id]);
-        this.d.trash.deleteRoots(principal.accountId, principal.loginId, [root.id]);
+        this.removeOwn(principal, root.id, into.made);
         throw err;
       }
     }
@@ -212,18 +211,14 @@ export class CopyService {
         copy = await this.copyItem(into, row, targetId, true, name);
         if (row.type === 'folder') await this.copyChildren(into, accountId, row.id, copy.id);
       } catch (err) {
-        if (copy) {
-          this.d.trash.trashTrees(accountId, loginId, [copy.id]);
-          this.d.trash.deleteRoots(accountId, loginId, [copy.id]);
-        }
+        if (copy) this.removeOwn(principal, copy.id, into.made);
         throw err;
       }
       try {
         this.d.trash.trashTrees(accountId, loginId, [row.id]);
       } catch (err) {
         // The host kept the source (a read-only mount, say): the copy goes, so the move changed nothing.
-        this.d.trash.trashTrees(accountId, loginId, [copy.id]);
-        this.d.trash.deleteRoots(accountId, loginId, [copy.id]);
+        this.removeOwn(principal, copy.id, into.made);
         throw err;
       }
       this.d.trash.deleteRoots(accountId, loginId, [row.id]);
@@ -231,6 +226,24 @@ export class CopyService {
       moved.push(copy);
     }
     return moved;
+  }
+
+  /**
+   * Removes for good what a copy that failed made in `rootId`'s tree (`made`); an item another request put there
+   * meanwhile stays, with the folders above it, rather than go with the copy.
+   */
+  private removeOwn(by: { accountId: string; loginId: string }, rootId: string, made: ReadonlySet<string>): void {
+    const rows = this.d.items.getMany(by.accountId, this.d.items.liveSubtreeIds(rootId));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const kept = new Set<string>();
+    for (const row of rows) {
+      if (made.has(row.id)) continue;
+      for (let at: Item | undefined = row; at && !kept.has(at.id); at = at.id === rootId ? undefined : byId.get(at.parentId ?? ''))
+        kept.add(at.id);
+    }
+    const gone = rows.filter((r) => !kept.has(r.id) && (r.id === rootId || kept.has(r.parentId ?? ''))).map((r) => r.id);
+    this.d.trash.trashTrees(by.accountId, by.loginId, gone);
+    this.d.trash.deleteRoots(by.accountId, by.loginId, gone);
   }
 
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */
