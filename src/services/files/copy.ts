@@ -214,36 +214,43 @@ export class CopyService {
         if (copy) this.removeOwn(principal, copy.id, into.made);
         throw err;
       }
+      // What was copied leaves; an item put into the source meanwhile stays there, with the folders above it.
+      const sources = this.ownRoots(accountId, row.id, (id) => into.made.has(derived(into.jobId, id, 'id')));
       try {
-        this.d.trash.trashTrees(accountId, loginId, [row.id]);
+        this.d.trash.trashTrees(accountId, loginId, sources);
       } catch (err) {
         // The host kept the source (a read-only mount, say): the copy goes, so the move changed nothing.
         this.removeOwn(principal, copy.id, into.made);
         throw err;
       }
-      this.d.trash.deleteRoots(accountId, loginId, [row.id]);
+      this.d.trash.deleteRoots(accountId, loginId, sources);
       this.d.events.item(principal, FileEventType.copied, copy);
       moved.push(copy);
     }
     return moved;
   }
 
-  /**
-   * Removes for good what a copy that failed made in `rootId`'s tree (`made`); an item another request put there
-   * meanwhile stays, with the folders above it, rather than go with the copy.
-   */
+  /** Removes for good what a copy that failed made in `rootId`'s tree (`made`), as `ownRoots` finds it. */
   private removeOwn(by: { accountId: string; loginId: string }, rootId: string, made: ReadonlySet<string>): void {
-    const rows = this.d.items.getMany(by.accountId, this.d.items.liveSubtreeIds(rootId));
+    const gone = this.ownRoots(by.accountId, rootId, (id) => made.has(id));
+    this.d.trash.trashTrees(by.accountId, by.loginId, gone);
+    this.d.trash.deleteRoots(by.accountId, by.loginId, gone);
+  }
+
+  /**
+   * The outermost items of `rootId`'s live tree that are `own` (a copy's rows, a move's copied sources) with nothing
+   * else below them: an item another request put in the tree meanwhile stays, with the folders above it.
+   */
+  private ownRoots(accountId: string, rootId: string, own: (id: string) => boolean): string[] {
+    const rows = this.d.items.getMany(accountId, this.d.items.liveSubtreeIds(rootId));
     const byId = new Map(rows.map((r) => [r.id, r]));
     const kept = new Set<string>();
     for (const row of rows) {
-      if (made.has(row.id)) continue;
+      if (own(row.id)) continue;
       for (let at: Item | undefined = row; at && !kept.has(at.id); at = at.id === rootId ? undefined : byId.get(at.parentId ?? ''))
         kept.add(at.id);
     }
-    const gone = rows.filter((r) => !kept.has(r.id) && (r.id === rootId || kept.has(r.parentId ?? ''))).map((r) => r.id);
-    this.d.trash.trashTrees(by.accountId, by.loginId, gone);
-    this.d.trash.deleteRoots(by.accountId, by.loginId, gone);
+    return rows.filter((r) => !kept.has(r.id) && (r.id === rootId || kept.has(r.parentId ?? ''))).map((r) => r.id);
   }
 
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */

@@ -145,6 +145,38 @@ describe('moves between a library and the encrypted store: a copy, then a delete
     expect((await children(owner, '')).map((i) => i.name).sort()).toEqual([library.name, 'tune.mp3'].sort());
   });
 
+  test('a file uploaded into a folder while it is moved into a library stays in that folder, not deleted with the moved ones', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const library = await addLibrary(admin, root, owner);
+    const photos = await folder(owner.client, 'Photos');
+    await upload(owner.client, 'cat.jpg', 'meow', { parentId: photos.id });
+    // The move copies each file's bytes first: held there while another request uploads into the source.
+    const driver = t.server.ctx.driver;
+    const copy = driver.copy.bind(driver);
+    let reached!: () => void;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (reached = r));
+    const open = new Promise<void>((r) => (release = r));
+    driver.copy = async (from, to) => {
+      reached();
+      await open;
+      return copy(from, to);
+    };
+    try {
+      const move = owner.client.post('/api/files/move', { ids: [photos.id], parentId: library.folderId });
+      await held;
+      const late = await upload(owner.client, 'dog.jpg', 'woof', { parentId: photos.id });
+      release();
+      expect((await move).status).toBe(200);
+      expect(fs.readFileSync(path.join(root, 'Photos', 'cat.jpg'), 'utf8')).toBe('meow');
+      expect((await children(owner, photos.id)).map((i) => i.name)).toEqual(['dog.jpg']);
+      expect(await text(owner, late.id)).toBe('woof');
+    } finally {
+      driver.copy = copy;
+    }
+  });
+
   test('a move that fails on the way (the library disk is full) leaves the source as it was and no partial copy', async () => {
     const disk = mountSmallDisk(1);
     if (typeof disk === 'string') throw new Error(disk);
