@@ -2,12 +2,12 @@ import { describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { downloaded, folder, listAll, readZip, seedRows, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
+import { downloaded, folder, heldBody, listAll, readZip, seedRows, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
-import { createUpload, headUpload, patchUpload } from '../../helpers/tus.ts';
+import { createUpload, headUpload, patchUpload, TUS } from '../../helpers/tus.ts';
 import { newGroup } from '../../helpers/groups.ts';
 
 let t: TestServer;
@@ -658,6 +658,33 @@ describe('the other doors', () => {
     await owner.client.delete(`/api/files/${root.id}/members/${editor.id}`);
     expect((await patchUpload(editor.client, location, 2, new TextEncoder().encode('lf'))).status).toBe(404);
     expect((await headUpload(editor.client, location)).status).toBe(404);
+  });
+
+  test("tus: an editor's last PATCH into a folder the owner moves out of the share, or trashes, while it runs is 404; no file lands outside the share", async () => {
+    const { owner, root, outside, editor } = await sharedWithEditorAndViewer();
+    for (const [name, leave] of [
+      ['moved.bin', (id: string) => owner.client.post('/api/files/move', { ids: [id], parentId: outside.id })],
+      ['trashed.bin', (id: string) => owner.client.post('/api/files/delete', { ids: [id] })],
+    ] as const) {
+      const sub = await folder(owner.client, `for ${name}`, root.id);
+      const created = await createUpload(editor.client, 2000, { filename: name, parentId: sub.id });
+      expect(created.status).toBe(201);
+      const location = new URL(created.headers.get('location')!, t.url).pathname;
+      const { body, release } = heldBody();
+      const patch = editor.client.request(location, {
+        method: 'PATCH',
+        headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': '2000' },
+        body,
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await leave(sub.id)).status).toBe(200);
+      release();
+      const res = await patch;
+      expect(res.status).toBe(404);
+      expect(await json(res)).toEqual({ message: 'Folder not found' });
+      const rows = t.server.ctx.db.$client.query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM items WHERE name = ?').get(name)!;
+      expect(rows.n).toBe(0);
+    }
   });
 
   test('file versions: viewers list and download them, editors restore, strangers and removed members get 404', async () => {
