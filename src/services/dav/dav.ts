@@ -1229,12 +1229,10 @@ export class DavService {
       // A read-only library refuses before any byte is copied.
       this.d.items.checkChange({ kind: 'change', itemId: replaced.id });
       if (op === 'move') this.d.items.checkChange({ kind: 'change', itemId: source.item.id });
-      await this.d.copy.copyOnto(this.stored(from, source.item.id), (object) =>
-        this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt),
-      );
+      const copied = this.stored(from, source.item.id);
+      await this.d.copy.copyOnto(copied, (object) => this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt));
       if (op === 'move') {
-        this.d.trash.trashTrees(principal.accountId, principal.loginId, [source.item.id]);
-        this.d.trash.deleteRoots(principal.accountId, principal.loginId, [source.item.id]);
+        this.d.copy.deleteMovedFile(principal, copied);
         this.d.locks.forget(principal.accountId, source.path.key);
       }
       return { created: false };

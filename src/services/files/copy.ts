@@ -57,7 +57,12 @@ interface CopyTarget {
   folderGone: () => Error;
   /** The ids of the copies made (or found again) so far: a walk of the sources never enters them, as another request may have moved one inside a source. */
   made: Set<string>;
+  /** A move's sources as they were copied (contentOf), by id: one changed since is not the copy's to delete. */
+  copied?: Map<string, string>;
 }
+
+/** What a file holds, as far as a copy of it is concerned (a folder: nothing of its own). */
+const contentOf = (row: Item) => (row.type === 'folder' ? '' : `${row.storageKey}:${row.size}:${row.modifiedAt}`);
 
 const JOB_TARGET_GONE = 'the target folder no longer exists';
 const inRequestFolderGone = () => notFound(Messages.folderNotFound);
@@ -205,7 +210,15 @@ export class CopyService {
     const { accountId, loginId } = principal;
     const moved: Item[] = [];
     for (const row of rows) {
-      const into = { jobId: newId(), accountId, room, loginId, folderGone: inRequestFolderGone, made: new Set<string>() };
+      const into = {
+        jobId: newId(),
+        accountId,
+        room,
+        loginId,
+        folderGone: inRequestFolderGone,
+        made: new Set<string>(),
+        copied: new Map<string, string>(),
+      };
       let copy: Item | null = null;
       try {
         copy = await this.copyItem(into, row, targetId, true, name);
@@ -214,8 +227,8 @@ export class CopyService {
         if (copy) this.removeOwn(principal, copy.id, into.made);
         throw err;
       }
-      // What was copied leaves; an item put into the source meanwhile stays there, with the folders above it.
-      const sources = this.ownRoots(accountId, row.id, (id) => into.made.has(derived(into.jobId, id, 'id')));
+      // What was copied leaves; an item put into the source (or a file replaced) meanwhile stays, with the folders above it.
+      const sources = this.ownRoots(accountId, row.id, (source) => into.copied.get(source.id) === contentOf(source));
       try {
         this.d.trash.trashTrees(accountId, loginId, sources);
       } catch (err) {
@@ -230,9 +243,19 @@ export class CopyService {
     return moved;
   }
 
+  /**
+   * The end of a WebDAV MOVE of a file onto a library file (a copy, then a delete): `copied`, the source as it was
+   * copied, goes for good, unless it changed meanwhile (saved again, say), and then stays.
+   */
+  deleteMovedFile(by: { accountId: string; loginId: string }, copied: Item): void {
+    const gone = this.ownRoots(by.accountId, copied.id, (row) => contentOf(row) === contentOf(copied));
+    this.d.trash.trashTrees(by.accountId, by.loginId, gone);
+    this.d.trash.deleteRoots(by.accountId, by.loginId, gone);
+  }
+
   /** Removes for good what a copy that failed made in `rootId`'s tree (`made`), as `ownRoots` finds it. */
   private removeOwn(by: { accountId: string; loginId: string }, rootId: string, made: ReadonlySet<string>): void {
-    const gone = this.ownRoots(by.accountId, rootId, (id) => made.has(id));
+    const gone = this.ownRoots(by.accountId, rootId, (row) => made.has(row.id));
     this.d.trash.trashTrees(by.accountId, by.loginId, gone);
     this.d.trash.deleteRoots(by.accountId, by.loginId, gone);
   }
@@ -241,12 +264,12 @@ export class CopyService {
    * The outermost items of `rootId`'s live tree that are `own` (a copy's rows, a move's copied sources) with nothing
    * else below them: an item another request put in the tree meanwhile stays, with the folders above it.
    */
-  private ownRoots(accountId: string, rootId: string, own: (id: string) => boolean): string[] {
+  private ownRoots(accountId: string, rootId: string, own: (row: Item) => boolean): string[] {
     const rows = this.d.items.getMany(accountId, this.d.items.liveSubtreeIds(rootId));
     const byId = new Map(rows.map((r) => [r.id, r]));
     const kept = new Set<string>();
     for (const row of rows) {
-      if (own(row.id)) continue;
+      if (own(row)) continue;
       for (let at: Item | undefined = row; at && !kept.has(at.id); at = at.id === rootId ? undefined : byId.get(at.parentId ?? ''))
         kept.add(at.id);
     }
@@ -414,6 +437,7 @@ export class CopyService {
       if (staged && storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [storageKey] });
       if (isRoot) this.d.changes.record(target, ChangeKinds.copied, row, { details: { sourceId: source.id } });
       target.made.add(row.id);
+      target.copied?.set(source.id, contentOf(source));
       return row;
     });
   }
