@@ -57,6 +57,8 @@ interface CopyTarget {
   folderGone: () => Error;
   /** The ids of the copies made (or found again) so far: a walk of the sources never enters them, as another request may have moved one inside a source. */
   made: Set<string>;
+  /** Whether `source` may still be copied into `parentId` (a member's job: its share may end while the copy runs). */
+  mayCopy?: (source: Item, parentId: string | null) => boolean;
   /** A move's sources as they were copied (contentOf), by id: one changed since is not the copy's to delete. */
   copied?: Map<string, string>;
 }
@@ -299,6 +301,7 @@ export class CopyService {
       loginId: p.loginId,
       folderGone: () => new PermanentJobError(JOB_TARGET_GONE),
       made: new Set(p.ids.map((id) => derived(jobId, id, 'id'))),
+      mayCopy: (source: Item, parentId: string | null) => this.sharedAccess(p, [source.id], parentId),
     };
     const ids: string[] = [];
     const created: Item[] = [];
@@ -321,14 +324,19 @@ export class CopyService {
    * queued, and may run after the member was removed (or made a viewer), or after the owner moved the items out.
    */
   private assertStillShared(p: Payload<'filesCopy'>): void {
+    if (!this.sharedAccess(p, p.ids, p.parentId)) throw new PermanentJobError('access to the shared folder ended before the copy ran');
+  }
+
+  /** Whether the member whose job `p` is may still read `ids` and write into `parentId` (a job crossing no share: always). */
+  private sharedAccess(p: Payload<'filesCopy'>, ids: readonly string[], parentId: string | null): boolean {
     const member = p.memberAccountId ?? (p.sourceAccountId !== undefined ? p.accountId : undefined);
-    if (member === undefined) return;
+    if (member === undefined) return true;
     const into = p.memberAccountId !== undefined;
     const outOf = (p.sourceAccountId ?? p.accountId) !== member;
-    const allowed =
-      (!into || (p.parentId !== null && this.d.tree.editsShared(member, p.parentId))) &&
-      (!outOf || p.ids.every((id) => this.d.tree.reachesShared(member, id)));
-    if (!allowed) throw new PermanentJobError('access to the shared folder ended before the copy ran');
+    return (
+      (!into || (parentId !== null && this.d.tree.editsShared(member, parentId))) &&
+      (!outOf || ids.every((id) => this.d.tree.reachesShared(member, id)))
+    );
   }
 
   /** Copies the live children of `sourceFolder` into `copyFolder`, depth first, page by page. */
@@ -407,6 +415,9 @@ export class CopyService {
     const now = this.d.clock.now();
     const storageKey = source.type === 'file' ? content.storageKey : null;
     return this.d.transactions.immediate(() => {
+      // Checked again for each item: the share may have ended, or the item left it, while earlier ones were copied.
+      if (target.mayCopy && !target.mayCopy(source, parentId))
+        throw new PermanentJobError('access to the shared folder ended while the copy ran');
       // The folder was checked before the bytes were copied: it may have gone to the trash (or for good) since.
       if (parentId !== null && this.d.items.getLive(accountId, parentId)?.type !== 'folder') throw target.folderGone();
       // An exact name (a WebDAV COPY's destination) may have been taken since: refused as a rename onto it is.
