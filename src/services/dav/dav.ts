@@ -334,6 +334,19 @@ interface PutInput {
   sha1?: string;
   signal?: AbortSignal;
   sizeHint?: number;
+  /** The ETag the request's preconditions held the file to: a file changed while the body arrived is 412, not overwritten. */
+  heldEtag?: string;
+}
+
+const CHANGED_WHILE_SENT = 'The file changed while this PUT was sent: its If-Match (or If) condition no longer holds';
+
+/** Whether preconditions hold a write to one version of the resource (an ETag or a time), not only to its existence. */
+function namesVersion(c: DavConditions): boolean {
+  return (
+    (c.ifMatch !== null && c.ifMatch.trim() !== '*') ||
+    c.ifUnmodifiedSince !== null ||
+    c.lists.some((list) => !list.tagged && list.conditions.some((cond) => cond.etag !== undefined && !cond.not))
+  );
 }
 
 /** What a write proves of the locks on what it touches: the lock tokens the request carried, and the href a 423 names. */
@@ -582,8 +595,9 @@ export class DavService {
     if (!walk.target) assertNotSharedListName(walk);
     const tokens = this.preconditions(caller, walk, input.conditions);
     if (input.malformed) throw input.malformed;
-    const { conditions: _, href, refused: __, malformed: ___, ...given } = input;
-    return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } }, walk);
+    const { conditions, href, refused: __, malformed: ___, ...given } = input;
+    const held = walk.target?.kind === 'item' && namesVersion(conditions) ? walk.target.item.etag : undefined;
+    return this.put(walk.principal, walk.path, { ...given, heldEtag: held, lock: { tokens, href: href(walk, walk.target) } }, walk);
   }
 
   /**
@@ -1071,10 +1085,16 @@ export class DavService {
       if (target.item.type === 'folder') throw new AppError(405, 'A folder is here; PUT writes files only');
       this.allow(principal, 'uploads.replace');
       const parts = partsOf(fields, target.item.name, input);
+      const { heldEtag } = input;
+      const expect = heldEtag
+        ? (current: Item) => {
+            if (etagOf(current) !== heldEtag) throw new AppError(412, CHANGED_WHILE_SENT);
+          }
+        : undefined;
       const view = await this.d.uploads.replace(
         principal,
         target.item.id,
-        { parts, signal: input.signal, sizeHint: input.sizeHint },
+        { parts, signal: input.signal, sizeHint: input.sizeHint, expect },
         'webdav',
       );
       return { created: false, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };

@@ -76,6 +76,8 @@ export interface UploadRequest {
   foundFolder?: string;
   /** The file goes in under its very name (a WebDAV PUT's path): a name taken meanwhile is 409, not a `(n)` name. */
   exactName?: boolean;
+  /** A replace's check of the file as it stands at the commit, in its transaction (a WebDAV If-Match: 412 once it changed). */
+  expect?: (current: Item) => void;
 }
 
 export interface BulkUploadResult {
@@ -584,7 +586,11 @@ export class UploadService {
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       await this.toLibrary(current.parentId, newObject, modified, current);
       const row = this.commitReplacement(principal.accountId, newObject, {
-        current: () => this.requireFile(principal, id),
+        current: () => {
+          const row = this.requireFile(principal, id);
+          req.expect?.(row);
+          return row;
+        },
         by: principal,
         origin: { source, authorId: principal.loginId },
         modified,

@@ -229,6 +229,31 @@ describe('a copy racing other changes', () => {
 });
 
 describe('a WebDAV PUT racing another door', () => {
+  test('a PUT with If-Match over a file another door replaces while its bytes arrive is 412; the other content stays current', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const file = await upload(o.client, 'doc.txt', 'first');
+    const etag = (await dav.request('HEAD', 'doc.txt')).headers.get('etag')!;
+    const { body, release: more } = heldBody();
+    const put = dav.put('doc.txt', body, { 'content-length': '2000', 'if-match': etag });
+    await new Promise((r) => setTimeout(r, 50));
+    const form = new FormData();
+    form.append('file', new File(['saved in the web app'], 'doc.txt'));
+    expect((await o.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    more();
+    const res = await put;
+    expect(res.status).toBe(412);
+    expect(await json(res)).toEqual({
+      message: 'The file changed while this PUT was sent: its If-Match (or If) condition no longer holds',
+    });
+    expect(await (await dav.request('GET', 'doc.txt')).text()).toBe('saved in the web app');
+    // Held to the ETag as it is now, the PUT goes through.
+    const etag2 = (await dav.request('HEAD', 'doc.txt')).headers.get('etag')!;
+    expect((await dav.put('doc.txt', 'third', { 'if-match': etag2 })).status).toBe(204);
+    expect(await (await dav.request('GET', 'doc.txt')).text()).toBe('third');
+    expect(treeProblems(o.id)).toEqual([]);
+  });
+
   test('a new file whose name a folder takes while its bytes arrive is 409, not a file under another name', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
