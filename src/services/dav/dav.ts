@@ -338,7 +338,7 @@ interface PutInput {
   heldEtag?: string;
 }
 
-const CHANGED_WHILE_SENT = 'The file changed while this PUT was sent: its If-Match (or If) condition no longer holds';
+const CHANGED_WHILE_SENT = 'The file changed while this write was sent: its If-Match (or If) condition no longer holds';
 
 /** Whether preconditions hold a write to one version of the resource (an ETag or a time), not only to its existence. */
 function namesVersion(c: DavConditions): boolean {
@@ -596,8 +596,21 @@ export class DavService {
     const tokens = this.preconditions(caller, walk, input.conditions);
     if (input.malformed) throw input.malformed;
     const { conditions, href, refused: __, malformed: ___, ...given } = input;
-    const held = walk.target?.kind === 'item' && namesVersion(conditions) ? walk.target.item.etag : undefined;
-    return this.put(walk.principal, walk.path, { ...given, heldEtag: held, lock: { tokens, href: href(walk, walk.target) } }, walk);
+    const heldEtag = this.heldEtag(walk.target, conditions);
+    return this.put(walk.principal, walk.path, { ...given, heldEtag, lock: { tokens, href: href(walk, walk.target) } }, walk);
+  }
+
+  /** The ETag of the file at the target that the preconditions hold a write to (an ETag or a date), if they do. */
+  heldEtag(target: DavTarget | null, c: DavConditions): string | undefined {
+    return target?.kind === 'item' && namesVersion(c) ? target.item.etag : undefined;
+  }
+
+  /** A write's check, at its commit, that the file is still the one `heldEtag` names (412 once it changed or went). */
+  private unchanged(heldEtag: string | undefined): ((current: Item | null) => void) | undefined {
+    if (heldEtag === undefined) return undefined;
+    return (current) => {
+      if (current === null || etagOf(current) !== heldEtag) throw new AppError(412, CHANGED_WHILE_SENT);
+    };
   }
 
   /**
@@ -1085,21 +1098,17 @@ export class DavService {
       if (target.item.type === 'folder') throw new AppError(405, 'A folder is here; PUT writes files only');
       this.allow(principal, 'uploads.replace');
       const parts = partsOf(fields, target.item.name, input);
-      const { heldEtag } = input;
-      const expect = heldEtag
-        ? (current: Item) => {
-            if (etagOf(current) !== heldEtag) throw new AppError(412, CHANGED_WHILE_SENT);
-          }
-        : undefined;
       const view = await this.d.uploads.replace(
         principal,
         target.item.id,
-        { parts, signal: input.signal, sizeHint: input.sizeHint, expect },
+        { parts, signal: input.signal, sizeHint: input.sizeHint, expect: this.unchanged(input.heldEtag) },
         'webdav',
       );
       return { created: false, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
     }
     if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');
+    // The file the preconditions named went while another write to its path ran first.
+    if (input.heldEtag) throw new AppError(412, CHANGED_WHILE_SENT);
     this.allow(principal, 'uploads.upload');
     // Found in this turn, before the write lock: the upload's commit finds the folder again under it (deleted, trashed: 404).
     const parentId = this.parentFolder(principal, path, parent);
@@ -1128,7 +1137,7 @@ export class DavService {
     transfer: string,
     principal: Principal,
     path: DavPath,
-    input: { declared: number | null; modifiedMs: number | null; sha1?: string; signal?: AbortSignal; lock: LockedBy },
+    input: { declared: number | null; modifiedMs: number | null; sha1?: string; signal?: AbortSignal; lock: LockedBy; heldEtag?: string },
   ): Promise<{ created: boolean; item: DavItem }> {
     this.assertUnlocked(principal, path, input.lock, input.lock.href);
     this.assertMembersUnlocked(principal, path, input.lock, input.lock.href, () => !this.find(principal, path).target);
@@ -1149,7 +1158,7 @@ export class DavService {
     principal: Principal,
     path: DavPath,
     object: AssembledObject,
-    input: { modifiedMs: number | null; sha1?: string },
+    input: { modifiedMs: number | null; sha1?: string; heldEtag?: string },
   ) {
     return this.writes.run(`${principal.accountId}\n${path.key}`, async (): Promise<{ created: boolean; item: DavItem }> => {
       const target = this.resolve(principal, path);
@@ -1169,6 +1178,7 @@ export class DavService {
           modified: input.modifiedMs,
           replaceId: replaced?.id ?? null,
           exactName: true,
+          expect: this.unchanged(input.heldEtag),
         },
         () => object.within(),
       );

@@ -109,6 +109,8 @@ export interface ResumedFile {
   droppedVia?: string | null;
   /** A new file goes in under its very name (a WebDAV path): a name taken meanwhile is 409, not a `(n)` name, and a folder gone 404. */
   exactName?: boolean;
+  /** The check of the file `replaceId` names as it stands at the commit (null: gone), in its transaction (a WebDAV If-Match). */
+  expect?: (current: Item | null) => void;
 }
 
 interface Budget {
@@ -807,10 +809,15 @@ export class UploadService {
     const room = { reserved: file.size, evicts: file.evicts };
     const by: ChangeBy = file.droppedVia ? { accountId: uploader.accountId, actor: { kind: 'link', id: file.droppedVia } } : uploader;
     const target = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
+    if (file.replaceId && target?.type !== 'file') file.expect?.(null);
     if (target?.type === 'file') {
       if (!detected && noClientType(file.clientType) && target.mimeType) object.mimeType = target.mimeType;
       const row = this.commitReplacement(uploader.accountId, object, {
-        current: () => this.d.items.getLive(uploader.accountId, target.id) ?? target,
+        current: () => {
+          const row = this.d.items.getLive(uploader.accountId, target.id) ?? target;
+          file.expect?.(row);
+          return row;
+        },
         by,
         origin: { source: 'replace', authorId: uploader.loginId },
         modified: file.modified,

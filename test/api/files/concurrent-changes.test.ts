@@ -244,7 +244,7 @@ describe('a WebDAV PUT racing another door', () => {
     const res = await put;
     expect(res.status).toBe(412);
     expect(await json(res)).toEqual({
-      message: 'The file changed while this PUT was sent: its If-Match (or If) condition no longer holds',
+      message: 'The file changed while this write was sent: its If-Match (or If) condition no longer holds',
     });
     expect(await (await dav.request('GET', 'doc.txt')).text()).toBe('saved in the web app');
     // Held to the ETag as it is now, the PUT goes through.
