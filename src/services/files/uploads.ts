@@ -589,7 +589,7 @@ export class UploadService {
       await this.toLibrary(current.parentId, newObject, modified, current);
       const row = this.commitReplacement(principal.accountId, newObject, {
         current: () => {
-          const row = this.requireFile(principal, id);
+          const row = this.requireFile(this.d.tree.actorNow(principal, { ids: [id] }, 'content'), id);
           req.expect?.(row);
           return row;
         },

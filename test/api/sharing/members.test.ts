@@ -687,6 +687,45 @@ describe('the other doors', () => {
     }
   });
 
+  test("an editor's replace still arriving when the owner removes the member (404) or makes it a viewer (403) changes nothing", async () => {
+    for (const [end, status] of [
+      ['remove', 404],
+      ['viewer', 403],
+    ] as const) {
+      const { owner, root, file } = await sharedFolder();
+      const editor = await seed.owner(t);
+      await addMember(owner.client, root.id, editor.email, 'editor');
+      let release!: () => void;
+      const boundary = 'replaceboundary';
+      const body = new ReadableStream<Uint8Array>({
+        async start(c) {
+          c.enqueue(
+            new TextEncoder().encode(
+              `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="photo.txt"\r\nContent-Type: text/plain\r\n\r\nnew `,
+            ),
+          );
+          await new Promise<void>((r) => (release = r));
+          c.enqueue(new TextEncoder().encode(`bytes\r\n--${boundary}--\r\n`));
+          c.close();
+        },
+      });
+      const replace = editor.client.request(`/api/files/${file.id}/replace`, {
+        method: 'POST',
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body,
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      const ended =
+        end === 'remove'
+          ? owner.client.delete(`/api/files/${root.id}/members/${editor.id}`)
+          : owner.client.send('PATCH', `/api/files/${root.id}/members/${editor.id}`, { role: 'viewer' });
+      expect((await ended).status).toBe(200);
+      release();
+      expect({ end, status: (await replace).status }).toEqual({ end, status });
+      expect((await downloaded(owner.client, file.id)).toString()).toBe('photo bytes');
+    }
+  });
+
   test('file versions: viewers list and download them, editors restore, strangers and removed members get 404', async () => {
     const { owner, root, file } = await sharedFolder();
     const viewer = await seed.owner(t);
