@@ -437,7 +437,7 @@ export class UploadService {
           };
           let parent: Item | null;
           try {
-            parent = this.d.tree.requireFolder(principal, parentId);
+            parent = this.d.tree.requireFolder(this.d.tree.actorNow(principal, { parentId }, 'edit'), parentId);
           } catch (err) {
             // The target went after earlier chunks were committed: those files stay, the rest fail.
             if (i === 0 || !(err instanceof AppError)) throw err;
@@ -763,7 +763,7 @@ export class UploadService {
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       await this.toLibrary(this.requireFile(principal, id).parentId, object, modified);
       const row = this.transactions.immediate(() => {
-        const source = this.requireFile(principal, id);
+        const source = this.requireFile(this.d.tree.actorNow(principal, { ids: [id] }, 'edit'), id);
         const row = this.insertFile(principal, source.parentId, name, object, modified, { room: roomRuleOf(principal) });
         this.recordUpload(principal, row);
         return row;

@@ -687,43 +687,47 @@ describe('the other doors', () => {
     }
   });
 
-  test("an editor's replace still arriving when the owner removes the member (404) or makes it a viewer (403) changes nothing", async () => {
-    for (const [end, status] of [
-      ['remove', 404],
-      ['viewer', 403],
-    ] as const) {
-      const { owner, root, file } = await sharedFolder();
-      const editor = await seed.owner(t);
-      await addMember(owner.client, root.id, editor.email, 'editor');
-      let release!: () => void;
-      const boundary = 'replaceboundary';
-      const body = new ReadableStream<Uint8Array>({
-        async start(c) {
-          c.enqueue(
-            new TextEncoder().encode(
-              `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="photo.txt"\r\nContent-Type: text/plain\r\n\r\nnew `,
-            ),
-          );
-          await new Promise<void>((r) => (release = r));
-          c.enqueue(new TextEncoder().encode(`bytes\r\n--${boundary}--\r\n`));
-          c.close();
-        },
-      });
-      const replace = editor.client.request(`/api/files/${file.id}/replace`, {
-        method: 'POST',
-        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-        body,
-      });
-      await new Promise((r) => setTimeout(r, 50));
-      const ended =
-        end === 'remove'
-          ? owner.client.delete(`/api/files/${root.id}/members/${editor.id}`)
-          : owner.client.send('PATCH', `/api/files/${root.id}/members/${editor.id}`, { role: 'viewer' });
-      expect((await ended).status).toBe(200);
-      release();
-      expect({ end, status: (await replace).status }).toEqual({ end, status });
-      expect((await downloaded(owner.client, file.id)).toString()).toBe('photo bytes');
-    }
+  test("an editor's replace, derived file or bulk upload still arriving when the owner removes the member (404) or makes it a viewer (403) changes nothing", async () => {
+    for (const door of ['replace', 'derived', 'bulk'] as const)
+      for (const [end, status] of [
+        ['remove', 404],
+        ['viewer', 403],
+      ] as const) {
+        const { owner, root, file } = await sharedFolder();
+        const editor = await seed.owner(t);
+        await addMember(owner.client, root.id, editor.email, 'editor');
+        let release!: () => void;
+        const boundary = 'heldboundary';
+        const field = door === 'bulk' ? 'files' : 'file';
+        const parent = door === 'bulk' ? `--${boundary}\r\nContent-Disposition: form-data; name="parentId"\r\n\r\n${root.id}\r\n` : '';
+        const body = new ReadableStream<Uint8Array>({
+          async start(c) {
+            const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="new.txt"\r\nContent-Type: text/plain\r\n\r\nnew `;
+            c.enqueue(new TextEncoder().encode(parent + head));
+            await new Promise<void>((r) => (release = r));
+            c.enqueue(new TextEncoder().encode(`bytes\r\n--${boundary}--\r\n`));
+            c.close();
+          },
+        });
+        const path = { replace: `/api/files/${file.id}/replace`, derived: `/api/files/${file.id}/derived`, bulk: '/api/files/upload/bulk' }[
+          door
+        ];
+        const sent = editor.client.request(path, {
+          method: 'POST',
+          headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+          body,
+        });
+        await new Promise((r) => setTimeout(r, 50));
+        const ended =
+          end === 'remove'
+            ? owner.client.delete(`/api/files/${root.id}/members/${editor.id}`)
+            : owner.client.send('PATCH', `/api/files/${root.id}/members/${editor.id}`, { role: 'viewer' });
+        expect((await ended).status).toBe(200);
+        release();
+        expect({ door, end, status: (await sent).status }).toEqual({ door, end, status });
+        expect((await downloaded(owner.client, file.id)).toString()).toBe('photo bytes');
+        expect((await listAll(owner.client, `/api/files?parentId=${root.id}`)).map((i) => i.name).sort()).toEqual(['Trips', 'photo.txt']);
+      }
   });
 
   test('file versions: viewers list and download them, editors restore, strangers and removed members get 404', async () => {
