@@ -315,7 +315,9 @@ export class UploadService {
       await this.toLibrary(folderId, object, modified);
       // Committed with the rows of the other uploads that finish in this turn: one commit's page writes for all.
       const row = await this.transactions.grouped(() => {
-        const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
+        const parentId = fields.get('parentId');
+        // A member's share read again: it may have ended while the bytes arrived (a WebDAV mount's principal carries it from the walk).
+        const parent = this.d.tree.requireFolder(this.d.tree.actorNow(principal, { parentId }, 'edit'), parentId);
         const row = this.insertFile(principal, parent?.id ?? null, name, object, modified, {
           source,
           room: roomRuleOf(principal),
