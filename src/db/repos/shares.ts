@@ -52,6 +52,10 @@ export class SharesRepo {
     return this.sqlite.query<ShareLink, [string]>(`SELECT ${LINK} FROM share_links WHERE item_id = ?`).get(itemId);
   }
 
+  linkById(id: string): ShareLink | null {
+    return this.sqlite.query<ShareLink, [string]>(`SELECT ${LINK} FROM share_links WHERE id = ?`).get(id);
+  }
+
   linkByToken(token: string): ShareLink | null {
     return this.sqlite.query<ShareLink, [string]>(`SELECT ${LINK} FROM share_links WHERE token = ?`).get(token);
   }

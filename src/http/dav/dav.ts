@@ -355,6 +355,7 @@ type PutFrom = (input: {
   sha1?: string;
   signal: AbortSignal;
   lock: { tokens: ReadonlySet<string>; href: string };
+  heldEtag?: string;
 }) => Promise<{ created: boolean; item: DavItem }>;
 
 /** X-OC-Mtime in milliseconds; null without one or when it is no time. */
@@ -452,6 +453,8 @@ export interface DavDestination {
   target: DavTarget | null;
   res: Resource;
   tokens: ReadonlySet<string>;
+  /** The ETag the preconditions hold the write to (see DavService.heldEtag). */
+  heldEtag?: string;
 }
 
 /**
@@ -466,9 +469,10 @@ export function davDestination(dav: DavService, request: Request): DavDestinatio
   const { target } = place;
   if (!target) assertNotSharedListName(place);
   const res: Resource = { path: place.path, href: hrefIn(place, place.path, false), item: target?.kind === 'item' ? target.item : null };
-  const tokens = dav.preconditions(caller, place, conditionsOf(request, caller));
+  const conditions = conditionsOf(request, caller);
+  const tokens = dav.preconditions(caller, place, conditions);
   dav.assertUnlocked(place.principal, res.path, { tokens }, res.href);
-  return { principal: place.principal, target, res, tokens };
+  return { principal: place.principal, target, res, tokens, heldEtag: dav.heldEtag(target, conditions) };
 }
 
 /** Writes a chunked upload at its Destination, as a PUT there would (X-OC-Mtime, OC-Checksum, the answer's headers). */
@@ -480,6 +484,7 @@ export async function putAtDestination(request: Request, dest: DavDestination, f
     sha1: sha1Of(request),
     signal: request.signal,
     lock: { tokens: dest.tokens, href: dest.res.href },
+    heldEtag: dest.heldEtag,
   });
   return written(created, item, modifiedMs, instanceId);
 }

@@ -338,6 +338,19 @@ interface PutInput {
   sha1?: string;
   signal?: AbortSignal;
   sizeHint?: number;
+  /** The ETag the request's preconditions held the file to: a file changed while the body arrived is 412, not overwritten. */
+  heldEtag?: string;
+}
+
+const CHANGED_WHILE_SENT = 'The file changed while this write was sent: its If-Match (or If) condition no longer holds';
+
+/** Whether preconditions hold a write to one version of the resource (an ETag or a time), not only to its existence. */
+function namesVersion(c: DavConditions): boolean {
+  return (
+    (c.ifMatch !== null && c.ifMatch.trim() !== '*') ||
+    c.ifUnmodifiedSince !== null ||
+    c.lists.some((list) => !list.tagged && list.conditions.some((cond) => cond.etag !== undefined && !cond.not))
+  );
 }
 
 /** What a write proves of the locks on what it touches: the lock tokens the request carried, and the href a 423 names. */
@@ -586,8 +599,22 @@ export class DavService {
     if (!walk.target) assertNotSharedListName(walk);
     const tokens = this.preconditions(caller, walk, input.conditions);
     if (input.malformed) throw input.malformed;
-    const { conditions: _, href, refused: __, malformed: ___, ...given } = input;
-    return this.put(walk.principal, walk.path, { ...given, lock: { tokens, href: href(walk, walk.target) } }, walk);
+    const { conditions, href, refused: __, malformed: ___, ...given } = input;
+    const heldEtag = this.heldEtag(walk.target, conditions);
+    return this.put(walk.principal, walk.path, { ...given, heldEtag, lock: { tokens, href: href(walk, walk.target) } }, walk);
+  }
+
+  /** The ETag of the file at the target that the preconditions hold a write to (an ETag or a date), if they do. */
+  heldEtag(target: DavTarget | null, c: DavConditions): string | undefined {
+    return target?.kind === 'item' && namesVersion(c) ? target.item.etag : undefined;
+  }
+
+  /** A write's check, at its commit, that the file is still the one `heldEtag` names (412 once it changed or went). */
+  private unchanged(heldEtag: string | undefined): ((current: Item | null) => void) | undefined {
+    if (heldEtag === undefined) return undefined;
+    return (current) => {
+      if (current === null || etagOf(current) !== heldEtag) throw new AppError(412, CHANGED_WHILE_SENT);
+    };
   }
 
   /**
@@ -1081,12 +1108,14 @@ export class DavService {
       const view = await this.d.uploads.replace(
         principal,
         target.item.id,
-        { parts, signal: input.signal, sizeHint: input.sizeHint },
+        { parts, signal: input.signal, sizeHint: input.sizeHint, expect: this.unchanged(input.heldEtag) },
         'webdav',
       );
       return { created: false, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
     }
     if (target?.kind === 'root') throw new AppError(405, 'The root folder cannot be written');
+    // The file the preconditions named went while another write to its path ran first.
+    if (input.heldEtag) throw new AppError(412, CHANGED_WHILE_SENT);
     this.allow(principal, 'uploads.upload');
     // Found in this turn, before the write lock: the upload's commit finds the folder again under it (deleted, trashed: 404).
     const parentId = this.parentFolder(principal, path, parent);
@@ -1115,7 +1144,7 @@ export class DavService {
     transfer: string,
     principal: Principal,
     path: DavPath,
-    input: { declared: number | null; modifiedMs: number | null; sha1?: string; signal?: AbortSignal; lock: LockedBy },
+    input: { declared: number | null; modifiedMs: number | null; sha1?: string; signal?: AbortSignal; lock: LockedBy; heldEtag?: string },
   ): Promise<{ created: boolean; item: DavItem }> {
     this.assertUnlocked(principal, path, input.lock, input.lock.href);
     this.assertMembersUnlocked(principal, path, input.lock, input.lock.href, () => !this.find(principal, path).target);
@@ -1136,7 +1165,7 @@ export class DavService {
     principal: Principal,
     path: DavPath,
     object: AssembledObject,
-    input: { modifiedMs: number | null; sha1?: string },
+    input: { modifiedMs: number | null; sha1?: string; heldEtag?: string },
   ) {
     return this.writes.run(`${principal.accountId}\n${path.key}`, async (): Promise<{ created: boolean; item: DavItem }> => {
       const target = this.resolve(principal, path);
@@ -1156,6 +1185,7 @@ export class DavService {
           modified: input.modifiedMs,
           replaceId: replaced?.id ?? null,
           exactName: true,
+          expect: this.unchanged(input.heldEtag),
         },
         () => object.within(),
       );
@@ -1236,12 +1266,10 @@ export class DavService {
       // A read-only library refuses before any byte is copied.
       this.d.items.checkChange({ kind: 'change', itemId: replaced.id });
       if (op === 'move') this.d.items.checkChange({ kind: 'change', itemId: source.item.id });
-      await this.d.copy.copyOnto(this.stored(from, source.item.id), (object) =>
-        this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt),
-      );
+      const copied = this.stored(from, source.item.id);
+      await this.d.copy.copyOnto(copied, (object) => this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt));
       if (op === 'move') {
-        this.d.trash.trashTrees(principal.accountId, principal.loginId, [source.item.id]);
-        this.d.trash.deleteRoots(principal.accountId, principal.loginId, [source.item.id]);
+        this.d.copy.deleteMovedFile(principal, copied);
         this.d.locks.forget(principal.accountId, source.path.key);
       }
       return { created: false };

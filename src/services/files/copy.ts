@@ -57,7 +57,14 @@ interface CopyTarget {
   folderGone: () => Error;
   /** The ids of the copies made (or found again) so far: a walk of the sources never enters them, as another request may have moved one inside a source. */
   made: Set<string>;
+  /** Whether `source` may still be copied into `parentId` (a member's job: its share may end while the copy runs). */
+  mayCopy?: (source: Item, parentId: string | null) => boolean;
+  /** A move's sources as they were copied (contentOf), by id: one changed since is not the copy's to delete. */
+  copied?: Map<string, string>;
 }
+
+/** What a file holds, as far as a copy of it is concerned (a folder: nothing of its own). */
+const contentOf = (row: Item) => (row.type === 'folder' ? '' : `${row.storageKey}:${row.size}:${row.modifiedAt}`);
 
 const JOB_TARGET_GONE = 'the target folder no longer exists';
 const inRequestFolderGone = () => notFound(Messages.folderNotFound);
@@ -128,8 +135,7 @@ export class CopyService {
         await this.copyChildren(into, source.accountId, source.id, root.id);
       } catch (err) {
         // All or nothing: a folder copied part way (the storage limit reached meanwhile, say) goes, not left as if whole.
-        this.d.trash.trashTrees(principal.accountId, principal.loginId, [root.id]);
-        this.d.trash.deleteRoots(principal.accountId, principal.loginId, [root.id]);
+        this.removeOwn(principal, root.id, into.made);
         throw err;
       }
     }
@@ -206,31 +212,70 @@ export class CopyService {
     const { accountId, loginId } = principal;
     const moved: Item[] = [];
     for (const row of rows) {
-      const into = { jobId: newId(), accountId, room, loginId, folderGone: inRequestFolderGone, made: new Set<string>() };
+      const into = {
+        jobId: newId(),
+        accountId,
+        room,
+        loginId,
+        folderGone: inRequestFolderGone,
+        made: new Set<string>(),
+        copied: new Map<string, string>(),
+      };
       let copy: Item | null = null;
       try {
         copy = await this.copyItem(into, row, targetId, true, name);
         if (row.type === 'folder') await this.copyChildren(into, accountId, row.id, copy.id);
       } catch (err) {
-        if (copy) {
-          this.d.trash.trashTrees(accountId, loginId, [copy.id]);
-          this.d.trash.deleteRoots(accountId, loginId, [copy.id]);
-        }
+        if (copy) this.removeOwn(principal, copy.id, into.made);
         throw err;
       }
+      // What was copied leaves; an item put into the source (or a file replaced) meanwhile stays, with the folders above it.
+      const sources = this.ownRoots(accountId, row.id, (source) => into.copied.get(source.id) === contentOf(source));
       try {
-        this.d.trash.trashTrees(accountId, loginId, [row.id]);
+        this.d.trash.trashTrees(accountId, loginId, sources);
       } catch (err) {
         // The host kept the source (a read-only mount, say): the copy goes, so the move changed nothing.
-        this.d.trash.trashTrees(accountId, loginId, [copy.id]);
-        this.d.trash.deleteRoots(accountId, loginId, [copy.id]);
+        this.removeOwn(principal, copy.id, into.made);
         throw err;
       }
-      this.d.trash.deleteRoots(accountId, loginId, [row.id]);
+      this.d.trash.deleteRoots(accountId, loginId, sources);
       this.d.events.item(principal, FileEventType.copied, copy);
       moved.push(copy);
     }
     return moved;
+  }
+
+  /**
+   * The end of a WebDAV MOVE of a file onto a library file (a copy, then a delete): `copied`, the source as it was
+   * copied, goes for good, unless it changed meanwhile (saved again, say), and then stays.
+   */
+  deleteMovedFile(by: { accountId: string; loginId: string }, copied: Item): void {
+    const gone = this.ownRoots(by.accountId, copied.id, (row) => contentOf(row) === contentOf(copied));
+    this.d.trash.trashTrees(by.accountId, by.loginId, gone);
+    this.d.trash.deleteRoots(by.accountId, by.loginId, gone);
+  }
+
+  /** Removes for good what a copy that failed made in `rootId`'s tree (`made`), as `ownRoots` finds it. */
+  private removeOwn(by: { accountId: string; loginId: string }, rootId: string, made: ReadonlySet<string>): void {
+    const gone = this.ownRoots(by.accountId, rootId, (row) => made.has(row.id));
+    this.d.trash.trashTrees(by.accountId, by.loginId, gone);
+    this.d.trash.deleteRoots(by.accountId, by.loginId, gone);
+  }
+
+  /**
+   * The outermost items of `rootId`'s live tree that are `own` (a copy's rows, a move's copied sources) with nothing
+   * else below them: an item another request put in the tree meanwhile stays, with the folders above it.
+   */
+  private ownRoots(accountId: string, rootId: string, own: (row: Item) => boolean): string[] {
+    const rows = this.d.items.getMany(accountId, this.d.items.liveSubtreeIds(rootId));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const kept = new Set<string>();
+    for (const row of rows) {
+      if (own(row)) continue;
+      for (let at: Item | undefined = row; at && !kept.has(at.id); at = at.id === rootId ? undefined : byId.get(at.parentId ?? ''))
+        kept.add(at.id);
+    }
+    return rows.filter((r) => !kept.has(r.id) && (r.id === rootId || kept.has(r.parentId ?? ''))).map((r) => r.id);
   }
 
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */
@@ -256,6 +301,7 @@ export class CopyService {
       loginId: p.loginId,
       folderGone: () => new PermanentJobError(JOB_TARGET_GONE),
       made: new Set(p.ids.map((id) => derived(jobId, id, 'id'))),
+      mayCopy: (source: Item, parentId: string | null) => this.sharedAccess(p, [source.id], parentId),
     };
     const ids: string[] = [];
     const created: Item[] = [];
@@ -278,14 +324,19 @@ export class CopyService {
    * queued, and may run after the member was removed (or made a viewer), or after the owner moved the items out.
    */
   private assertStillShared(p: Payload<'filesCopy'>): void {
+    if (!this.sharedAccess(p, p.ids, p.parentId)) throw new PermanentJobError('access to the shared folder ended before the copy ran');
+  }
+
+  /** Whether the member whose job `p` is may still read `ids` and write into `parentId` (a job crossing no share: always). */
+  private sharedAccess(p: Payload<'filesCopy'>, ids: readonly string[], parentId: string | null): boolean {
     const member = p.memberAccountId ?? (p.sourceAccountId !== undefined ? p.accountId : undefined);
-    if (member === undefined) return;
+    if (member === undefined) return true;
     const into = p.memberAccountId !== undefined;
     const outOf = (p.sourceAccountId ?? p.accountId) !== member;
-    const allowed =
-      (!into || (p.parentId !== null && this.d.tree.editsShared(member, p.parentId))) &&
-      (!outOf || p.ids.every((id) => this.d.tree.reachesShared(member, id)));
-    if (!allowed) throw new PermanentJobError('access to the shared folder ended before the copy ran');
+    return (
+      (!into || (parentId !== null && this.d.tree.editsShared(member, parentId))) &&
+      (!outOf || ids.every((id) => this.d.tree.reachesShared(member, id)))
+    );
   }
 
   /** Copies the live children of `sourceFolder` into `copyFolder`, depth first, page by page. */
@@ -364,6 +415,9 @@ export class CopyService {
     const now = this.d.clock.now();
     const storageKey = source.type === 'file' ? content.storageKey : null;
     return this.d.transactions.immediate(() => {
+      // Checked again for each item: the share may have ended, or the item left it, while earlier ones were copied.
+      if (target.mayCopy && !target.mayCopy(source, parentId))
+        throw new PermanentJobError('access to the shared folder ended while the copy ran');
       // The folder was checked before the bytes were copied: it may have gone to the trash (or for good) since.
       if (parentId !== null && this.d.items.getLive(accountId, parentId)?.type !== 'folder') throw target.folderGone();
       // An exact name (a WebDAV COPY's destination) may have been taken since: refused as a rename onto it is.
@@ -394,6 +448,7 @@ export class CopyService {
       if (staged && storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [storageKey] });
       if (isRoot) this.d.changes.record(target, ChangeKinds.copied, row, { details: { sourceId: source.id } });
       target.made.add(row.id);
+      target.copied?.set(source.id, contentOf(source));
       return row;
     });
   }

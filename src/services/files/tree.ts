@@ -121,6 +121,16 @@ export class Tree {
     };
   }
 
+  /**
+   * `actor` again for a principal it returned, at a write's commit: a member's share is read anew, as it may have
+   * ended or turned viewer while the request's body arrived (404 or 403 then).
+   */
+  actorNow<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
+    if (!principal.share) return this.actor(principal, ref, need);
+    const { share, ...own } = principal;
+    return this.actor({ ...own, accountId: share.memberAccountId } as P, ref, need);
+  }
+
   /** Refuses up front a write the tree's guard would refuse at its commit (into a read-only library, say). */
   private checkWrite(ref: ItemRef): void {
     const ids = ref.ids ?? [];

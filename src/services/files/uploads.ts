@@ -76,6 +76,8 @@ export interface UploadRequest {
   foundFolder?: string;
   /** The file goes in under its very name (a WebDAV PUT's path): a name taken meanwhile is 409, not a `(n)` name. */
   exactName?: boolean;
+  /** A replace's check of the file as it stands at the commit, in its transaction (a WebDAV If-Match: 412 once it changed). */
+  expect?: (current: Item) => void;
 }
 
 export interface BulkUploadResult {
@@ -107,6 +109,8 @@ export interface ResumedFile {
   droppedVia?: string | null;
   /** A new file goes in under its very name (a WebDAV path): a name taken meanwhile is 409, not a `(n)` name, and a folder gone 404. */
   exactName?: boolean;
+  /** The check of the file `replaceId` names as it stands at the commit (null: gone), in its transaction (a WebDAV If-Match). */
+  expect?: (current: Item | null) => void;
 }
 
 interface Budget {
@@ -311,7 +315,9 @@ export class UploadService {
       await this.toLibrary(folderId, object, modified);
       // Committed with the rows of the other uploads that finish in this turn: one commit's page writes for all.
       const row = await this.transactions.grouped(() => {
-        const parent = this.d.tree.requireFolder(principal, fields.get('parentId'));
+        const parentId = fields.get('parentId');
+        // A member's share read again: it may have ended while the bytes arrived (a WebDAV mount's principal carries it from the walk).
+        const parent = this.d.tree.requireFolder(this.d.tree.actorNow(principal, { parentId }, 'edit'), parentId);
         const row = this.insertFile(principal, parent?.id ?? null, name, object, modified, {
           source,
           room: roomRuleOf(principal),
@@ -433,7 +439,7 @@ export class UploadService {
           };
           let parent: Item | null;
           try {
-            parent = this.d.tree.requireFolder(principal, parentId);
+            parent = this.d.tree.requireFolder(this.d.tree.actorNow(principal, { parentId }, 'edit'), parentId);
           } catch (err) {
             // The target went after earlier chunks were committed: those files stay, the rest fail.
             if (i === 0 || !(err instanceof AppError)) throw err;
@@ -584,7 +590,11 @@ export class UploadService {
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       await this.toLibrary(current.parentId, newObject, modified, current);
       const row = this.commitReplacement(principal.accountId, newObject, {
-        current: () => this.requireFile(principal, id),
+        current: () => {
+          const row = this.requireFile(this.d.tree.actorNow(principal, { ids: [id] }, 'content'), id);
+          req.expect?.(row);
+          return row;
+        },
         by: principal,
         origin: { source, authorId: principal.loginId },
         modified,
@@ -755,7 +765,7 @@ export class UploadService {
       const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
       await this.toLibrary(this.requireFile(principal, id).parentId, object, modified);
       const row = this.transactions.immediate(() => {
-        const source = this.requireFile(principal, id);
+        const source = this.requireFile(this.d.tree.actorNow(principal, { ids: [id] }, 'edit'), id);
         const row = this.insertFile(principal, source.parentId, name, object, modified, { room: roomRuleOf(principal) });
         this.recordUpload(principal, row);
         return row;
@@ -801,10 +811,15 @@ export class UploadService {
     const room = { reserved: file.size, evicts: file.evicts };
     const by: ChangeBy = file.droppedVia ? { accountId: uploader.accountId, actor: { kind: 'link', id: file.droppedVia } } : uploader;
     const target = file.replaceId ? this.d.items.getLive(uploader.accountId, file.replaceId) : null;
+    if (file.replaceId && target?.type !== 'file') file.expect?.(null);
     if (target?.type === 'file') {
       if (!detected && noClientType(file.clientType) && target.mimeType) object.mimeType = target.mimeType;
       const row = this.commitReplacement(uploader.accountId, object, {
-        current: () => this.d.items.getLive(uploader.accountId, target.id) ?? target,
+        current: () => {
+          const row = this.d.items.getLive(uploader.accountId, target.id) ?? target;
+          file.expect?.(row);
+          return row;
+        },
         by,
         origin: { source: 'replace', authorId: uploader.loginId },
         modified: file.modified,

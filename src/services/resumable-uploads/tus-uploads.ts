@@ -537,6 +537,10 @@ export class TusUploadService {
         droppedVia: row.shareLinkId,
       },
       (item) => {
+        // A member's file lands only where the member still edits: its folder may have left the share meanwhile (moved
+        // out, or trashed, which sends the file to the owner's top level); refused in the transaction that would make it.
+        if (actor.accountId !== row.accountId && !(item.parentId && this.d.tree.editsShared(actor.accountId, item.parentId)))
+          throw notFound(Messages.folderNotFound);
         const now = this.d.clock.now();
         this.d.repo.completed(row.id, item.id, now, now + this.d.expiryMs);
         if (row.shareLinkId) this.d.drops.recordResumed(row, item);

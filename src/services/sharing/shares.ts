@@ -573,6 +573,7 @@ export class ShareService {
     const rows: Item[] = [];
     try {
       await store(owner, (inserted, fields) => {
+        this.assertTakesDrops(link.id);
         uploader = uploaderName(fields.get('uploader'));
         const now = this.d.clock.now();
         for (const row of inserted) {
@@ -599,6 +600,7 @@ export class ShareService {
     item: Item,
   ): void {
     if (!upload.shareLinkId) return;
+    this.assertTakesDrops(upload.shareLinkId);
     this.d.shares.insertDrop({
       itemId: item.id,
       linkId: upload.shareLinkId,
@@ -609,6 +611,17 @@ export class ShareService {
     });
     const drop = { accountId: upload.accountId, linkId: upload.shareLinkId, folderId: item.parentId, uploader: upload.shareUploader };
     this.recordDrop(drop, [item]);
+  }
+
+  /**
+   * In the transaction that keeps a visitor's files: the link still takes them, as its requests check it (gone 404,
+   * expired 410, made view-only 403). The owner may have ended it while their bytes arrived.
+   */
+  private assertTakesDrops(linkId: string): void {
+    const link = this.d.shares.linkById(linkId);
+    if (!link) throw notFound(Messages.shareNotFound);
+    const { link: live } = this.resolve(link.token, { pastCap: true });
+    if (live.mode === 'view') throw new AppError(403, Messages.shareNoUploads);
   }
 
   /** Files a visitor dropped, through the page or resumably: one audit record for them, and the owner's notification. */

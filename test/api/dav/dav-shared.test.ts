@@ -22,6 +22,33 @@ async function share(owner: seed.SeededLogin, itemId: string, email: string, rol
 }
 
 describe('WebDAV: Shared with me', () => {
+  test('a PUT (new file or replacement) still arriving when the owner removes the member is 404 and writes nothing', async () => {
+    for (const name of ['new.txt', 'kept.txt']) {
+      const owner = await seed.owner(t);
+      const member = await seed.owner(t);
+      const root = await folder(owner.client, 'Family');
+      const kept = await upload(owner.client, 'kept.txt', 'owner bytes', { parentId: root.id });
+      await share(owner, root.id, member.email, 'editor');
+      const dav = await davLogin(t, member);
+      let release!: () => void;
+      const body = new ReadableStream<Uint8Array>({
+        async start(c) {
+          c.enqueue(new TextEncoder().encode('member '));
+          await new Promise<void>((r) => (release = r));
+          c.enqueue(new TextEncoder().encode('bytes'));
+          c.close();
+        },
+      });
+      const put = dav.put(`${SHARED}/Family/${name}`, body, { 'content-length': '12' });
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await owner.client.delete(`/api/files/${root.id}/members/${member.id}`)).status).toBe(200);
+      release();
+      expect({ name, status: (await put).status }).toEqual({ name, status: 404 });
+      expect((await listAll(owner.client, `/api/files?parentId=${root.id}`)).map((i) => i.name)).toEqual(['kept.txt']);
+      expect((await downloaded(owner.client, kept.id)).toString()).toBe('owner bytes');
+    }
+  });
+
   test('shares appear under /dav/Shared with me/<name>/ (two with one name get the owner\u2019s name); editors write inside, into the owner\u2019s tree', async () => {
     const member = await seed.owner(t);
     const a = await seed.owner(t);

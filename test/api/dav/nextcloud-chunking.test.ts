@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ManualClock } from '../../../src/clock.ts';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
-import { downloaded, folder, listAll } from '../../helpers/files.ts';
+import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { hangUpMidBody } from '../../helpers/raw-http.ts';
 import { stagedFiles } from '../../helpers/tus.ts';
@@ -66,6 +66,26 @@ async function nc(login: seed.SeededLogin): Promise<Nc> {
   return new Nc(login.id, dav.authorization);
 }
 
+/** Holds the next call of `obj[method]` (later ones run at once) until `release`; `reached` resolves when it is made. */
+function holdNext<T extends object, K extends keyof T>(obj: T, method: K) {
+  const slot = obj as Record<K, unknown>;
+  const original = slot[method] as (...args: unknown[]) => Promise<unknown>;
+  let reach!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((r) => (reach = r));
+  const open = new Promise<void>((r) => (release = r));
+  const restore = () => {
+    slot[method] = original;
+  };
+  slot[method] = async (...args: unknown[]) => {
+    restore();
+    reach();
+    await open;
+    return original.apply(obj, args);
+  };
+  return { reached, release, restore };
+}
+
 function bytes(n: number, seedByte: number): Buffer {
   return Buffer.from(Array.from({ length: n }, (_, i) => (i * 7 + seedByte) % 251));
 }
@@ -99,6 +119,38 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect(caps.dav.chunking).toBe('1.0');
     expect(caps.files.bigfilechunking).toBe(true);
     expect(caps.checksums).toEqual({ supportedTypes: ['SHA1'], preferredUploadType: 'SHA1' });
+  });
+
+  test('a final MOVE with If-Match over a file another door saves while the file is made is 412; the other save stays', async () => {
+    const o = await seed.owner(t);
+    const c = await nc(o);
+    const driver = t.server.ctx.driver;
+    // With OC-Total-Length the upload's own object is published at the MOVE; without, the chunks are written into a new object.
+    for (const [transfer, total, hold] of [
+      ['sized', true, () => holdNext(driver.staging, 'publish')],
+      ['unsized', false, () => holdNext(driver, 'put')],
+    ] as const) {
+      const file = await upload(o.client, `${transfer}.bin`, 'first');
+      const etag = (await c.files('HEAD', `${transfer}.bin`)).headers.get('etag')!;
+      const headers: Record<string, string> = { destination: c.filesUrl(`${transfer}.bin`), ...(total && { 'oc-total-length': '2000' }) };
+      expect((await c.uploads('MKCOL', transfer, { headers })).status).toBe(201);
+      expect((await c.uploads('PUT', `${transfer}/1`, { body: bytes(2000, 7) })).status).toBe(201);
+      const held = hold();
+      try {
+        const move = c.finish(transfer, `${transfer}.bin`, { 'if-match': etag });
+        await held.reached;
+        const form = new FormData();
+        form.append('file', new File(['saved meanwhile'], `${transfer}.bin`));
+        expect((await o.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+        held.release();
+        expect((await move).status).toBe(412);
+      } finally {
+        held.restore();
+      }
+      expect((await downloaded(o.client, file.id)).toString()).toBe('saved meanwhile');
+      // The upload stays for another MOVE; ended here, so the counts of later tests start from none.
+      expect((await c.uploads('DELETE', transfer)).status).toBe(204);
+    }
   });
 
   test('chunks sent out of order are sealed on disk, listed, and the final MOVE makes the file in name order with its mtime', async () => {

@@ -153,6 +153,30 @@ describe('a copy racing other changes', () => {
     expect(treeProblems(o.id)).toEqual([]);
   });
 
+  test('WebDAV COPY of a folder that fails part way removes what it copied, not a file another door put into the new folder', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const source = await folder(o.client, 'photos');
+    await upload(o.client, 'a.bin', new Uint8Array(1000), { parentId: source.id });
+    await upload(o.client, 'b.bin', new Uint8Array(1000), { parentId: source.id });
+    // Room for the copy when it starts; the file written meanwhile takes most of it.
+    t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(4100, o.id);
+    const hold = holdCopies();
+    const answer = dav.request('COPY', 'photos', { headers: { destination: `${t.url}/dav/backup`, overwrite: 'F' } });
+    await hold.held;
+    expect((await dav.put('backup/mine.txt', 'x'.repeat(1500))).status).toBe(201);
+    hold.release();
+    const res = await answer;
+    expect(res.status).toBe(507);
+    const backup = t.server.ctx.db.$client
+      .query<{ id: string }, [string]>(`SELECT id FROM items WHERE account_id = ? AND name = 'backup' AND deleted_at IS NULL`)
+      .get(o.id)!;
+    expect(liveNames(o.id, backup.id)).toEqual(['mine.txt']);
+    expect(await (await dav.request('GET', 'backup/mine.txt')).text()).toBe('x'.repeat(1500));
+    expect(liveNames(o.id, source.id)).toEqual(['a.bin', 'b.bin']);
+    expect(treeProblems(o.id)).toEqual([]);
+  });
+
   test('a folder copy whose new folder is moved inside its source meanwhile copies what the source holds, not its own copy', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);
@@ -205,6 +229,31 @@ describe('a copy racing other changes', () => {
 });
 
 describe('a WebDAV PUT racing another door', () => {
+  test('a PUT with If-Match over a file another door replaces while its bytes arrive is 412; the other content stays current', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const file = await upload(o.client, 'doc.txt', 'first');
+    const etag = (await dav.request('HEAD', 'doc.txt')).headers.get('etag')!;
+    const { body, release: more } = heldBody();
+    const put = dav.put('doc.txt', body, { 'content-length': '2000', 'if-match': etag });
+    await new Promise((r) => setTimeout(r, 50));
+    const form = new FormData();
+    form.append('file', new File(['saved in the web app'], 'doc.txt'));
+    expect((await o.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    more();
+    const res = await put;
+    expect(res.status).toBe(412);
+    expect(await json(res)).toEqual({
+      message: 'The file changed while this write was sent: its If-Match (or If) condition no longer holds',
+    });
+    expect(await (await dav.request('GET', 'doc.txt')).text()).toBe('saved in the web app');
+    // Held to the ETag as it is now, the PUT goes through.
+    const etag2 = (await dav.request('HEAD', 'doc.txt')).headers.get('etag')!;
+    expect((await dav.put('doc.txt', 'third', { 'if-match': etag2 })).status).toBe(204);
+    expect(await (await dav.request('GET', 'doc.txt')).text()).toBe('third');
+    expect(treeProblems(o.id)).toEqual([]);
+  });
+
   test('a new file whose name a folder takes while its bytes arrive is 409, not a file under another name', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);

@@ -14,6 +14,28 @@ let admin: seed.SeededLogin;
 
 libraryServer((s) => ({ t, admin } = s), { startWorker: false });
 
+/** Holds every object copy of the store until `release`; `held` resolves when the first one is held. */
+function holdStoreCopies() {
+  const driver = t.server.ctx.driver;
+  const copy = driver.copy.bind(driver);
+  let reached!: () => void;
+  let release!: () => void;
+  const held = new Promise<void>((r) => (reached = r));
+  const open = new Promise<void>((r) => (release = r));
+  driver.copy = async (from, to) => {
+    reached();
+    await open;
+    return copy(from, to);
+  };
+  return {
+    held,
+    release: () => {
+      release();
+      driver.copy = copy;
+    },
+  };
+}
+
 const used = (login: seed.SeededLogin) => t.server.ctx.services.quota.usage(login.id).used;
 const text = async (login: seed.SeededLogin, id: string) => (await login.client.get(`/api/files/${id}/download`)).text();
 
@@ -143,6 +165,62 @@ describe('moves between a library and the encrypted store: a copy, then a delete
     expect(fs.readdirSync(root).sort()).toEqual(['.coffer-trash', 'mine.txt']);
     expect(await (await dav.request('GET', 'tune.mp3')).text()).toBe('la');
     expect((await children(owner, '')).map((i) => i.name).sort()).toEqual([library.name, 'tune.mp3'].sort());
+  });
+
+  test('a file uploaded into a folder while it is moved into a library stays in that folder, not deleted with the moved ones', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const library = await addLibrary(admin, root, owner);
+    const photos = await folder(owner.client, 'Photos');
+    await upload(owner.client, 'cat.jpg', 'meow', { parentId: photos.id });
+    // The move copies each file's bytes first: held there while another request uploads into the source.
+    const hold = holdStoreCopies();
+    const move = owner.client.post('/api/files/move', { ids: [photos.id], parentId: library.folderId });
+    await hold.held;
+    const late = await upload(owner.client, 'dog.jpg', 'woof', { parentId: photos.id });
+    hold.release();
+    expect((await move).status).toBe(200);
+    expect(fs.readFileSync(path.join(root, 'Photos', 'cat.jpg'), 'utf8')).toBe('meow');
+    expect((await children(owner, photos.id)).map((i) => i.name)).toEqual(['dog.jpg']);
+    expect(await text(owner, late.id)).toBe('woof');
+  });
+
+  test('a file replaced while its folder is moved into a library keeps its new content in the store; the library has what was copied', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const library = await addLibrary(admin, root, owner);
+    const photos = await folder(owner.client, 'Photos');
+    const cat = await upload(owner.client, 'cat.txt', 'meow', { parentId: photos.id });
+    const hold = holdStoreCopies();
+    const move = owner.client.post('/api/files/move', { ids: [photos.id], parentId: library.folderId });
+    await hold.held;
+    const form = new FormData();
+    form.append('file', new File(['purr'], 'cat.txt'));
+    expect((await owner.client.request(`/api/files/${cat.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+    hold.release();
+    expect((await move).status).toBe(200);
+    expect(fs.readFileSync(path.join(root, 'Photos', 'cat.txt'), 'utf8')).toBe('meow');
+    expect((await children(owner, photos.id)).map((i) => i.name)).toEqual(['cat.txt']);
+    expect(await text(owner, cat.id)).toBe('purr');
+  });
+
+  test('WebDAV MOVE of a file onto a library file: a source saved again while it is copied stays with its new content', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'draft.txt', 'old draft');
+    const library = await addLibrary(admin, root, owner);
+    const notes = await upload(owner.client, 'notes.txt', 'first');
+    const dav = await davLogin(t, owner);
+    const hold = holdStoreCopies();
+    const move = dav.request('MOVE', 'notes.txt', {
+      headers: { destination: `${t.url}/dav/${encodeURIComponent(library.name)}/draft.txt` },
+    });
+    await hold.held;
+    expect((await dav.put('notes.txt', 'second')).status).toBe(204);
+    hold.release();
+    expect((await move).status).toBe(204);
+    expect(fs.readFileSync(path.join(root, 'draft.txt'), 'utf8')).toBe('first');
+    expect(await text(owner, notes.id)).toBe('second');
   });
 
   test('a move that fails on the way (the library disk is full) leaves the source as it was and no partial copy', async () => {

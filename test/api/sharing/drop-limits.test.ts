@@ -70,6 +70,56 @@ describe("a drop link's download cap", () => {
   });
 });
 
+describe('a drop link ended while files arrive through it', () => {
+  test('a form upload or the last tus PATCH still arriving when the owner stops sharing the folder is refused (404); nothing is kept', async () => {
+    for (const door of ['form', 'tus'] as const) {
+      const { token, folderId } = await dropLink({ mode: 'upload' });
+      let release!: () => void;
+      const held = new ReadableStream<Uint8Array>({
+        async start(c) {
+          c.enqueue(new Uint8Array(1000));
+          await new Promise<void>((r) => (release = r));
+          c.enqueue(new Uint8Array(1000));
+          c.close();
+        },
+      });
+      let sent: Promise<Response>;
+      if (door === 'tus') {
+        const location = (await tusCreate(token, 2000)).headers.get('location')!;
+        sent = fetch(t.url + location, {
+          method: 'PATCH',
+          headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': '2000' },
+          body: held,
+        });
+      } else {
+        const boundary = 'dropboundary';
+        const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="late.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+        const tail = `\r\n--${boundary}--\r\n`;
+        const body = new ReadableStream<Uint8Array>({
+          async start(c) {
+            c.enqueue(new TextEncoder().encode(head));
+            const reader = held.getReader();
+            for (let r = await reader.read(); !r.done; r = await reader.read()) c.enqueue(r.value);
+            c.enqueue(new TextEncoder().encode(tail));
+            c.close();
+          },
+        });
+        sent = fetch(`${t.url}/s/${token}/upload`, {
+          method: 'POST',
+          headers: { accept: 'application/json', 'content-type': `multipart/form-data; boundary=${boundary}` },
+          body,
+        });
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await owner.client.post('/api/files/share', { ids: [folderId], shared: false })).status).toBe(200);
+      release();
+      const res = await sent;
+      expect({ door, status: res.status }).toEqual({ door, status: 404 });
+      expect(await listAll(owner.client, `/api/files?parentId=${folderId}`)).toEqual([]);
+    }
+  });
+});
+
 describe('X-HTTP-Method-Override through a link', () => {
   test('a PATCH sent as POST to a drop upload stores its bytes and makes the file, as a PATCH does', async () => {
     const { token, folderId } = await dropLink({ mode: 'view_upload' });

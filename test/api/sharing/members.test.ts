@@ -2,12 +2,12 @@ import { describe, expect, test } from 'bun:test';
 import sharp from 'sharp';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { downloaded, folder, listAll, readZip, seedRows, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
+import { downloaded, folder, heldBody, listAll, readZip, seedRows, SseReader, upload, uploadRaw } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
 import { parseJson, runCli } from '../../helpers/cli.ts';
-import { createUpload, headUpload, patchUpload } from '../../helpers/tus.ts';
+import { createUpload, headUpload, patchUpload, TUS } from '../../helpers/tus.ts';
 import { newGroup } from '../../helpers/groups.ts';
 
 let t: TestServer;
@@ -658,6 +658,76 @@ describe('the other doors', () => {
     await owner.client.delete(`/api/files/${root.id}/members/${editor.id}`);
     expect((await patchUpload(editor.client, location, 2, new TextEncoder().encode('lf'))).status).toBe(404);
     expect((await headUpload(editor.client, location)).status).toBe(404);
+  });
+
+  test("tus: an editor's last PATCH into a folder the owner moves out of the share, or trashes, while it runs is 404; no file lands outside the share", async () => {
+    const { owner, root, outside, editor } = await sharedWithEditorAndViewer();
+    for (const [name, leave] of [
+      ['moved.bin', (id: string) => owner.client.post('/api/files/move', { ids: [id], parentId: outside.id })],
+      ['trashed.bin', (id: string) => owner.client.post('/api/files/delete', { ids: [id] })],
+    ] as const) {
+      const sub = await folder(owner.client, `for ${name}`, root.id);
+      const created = await createUpload(editor.client, 2000, { filename: name, parentId: sub.id });
+      expect(created.status).toBe(201);
+      const location = new URL(created.headers.get('location')!, t.url).pathname;
+      const { body, release } = heldBody();
+      const patch = editor.client.request(location, {
+        method: 'PATCH',
+        headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': '2000' },
+        body,
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await leave(sub.id)).status).toBe(200);
+      release();
+      const res = await patch;
+      expect(res.status).toBe(404);
+      expect(await json(res)).toEqual({ message: 'Folder not found' });
+      const rows = t.server.ctx.db.$client.query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM items WHERE name = ?').get(name)!;
+      expect(rows.n).toBe(0);
+    }
+  });
+
+  test("an editor's replace, derived file or bulk upload still arriving when the owner removes the member (404) or makes it a viewer (403) changes nothing", async () => {
+    for (const door of ['replace', 'derived', 'bulk'] as const)
+      for (const [end, status] of [
+        ['remove', 404],
+        ['viewer', 403],
+      ] as const) {
+        const { owner, root, file } = await sharedFolder();
+        const editor = await seed.owner(t);
+        await addMember(owner.client, root.id, editor.email, 'editor');
+        let release!: () => void;
+        const boundary = 'heldboundary';
+        const field = door === 'bulk' ? 'files' : 'file';
+        const parent = door === 'bulk' ? `--${boundary}\r\nContent-Disposition: form-data; name="parentId"\r\n\r\n${root.id}\r\n` : '';
+        const body = new ReadableStream<Uint8Array>({
+          async start(c) {
+            const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="new.txt"\r\nContent-Type: text/plain\r\n\r\nnew `;
+            c.enqueue(new TextEncoder().encode(parent + head));
+            await new Promise<void>((r) => (release = r));
+            c.enqueue(new TextEncoder().encode(`bytes\r\n--${boundary}--\r\n`));
+            c.close();
+          },
+        });
+        const path = { replace: `/api/files/${file.id}/replace`, derived: `/api/files/${file.id}/derived`, bulk: '/api/files/upload/bulk' }[
+          door
+        ];
+        const sent = editor.client.request(path, {
+          method: 'POST',
+          headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+          body,
+        });
+        await new Promise((r) => setTimeout(r, 50));
+        const ended =
+          end === 'remove'
+            ? owner.client.delete(`/api/files/${root.id}/members/${editor.id}`)
+            : owner.client.send('PATCH', `/api/files/${root.id}/members/${editor.id}`, { role: 'viewer' });
+        expect((await ended).status).toBe(200);
+        release();
+        expect({ door, end, status: (await sent).status }).toEqual({ door, end, status });
+        expect((await downloaded(owner.client, file.id)).toString()).toBe('photo bytes');
+        expect((await listAll(owner.client, `/api/files?parentId=${root.id}`)).map((i) => i.name).sort()).toEqual(['Trips', 'photo.txt']);
+      }
   });
 
   test('file versions: viewers list and download them, editors restore, strangers and removed members get 404', async () => {

@@ -58,6 +58,41 @@ describe('a queued job through a share runs only while the access that started i
     expect((await listAll(o.client, `/api/files?parentId=${shared.id}`)).map((i) => i.name)).toEqual(['mine.txt']);
   });
 
+  test("a member's copy out of the share: a file the owner moves out of the shared folder while the copy runs is not copied, the job fails", async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const shared = await folder(o.client, 'Shared');
+    const inside = await upload(o.client, 'inside.txt', 'shared bytes', { parentId: shared.id });
+    expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    const job = await jobOf(await member.client.post('/api/files/copy', { ids: [shared.id] }));
+    // The job copies the file's bytes, then makes its row: the owner moves it out of the share in between.
+    const driver = t.server.ctx.driver;
+    const copy = driver.copy.bind(driver);
+    let reached!: () => void;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (reached = r));
+    const open = new Promise<void>((r) => (release = r));
+    driver.copy = async (from, to) => {
+      reached();
+      await open;
+      return copy(from, to);
+    };
+    try {
+      const running = ran(member.client, job);
+      await held;
+      expect((await o.client.post('/api/files/move', { ids: [inside.id] })).status).toBe(200);
+      release();
+      expect((await running).status).toBe(500);
+    } finally {
+      driver.copy = copy;
+    }
+    const names = t.server.ctx.db.$client
+      .query<{ name: string }, [string]>('SELECT name FROM items WHERE account_id = ? AND deleted_at IS NULL')
+      .all(member.id)
+      .map((r) => r.name);
+    expect(names).not.toContain('inside.txt');
+  });
+
   test('a trash of over 1,000 items an editor started: removed or made a viewer before it runs, nothing goes to the trash', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
