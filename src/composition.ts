@@ -12,6 +12,7 @@ import { StartupError } from './errors.ts';
 import { EventHub } from './events/hub.ts';
 import { Presence } from './events/presence.ts';
 import { ensureSystemSchedules, registerJobHandlers } from './job-handlers/index.ts';
+import { Jobs } from './jobs/catalog.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { JobRegistry } from './jobs/registry.ts';
 import { Schedules } from './jobs/schedules.ts';
@@ -385,6 +386,8 @@ export function composeServer(config: Config, opts: ServerOptions, httpListener:
       name: 'job queue',
       start: () => {
         ctx.queue.recoverInterrupted();
+        // No move across a library's edge runs yet: those still recorded were cut short by a crash.
+        ctx.queue.release(Jobs.filesMoveAcross);
         ensureSystemSchedules(ctx);
       },
     },

@@ -39,6 +39,11 @@ const none = z.null();
 export const Jobs = {
   // sourceAccountId: the account the copied items belong to, when a member copies across a share.
   filesCopy: defineJob('files.copy', fileTrees.extend({ parentId: z.string().nullable(), sourceAccountId: z.string().optional() })),
+  // A move across a library's edge under way: due only at the next start-up, where it finishes or undoes what a crash cut short.
+  filesMoveAcross: defineJob(
+    'files.move-across',
+    z.object({ ...starter, copyOf: z.string(), sourceId: z.string(), phase: z.enum(['copy', 'delete']) }),
+  ),
   filesTrash: defineJob('files.trash', fileTrees),
   filesRestore: defineJob('files.restore', fileTrees),
   trashDelete: defineJob('trash.delete', fileTrees),

@@ -43,6 +43,8 @@ export interface CopyDeps {
 }
 
 const CHILD_PAGE = 500;
+// A move's guard job waits until start-up makes it due (JobQueue.release): while the move runs, it never is.
+const HELD = Number.MAX_SAFE_INTEGER;
 // A library file's row: its content is the host file, not an object of the store.
 const HOST_CONTENT = { storageKey: null, wrappedKey: null, keyId: null };
 
@@ -207,30 +209,53 @@ export class CopyService {
     const moved: Item[] = [];
     for (const row of rows) {
       const into = { jobId: newId(), accountId, room, loginId, folderGone: inRequestFolderGone, made: new Set<string>() };
+      // What a crash from here on leaves is undone at the next start (phase copy), or finished once the copy is whole (phase delete).
+      const step = { accountId, loginId, copyOf: into.jobId, sourceId: row.id };
+      let guard = this.d.queue.insert(Jobs.filesMoveAcross, { ...step, phase: 'copy' }, { runAt: HELD });
       let copy: Item | null = null;
       try {
-        copy = await this.copyItem(into, row, targetId, true, name);
-        if (row.type === 'folder') await this.copyChildren(into, accountId, row.id, copy.id);
-      } catch (err) {
-        if (copy) {
-          this.d.trash.trashTrees(accountId, loginId, [copy.id]);
-          this.d.trash.deleteRoots(accountId, loginId, [copy.id]);
+        try {
+          copy = await this.copyItem(into, row, targetId, true, name);
+          if (row.type === 'folder') await this.copyChildren(into, accountId, row.id, copy.id);
+        } catch (err) {
+          if (copy) this.removeTree(accountId, loginId, copy.id);
+          throw err;
         }
-        throw err;
+        guard = this.d.transactions.immediate(() => {
+          this.d.queue.cancel(guard);
+          return this.d.queue.insert(Jobs.filesMoveAcross, { ...step, phase: 'delete' }, { runAt: HELD });
+        });
+        try {
+          this.d.trash.trashTrees(accountId, loginId, [row.id]);
+        } catch (err) {
+          // The host kept the source (a read-only mount, say): the copy goes, so the move changed nothing.
+          this.removeTree(accountId, loginId, copy.id);
+          throw err;
+        }
+        this.d.trash.deleteRoots(accountId, loginId, [row.id]);
+      } finally {
+        this.d.queue.cancel(guard);
       }
-      try {
-        this.d.trash.trashTrees(accountId, loginId, [row.id]);
-      } catch (err) {
-        // The host kept the source (a read-only mount, say): the copy goes, so the move changed nothing.
-        this.d.trash.trashTrees(accountId, loginId, [copy.id]);
-        this.d.trash.deleteRoots(accountId, loginId, [copy.id]);
-        throw err;
-      }
-      this.d.trash.deleteRoots(accountId, loginId, [row.id]);
       this.d.events.item(principal, FileEventType.copied, copy);
       moved.push(copy);
     }
     return moved;
+  }
+
+  /**
+   * Job body of `files.move-across`, run after a crash cut such a move short: a copy not yet whole is removed
+   * (the source stays as it was); once it was whole, the source is deleted as the move would have.
+   */
+  recoverMoveAcross(p: Payload<'filesMoveAcross'>): { count: number } {
+    const id = p.phase === 'copy' ? derived(p.copyOf, p.sourceId, 'id') : p.sourceId;
+    if (!this.d.items.get(p.accountId, id)) return { count: 0 };
+    this.removeTree(p.accountId, p.loginId, id);
+    return { count: 1 };
+  }
+
+  private removeTree(accountId: string, loginId: string, id: string): void {
+    this.d.trash.trashTrees(accountId, loginId, [id]);
+    this.d.trash.deleteRoots(accountId, loginId, [id]);
   }
 
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */
