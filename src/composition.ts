@@ -392,6 +392,7 @@ export function composeServer(config: Config, opts: ServerOptions, httpListener:
       },
     },
     domain.uploadIntents,
+    domain.interruptedTrash,
     domain.identityProvider,
     // Before the worker: an interrupted run is marked so before its job runs again.
     domain.scheduledBackups,
