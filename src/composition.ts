@@ -410,8 +410,8 @@ export function composeServer(config: Config, opts: ServerOptions, httpListener:
       name: 'job queue',
       start: () => {
         ctx.queue.recoverInterrupted();
-        // No move across a library's edge runs yet: those still recorded were cut short by a crash.
-        ctx.queue.release(Jobs.filesMoveAcross);
+        // No copy made in a request runs yet: those still recorded were cut short by a crash.
+        ctx.queue.release(Jobs.copyGuard);
         ensureSystemSchedules(ctx);
       },
     },

@@ -38,7 +38,7 @@ export interface CopyDeps {
   libraryFiles: Pick<LibraryFiles, 'libraryOf' | 'locate' | 'open'>;
   libraryContent: Pick<LibraryContent, 'stage' | 'drop'>;
   changes: ChangeLog;
-  trash: Pick<TrashService, 'trashTrees' | 'deleteRoots'>;
+  trash: Pick<TrashService, 'trashTrees' | 'deleteRoots' | 'restoreTrees'>;
   starters: Pick<JobStarters, 'assertStillMay'>;
 }
 
@@ -108,7 +108,14 @@ export class CopyService {
    * free); `shallow` copies a folder without its contents (Depth: 0). Quota and disk are checked for
    * the whole tree first; a folder whose copy fails part way is removed.
    */
-  async copyNow(principal: Principal, source: Item, parentId: string | null, name: string, shallow: boolean): Promise<Item> {
+  async copyNow(
+    principal: Principal,
+    source: Item,
+    parentId: string | null,
+    name: string,
+    shallow: boolean,
+    replacedId: string | null = null,
+  ): Promise<Item> {
     if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
     if (shallow && source.type === 'folder') this.d.items.assertNests(parentId, 1);
     else this.d.tree.assertNests([source], parentId);
@@ -124,19 +131,39 @@ export class CopyService {
       folderGone: inRequestFolderGone,
       made: new Set<string>(),
     };
-    const root = await this.copyItem(into, source, parentId, true, name);
-    if (source.type === 'folder' && !shallow) {
-      try {
-        await this.copyChildren(into, source.accountId, source.id, root.id);
-      } catch (err) {
-        // All or nothing: a folder copied part way (the storage limit reached meanwhile, say) goes, not left as if whole.
-        this.d.trash.trashTrees(principal.accountId, principal.loginId, [root.id]);
-        this.d.trash.deleteRoots(principal.accountId, principal.loginId, [root.id]);
-        throw err;
+    const deep = source.type === 'folder' && !shallow;
+    // A crash before the copy is whole: the next start removes what it made and puts the replaced destination back.
+    const guard =
+      deep || replacedId
+        ? this.d.queue.insert(
+            Jobs.copyGuard,
+            {
+              accountId: principal.accountId,
+              loginId: principal.loginId,
+              copyOf: into.jobId,
+              sourceId: source.id,
+              phase: 'copy',
+              ...(replacedId ? { restores: replacedId } : {}),
+            },
+            { runAt: HELD },
+          )
+        : null;
+    try {
+      const root = await this.copyItem(into, source, parentId, true, name);
+      if (deep) {
+        try {
+          await this.copyChildren(into, source.accountId, source.id, root.id);
+        } catch (err) {
+          // All or nothing: a folder copied part way (the storage limit reached meanwhile, say) goes, not left as if whole.
+          this.removeTree(principal.accountId, principal.loginId, root.id);
+          throw err;
+        }
       }
+      this.d.events.item(principal, FileEventType.copied, root);
+      return root;
+    } finally {
+      if (guard) this.d.queue.cancel(guard);
     }
-    this.d.events.item(principal, FileEventType.copied, root);
-    return root;
   }
 
   /**
@@ -211,7 +238,7 @@ export class CopyService {
       const into = { jobId: newId(), accountId, room, loginId, folderGone: inRequestFolderGone, made: new Set<string>() };
       // What a crash from here on leaves is undone at the next start (phase copy), or finished once the copy is whole (phase delete).
       const step = { accountId, loginId, copyOf: into.jobId, sourceId: row.id };
-      let guard = this.d.queue.insert(Jobs.filesMoveAcross, { ...step, phase: 'copy' }, { runAt: HELD });
+      let guard = this.d.queue.insert(Jobs.copyGuard, { ...step, phase: 'copy' }, { runAt: HELD });
       let copy: Item | null = null;
       try {
         try {
@@ -223,7 +250,7 @@ export class CopyService {
         }
         guard = this.d.transactions.immediate(() => {
           this.d.queue.cancel(guard);
-          return this.d.queue.insert(Jobs.filesMoveAcross, { ...step, phase: 'delete' }, { runAt: HELD });
+          return this.d.queue.insert(Jobs.copyGuard, { ...step, phase: 'delete' }, { runAt: HELD });
         });
         try {
           this.d.trash.trashTrees(accountId, loginId, [row.id]);
@@ -243,14 +270,16 @@ export class CopyService {
   }
 
   /**
-   * Job body of `files.move-across`, run after a crash cut such a move short: a copy not yet whole is removed
-   * (the source stays as it was); once it was whole, the source is deleted as the move would have.
+   * Job body of `files.copy-guard`, run after a crash cut a copy made in the request short: a copy not yet whole
+   * is removed (the source stays as it was, and a destination it replaced comes back from the trash); once a move's
+   * copy was whole, its source is deleted as the move would have.
    */
-  recoverMoveAcross(p: Payload<'filesMoveAcross'>): { count: number } {
+  settleCopy(p: Payload<'copyGuard'>): { count: number } {
     const id = p.phase === 'copy' ? derived(p.copyOf, p.sourceId, 'id') : p.sourceId;
-    if (!this.d.items.get(p.accountId, id)) return { count: 0 };
-    this.removeTree(p.accountId, p.loginId, id);
-    return { count: 1 };
+    const found = this.d.items.get(p.accountId, id) !== null;
+    if (found) this.removeTree(p.accountId, p.loginId, id);
+    if (p.restores) this.d.trash.restoreTrees(p.accountId, p.loginId, [p.restores]);
+    return { count: found ? 1 : 0 };
   }
 
   private removeTree(accountId: string, loginId: string, id: string): void {
