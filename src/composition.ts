@@ -3,7 +3,16 @@ import fs from 'node:fs';
 import type { Config } from './config.ts';
 import { RetentionClock, systemClock, type Clock } from './clock.ts';
 import type { AppContext, CoreContext } from './context.ts';
-import { acquireLock, type DataPaths, dataPaths, prepareDataDir, requireDataDirOwner, requireExistingDataDir } from './data-dir.ts';
+import {
+  acquireLock,
+  type DataPaths,
+  dataPaths,
+  keepReserve,
+  prepareDataDir,
+  releaseReserveIfFull,
+  requireDataDirOwner,
+  requireExistingDataDir,
+} from './data-dir.ts';
 import { closeDatabase, type Db, openDatabase } from './db/client.ts';
 import { DatabaseTooNewError, instanceIdOf } from './db/migrate.ts';
 import { listUpgradeSnapshots, rollbackTo, type UpgradeSnapshot, upgradeDatabase } from './services/maintenance/upgrade.ts';
@@ -12,6 +21,7 @@ import { StartupError } from './errors.ts';
 import { EventHub } from './events/hub.ts';
 import { Presence } from './events/presence.ts';
 import { ensureSystemSchedules, registerJobHandlers } from './job-handlers/index.ts';
+import { Jobs } from './jobs/catalog.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { JobRegistry } from './jobs/registry.ts';
 import { Schedules } from './jobs/schedules.ts';
@@ -255,6 +265,18 @@ export function rollbackInstance(config: Config, snapshotDir: string): ReturnTyp
   }
 }
 
+/** The database opened, or a full disk (its -shm index could not be made) said as such instead of `disk I/O error`. */
+function openDatabaseOnItsDisk(paths: DataPaths): Db {
+  try {
+    return openDatabase(paths.database);
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'SQLITE_IOERR_SHMSIZE') throw err;
+    throw new StartupError(
+      `the disk of ${paths.root} is full: the database cannot be opened without a little free space (for ${paths.database}-shm); free some space on it, then start again`,
+    );
+  }
+}
+
 /** The composition root: data directory, repositories, then services, then job handlers (the server adds routes). */
 function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles: DomainLifecycles } {
   const paths = dataPaths(config.dataDir);
@@ -267,7 +289,9 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
     const log = opts.logger ?? createLogger(config.logLevel, config.logFormat);
     const { jwtSecret, keyring } = loadSecrets(config, paths);
     followSecretsFile(config, paths, keyring, log);
-    const db = openDatabase(paths.database);
+    if (isServer && releaseReserveIfFull(paths))
+      log.warn('the disk is full: the space kept for opening the database (coffer.reserve) was given to it', { dataDir: paths.root });
+    const db = openDatabaseOnItsDisk(paths);
     try {
       applyMigrations(db, paths, (line) => {
         process.stderr.write(`coffer: ${line}\n`);
@@ -277,6 +301,7 @@ function open(config: Config, opts: OpenOptions): { ctx: AppContext; lifecycles:
       closeDatabase(db);
       throw err;
     }
+    if (isServer) keepReserve(paths);
     const clock = opts.clock ?? systemClock;
     let driver: StorageDriver;
     try {
@@ -385,10 +410,13 @@ export function composeServer(config: Config, opts: ServerOptions, httpListener:
       name: 'job queue',
       start: () => {
         ctx.queue.recoverInterrupted();
+        // No copy made in a request runs yet: those still recorded were cut short by a crash.
+        ctx.queue.release(Jobs.copyGuard);
         ensureSystemSchedules(ctx);
       },
     },
     domain.uploadIntents,
+    domain.interruptedTrash,
     domain.identityProvider,
     // Before the worker: an interrupted run is marked so before its job runs again.
     domain.scheduledBackups,

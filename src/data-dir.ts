@@ -9,6 +9,8 @@ export interface DataPaths {
   secrets: string;
   blobs: string;
   lock: string;
+  /** Space the server holds for opening its database on a disk something else filled (see releaseReserveIfFull). */
+  reserve: string;
   /** One file per process that holds object deletions back (a full backup reading objects). */
   holds: string;
   /** Database and secrets.json as they were before each upgrade (`coffer rollback`). */
@@ -22,16 +24,18 @@ export function dataPaths(dataDir: string): DataPaths {
     secrets: path.join(dataDir, 'secrets.json'),
     blobs: path.join(dataDir, 'blobs'),
     lock: path.join(dataDir, 'coffer.lock'),
+    reserve: path.join(dataDir, 'coffer.reserve'),
     holds: path.join(dataDir, 'holds'),
     snapshots: path.join(dataDir, 'snapshots'),
   };
 }
 
-/** Whether `file` is one the instance keeps in its data directory (the database and its journals, secrets.json, the lock, or anything under blobs/, holds/, snapshots/): replacing it loses data. */
+/** Whether `file` is one the instance keeps in its data directory (the database and its journals, secrets.json, the lock, the disk reserve, or anything under blobs/, holds/, snapshots/): replacing it loses data. */
 export function isDataDirOwnFile(paths: DataPaths, file: string): boolean {
   const target = path.resolve(file);
   const db = path.resolve(paths.database);
-  if ([db, `${db}-wal`, `${db}-shm`, `${db}-journal`, path.resolve(paths.secrets), path.resolve(paths.lock)].includes(target)) return true;
+  const own = [db, `${db}-wal`, `${db}-shm`, `${db}-journal`, paths.secrets, paths.lock, paths.reserve].map((f) => path.resolve(f));
+  if (own.includes(target)) return true;
   return [paths.blobs, paths.holds, paths.snapshots].some((dir) => isBelow(dir, target));
 }
 
@@ -67,7 +71,7 @@ const COFFER_FILES = ['coffer.db', 'secrets.json'];
 /** What a new disk's file system puts at its mount point: a directory holding only it is empty to Coffer, and it stays. */
 export const FILE_SYSTEM_OWN = 'lost+found';
 /** What a directory may hold and still be new: the file system's own, and what a first start that stopped early left. */
-const isNewDirName = (name: string) => name === FILE_SYSTEM_OWN || /^(blobs|coffer\.lock|\.write-test-\d+)$/.test(name);
+const isNewDirName = (name: string) => name === FILE_SYSTEM_OWN || /^(blobs|coffer\.lock|coffer\.reserve|\.write-test-\d+)$/.test(name);
 
 /**
  * `serve` and `init` start a new instance only in a directory that is missing, empty or Coffer's: pointed at a home
@@ -106,6 +110,35 @@ export function prepareDataDir(paths: DataPaths): void {
       throw new StartupError(`${where} is in the way: the data directory needs a directory there; move that file aside, then start again`);
     }
     throw new StartupError(`data directory ${paths.root} is not writable (${code ?? err})`);
+  }
+}
+
+const RESERVE_BYTES = 1024 * 1024;
+
+/**
+ * Before the server opens its database: on a disk something else filled to the last block, the reserve file is
+ * removed, so SQLite has the room its shared-memory index (`coffer.db-shm`, made anew by the first process to open
+ * the database) needs; without it the open fails (SQLITE_IOERR_SHMSIZE) and the server cannot start. True when removed.
+ */
+export function releaseReserveIfFull(paths: DataPaths): boolean {
+  const s = fs.statfsSync(paths.root);
+  if (s.bavail * s.bsize >= RESERVE_BYTES || !fs.existsSync(paths.reserve)) return false;
+  fs.rmSync(paths.reserve, { force: true });
+  return true;
+}
+
+/** Once the database is open: the reserve made (again) while there is room for it and more; a full disk waits for the next start. */
+export function keepReserve(paths: DataPaths): void {
+  if (fs.existsSync(paths.reserve)) return;
+  const s = fs.statfsSync(paths.root);
+  if (s.bavail * s.bsize < 4 * RESERVE_BYTES) return;
+  const partial = `${paths.reserve}.${process.pid}`;
+  try {
+    // Zeros written, not a hole: the blocks are the file's, and removing it gives them back.
+    fs.writeFileSync(partial, Buffer.alloc(RESERVE_BYTES), { mode: 0o600 });
+    fs.renameSync(partial, paths.reserve);
+  } catch {
+    fs.rmSync(partial, { force: true });
   }
 }
 

@@ -62,6 +62,7 @@ function jobHandlers(ctx: AppContext): Handlers {
       });
       return result;
     },
+    copyGuard: (p) => copy.settleCopy(p),
     filesTrash: fileTreeJob(ctx, FileEventType.deleted, 'trash', (p, b) => trash.trashJob(p, b)),
     filesRestore: fileTreeJob(ctx, FileEventType.restored, 'restore', (p, b) => trash.restoreJob(p, b)),
     trashDelete: fileTreeJob(ctx, FileEventType.permanentlyDeleted, 'delete', (p, b) => trash.deleteJob(p, b)),

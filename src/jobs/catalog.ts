@@ -39,6 +39,20 @@ const none = z.null();
 export const Jobs = {
   // sourceAccountId: the account the copied items belong to, when a member copies across a share.
   filesCopy: defineJob('files.copy', fileTrees.extend({ parentId: z.string().nullable(), sourceAccountId: z.string().optional() })),
+  // A copy made in the request (a WebDAV COPY, a move across a library's edge) under way: due only at the next
+  // start-up, where it finishes or undoes what a crash cut short. restores: the destination it replaced, put back.
+  copyGuard: defineJob(
+    'files.copy-guard',
+    z.object({
+      ...starter,
+      copyOf: z.string(),
+      sourceId: z.string(),
+      phase: z.enum(['copy', 'delete']),
+      restores: z.string().optional(),
+      // phase delete: the sources the copy holds (an item put into the source meanwhile stays where it is).
+      sources: z.array(z.string()).optional(),
+    }),
+  ),
   filesTrash: defineJob('files.trash', fileTrees),
   filesRestore: defineJob('files.restore', fileTrees),
   trashDelete: defineJob('trash.delete', fileTrees),

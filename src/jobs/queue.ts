@@ -115,6 +115,11 @@ export class JobQueue {
     this.repo.defer(id, runAt, this.clock.now());
   }
 
+  /** At boot: the waiting jobs of `job`, held back while the process that queued them lived, run now. */
+  release(job: JobSpec): void {
+    this.repo.release(job.name, this.clock.now());
+  }
+
   cancel(id: string): boolean {
     return this.repo.cancel(id, this.clock.now());
   }

@@ -751,6 +751,37 @@ export class ItemsRepo {
     });
   }
 
+  /**
+   * At start-up: a trash or restore made in a request commits its batches one by one, and a crash between two left
+   * members trashed under a root still live (hidden from the folder and from the trash), or items restored under a
+   * folder still in the trash (kept, unseen, when that trash entry is purged). Both are put back as before the request,
+   * but for the roots a waiting job of `jobKinds` names: that job finishes them when it runs again.
+   */
+  settleInterruptedTrash(jobKinds: readonly string[]): number {
+    const held = `SELECT r.value FROM jobs, json_each(jobs.payload, '$.ids') r
+                   WHERE jobs.kind IN (SELECT value FROM json_each(?1)) AND jobs.status IN ('created', 'active')`;
+    const kinds = JSON.stringify(jobKinds);
+    let changed = this.sqlite
+      .query(
+        `UPDATE items SET deleted_at = NULL, deleted_root_id = NULL
+          WHERE deleted_root_id IS NOT NULL AND deleted_root_id != id AND deleted_root_id NOT IN (${held})
+            AND EXISTS (SELECT 1 FROM items r WHERE r.id = items.deleted_root_id AND r.deleted_at IS NULL)`,
+      )
+      .run(kinds).changes;
+    // One level a round: a folder put back into the trash entry brings its own restored members next.
+    for (;;) {
+      const n = this.sqlite
+        .query(
+          `UPDATE items SET (deleted_at, deleted_root_id) = (SELECT p.deleted_at, p.deleted_root_id FROM items p WHERE p.id = items.parent_id)
+            WHERE id IN (SELECT c.id FROM items p JOIN items c ON c.account_id = p.account_id AND c.parent_id = p.id AND c.deleted_at IS NULL
+                          WHERE p.deleted_root_id IS NOT NULL AND p.deleted_at IS NOT NULL AND p.type = 'folder' AND p.deleted_root_id NOT IN (${held}))`,
+        )
+        .run(kinds).changes;
+      if (n === 0) return changed;
+      changed += n;
+    }
+  }
+
   /** Items trashed with a trash root (the root excluded), at most `cap`. */
   trashSetIds(rootId: string, cap: number): string[] {
     return this.sqlite

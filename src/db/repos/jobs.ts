@@ -124,6 +124,11 @@ export class JobsRepo {
     this.sqlite.query(`UPDATE jobs SET run_at = MAX(?1, run_at - ?2) WHERE status = 'created' AND run_at > ?1`).run(now, by);
   }
 
+  /** Waiting jobs of `kind` become due at `now`. */
+  release(kind: string, now: number): void {
+    this.sqlite.query(`UPDATE jobs SET run_at = ? WHERE kind = ? AND status = 'created'`).run(now, kind);
+  }
+
   /** Back to `created` without spending the attempt. */
   defer(id: string, runAt: number, at: number): void {
     this.sqlite

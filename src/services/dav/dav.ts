@@ -1286,7 +1286,7 @@ export class DavService {
         this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
         this.d.locks.forget(principal.accountId, source.path.key);
       } else {
-        const copy = await this.d.copy.copyNow(principal, this.stored(from, source.item.id), parentId, name, opts.shallow);
+        const copy = await this.d.copy.copyNow(principal, this.stored(from, source.item.id), parentId, name, opts.shallow, replaced?.id);
         this.d.properties.copy(source.item.id, copy.id);
       }
     } catch (err) {

@@ -38,11 +38,13 @@ export interface CopyDeps {
   libraryFiles: Pick<LibraryFiles, 'libraryOf' | 'locate' | 'open'>;
   libraryContent: Pick<LibraryContent, 'stage' | 'drop'>;
   changes: ChangeLog;
-  trash: Pick<TrashService, 'trashTrees' | 'deleteRoots'>;
+  trash: Pick<TrashService, 'trashTrees' | 'deleteRoots' | 'restoreTrees'>;
   starters: Pick<JobStarters, 'assertStillMay'>;
 }
 
 const CHILD_PAGE = 500;
+// A move's guard job waits until start-up makes it due (JobQueue.release): while the move runs, it never is.
+const HELD = Number.MAX_SAFE_INTEGER;
 // A library file's row: its content is the host file, not an object of the store.
 const HOST_CONTENT = { storageKey: null, wrappedKey: null, keyId: null };
 
@@ -113,7 +115,14 @@ export class CopyService {
    * free); `shallow` copies a folder without its contents (Depth: 0). Quota and disk are checked for
    * the whole tree first; a folder whose copy fails part way is removed.
    */
-  async copyNow(principal: Principal, source: Item, parentId: string | null, name: string, shallow: boolean): Promise<Item> {
+  async copyNow(
+    principal: Principal,
+    source: Item,
+    parentId: string | null,
+    name: string,
+    shallow: boolean,
+    replacedId: string | null = null,
+  ): Promise<Item> {
     if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
     if (shallow && source.type === 'folder') this.d.items.assertNests(parentId, 1);
     else this.d.tree.assertNests([source], parentId);
@@ -129,18 +138,39 @@ export class CopyService {
       folderGone: inRequestFolderGone,
       made: new Set<string>(),
     };
-    const root = await this.copyItem(into, source, parentId, true, name);
-    if (source.type === 'folder' && !shallow) {
-      try {
-        await this.copyChildren(into, source.accountId, source.id, root.id);
-      } catch (err) {
-        // All or nothing: a folder copied part way (the storage limit reached meanwhile, say) goes, not left as if whole.
-        this.removeOwn(principal, root.id, into.made);
-        throw err;
+    const deep = source.type === 'folder' && !shallow;
+    // A crash before the copy is whole: the next start removes what it made and puts the replaced destination back.
+    const guard =
+      deep || replacedId
+        ? this.d.queue.insert(
+            Jobs.copyGuard,
+            {
+              accountId: principal.accountId,
+              loginId: principal.loginId,
+              copyOf: into.jobId,
+              sourceId: source.id,
+              phase: 'copy',
+              ...(replacedId ? { restores: replacedId } : {}),
+            },
+            { runAt: HELD },
+          )
+        : null;
+    try {
+      const root = await this.copyItem(into, source, parentId, true, name);
+      if (deep) {
+        try {
+          await this.copyChildren(into, source.accountId, source.id, root.id);
+        } catch (err) {
+          // All or nothing: a folder copied part way (the storage limit reached meanwhile, say) goes, not left as if whole.
+          this.removeOwn(principal, root.id, into.made);
+          throw err;
+        }
       }
+      this.d.events.item(principal, FileEventType.copied, root);
+      return root;
+    } finally {
+      if (guard) this.d.queue.cancel(guard);
     }
-    this.d.events.item(principal, FileEventType.copied, root);
-    return root;
   }
 
   /**
@@ -221,24 +251,35 @@ export class CopyService {
         made: new Set<string>(),
         copied: new Map<string, string>(),
       };
+      // What a crash from here on leaves is undone at the next start (phase copy), or finished once the copy is whole (phase delete).
+      const step = { accountId, loginId, copyOf: into.jobId, sourceId: row.id };
+      let guard = this.d.queue.insert(Jobs.copyGuard, { ...step, phase: 'copy' }, { runAt: HELD });
       let copy: Item | null = null;
       try {
-        copy = await this.copyItem(into, row, targetId, true, name);
-        if (row.type === 'folder') await this.copyChildren(into, accountId, row.id, copy.id);
-      } catch (err) {
-        if (copy) this.removeOwn(principal, copy.id, into.made);
-        throw err;
+        try {
+          copy = await this.copyItem(into, row, targetId, true, name);
+          if (row.type === 'folder') await this.copyChildren(into, accountId, row.id, copy.id);
+        } catch (err) {
+          if (copy) this.removeOwn(principal, copy.id, into.made);
+          throw err;
+        }
+        // What was copied leaves; an item put into the source (or a file replaced) meanwhile stays, with the folders above it.
+        const sources = this.ownRoots(accountId, row.id, (source) => into.copied.get(source.id) === contentOf(source));
+        guard = this.d.transactions.immediate(() => {
+          this.d.queue.cancel(guard);
+          return this.d.queue.insert(Jobs.copyGuard, { ...step, phase: 'delete', sources }, { runAt: HELD });
+        });
+        try {
+          this.d.trash.trashTrees(accountId, loginId, sources);
+        } catch (err) {
+          // The host kept the source (a read-only mount, say): the copy goes, so the move changed nothing.
+          this.removeOwn(principal, copy.id, into.made);
+          throw err;
+        }
+        this.d.trash.deleteRoots(accountId, loginId, sources);
+      } finally {
+        this.d.queue.cancel(guard);
       }
-      // What was copied leaves; an item put into the source (or a file replaced) meanwhile stays, with the folders above it.
-      const sources = this.ownRoots(accountId, row.id, (source) => into.copied.get(source.id) === contentOf(source));
-      try {
-        this.d.trash.trashTrees(accountId, loginId, sources);
-      } catch (err) {
-        // The host kept the source (a read-only mount, say): the copy goes, so the move changed nothing.
-        this.removeOwn(principal, copy.id, into.made);
-        throw err;
-      }
-      this.d.trash.deleteRoots(accountId, loginId, sources);
       this.d.events.item(principal, FileEventType.copied, copy);
       moved.push(copy);
     }
@@ -276,6 +317,20 @@ export class CopyService {
         kept.add(at.id);
     }
     return rows.filter((r) => !kept.has(r.id) && (r.id === rootId || kept.has(r.parentId ?? ''))).map((r) => r.id);
+  }
+
+  /**
+   * Job body of `files.copy-guard`, run after a crash cut a copy made in the request short: a copy not yet whole
+   * is removed (the source stays as it was, and a destination it replaced comes back from the trash); once a move's
+   * copy was whole, its copied sources are deleted as the move would have.
+   */
+  settleCopy(p: Payload<'copyGuard'>): { count: number } {
+    const ids = p.phase === 'copy' ? [derived(p.copyOf, p.sourceId, 'id')] : (p.sources ?? [p.sourceId]);
+    const found = ids.filter((id) => this.d.items.get(p.accountId, id) !== null);
+    this.d.trash.trashTrees(p.accountId, p.loginId, found);
+    this.d.trash.deleteRoots(p.accountId, p.loginId, found);
+    if (p.restores) this.d.trash.restoreTrees(p.accountId, p.loginId, [p.restores]);
+    return { count: found.length };
   }
 
   /** Job body of `files.copy`: returns the ids of the top-level copies (the same on every run of the job). */

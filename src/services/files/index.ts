@@ -1,3 +1,4 @@
+import { Jobs } from '../../jobs/catalog.ts';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
@@ -189,6 +190,13 @@ export function createFilesServices<V extends ReplacedVersions>(
     outsideChanges: { name: 'outside changes', start: () => outsideChanges.start(), stop: () => outsideChanges.stop() } satisfies Lifecycle,
     // Objects of uploads a crash cut off go before anything new is written (nothing is in flight yet).
     uploadIntents: { name: 'upload intents', start: async () => void (await uploadIntents.sweep()) } satisfies Lifecycle,
+    interruptedTrash: {
+      name: 'interrupted trash',
+      start: () => {
+        const items = transactions.immediate(() => repos.items.settleInterruptedTrash([Jobs.filesTrash.name, Jobs.filesRestore.name]));
+        if (items) log.warn('put back items a crash left half trashed or half restored', { items });
+      },
+    } satisfies Lifecycle,
     accessTimes: { name: 'access times', stop: () => access.stop() } satisfies Lifecycle,
     diskSpace: {
       name: 'disk space',

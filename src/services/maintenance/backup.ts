@@ -7,6 +7,7 @@ import { holdObjectDeletions, objectDeletionsHeld } from '../../storage/deletion
 import { masterKeyIdsIn } from '../../storage/secrets-file.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
 import { AppError, badRequest } from '../../errors.ts';
+import { formatSize } from '../../contract/size.ts';
 import { embeddedMigrations } from '../../db/migrations.ts';
 import type { StorageDriver, StorageLocation } from '../../storage/driver.ts';
 import { writeFully } from '../../lib/file-writes.ts';
@@ -96,6 +97,8 @@ async function stopIfAborted(signal: AbortSignal | undefined): Promise<void> {
 }
 
 const SINK_BUFFER = 4 * 1024 * 1024;
+// How often (in bytes) a full backup looks at its disk's free space again.
+const ROOM_CHECK_BYTES = 1024 * 1024;
 /** A full backup's database snapshot in the data directory, named with the pid of the process writing it. */
 const SNAPSHOT_PREFIX = '.backup-snapshot-';
 
@@ -133,19 +136,35 @@ class ArchiveSink {
 }
 
 /** Writes a stream to a new file (0600) in few large writes, then syncs it. */
-async function writeAll(file: string, body: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<void> {
+async function writeAll(file: string, body: AsyncIterable<Uint8Array>, signal?: AbortSignal, room?: () => void): Promise<void> {
   const handle = await fsp.open(file, 'wx', 0o600);
   try {
     const sink = new ArchiveSink(handle);
+    let written = 0;
+    let checked = 0;
     for await (const chunk of body) {
       signal?.throwIfAborted();
       await sink.write(chunk);
+      written += chunk.length;
+      if (room && written - checked >= ROOM_CHECK_BYTES) {
+        checked = written;
+        room();
+      }
     }
     await sink.flush();
     await handle.sync();
   } finally {
     await handle.close();
   }
+}
+
+/** A full backup that did not fit on the disk of `dir`, or would have taken the database's reserve (`keep`) there. */
+export function archiveDiskFull(dir: string, keep: number): AppError {
+  const kept = keep ? ` while keeping the ${formatSize(keep)} the database needs on it (COFFER_MIN_FREE_BYTES)` : '';
+  return new AppError(
+    507,
+    `The backup does not fit on the disk of ${dir}${kept}. Free some space there (BACKUP_KEEP keeps fewer scheduled backups) or write backups to another disk (BACKUP_DIR).`,
+  );
 }
 
 /**
@@ -160,6 +179,7 @@ export class BackupService {
     private readonly driver: StorageDriver,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly minFreeBytes: number,
   ) {}
 
   /** Whether a full backup is reading objects now: deleting any must wait. */
@@ -244,9 +264,18 @@ export class BackupService {
     const file = this.checkTarget(target, opts.force);
     const partial = `${file}.partial-${process.pid}`;
     fs.rmSync(partial, { force: true });
+    const dir = path.dirname(file);
+    // On the data directory's disk the archive leaves the database its reserve, as uploads do.
+    const keep = fs.statSync(dir).dev === fs.statSync(this.paths.root).dev ? this.minFreeBytes : 0;
+    const room = () => {
+      const s = fs.statfsSync(dir);
+      // What the sink holds is not on the disk yet.
+      if (keep && s.bavail * s.bsize - SINK_BUFFER < keep) throw archiveDiskFull(dir, keep);
+    };
     try {
+      room();
       const archive = this.fullArchive(opts);
-      await writeAll(partial, archive.body);
+      await writeAll(partial, archive.body, undefined, room);
       fs.renameSync(partial, file);
       const { manifest } = archive.result();
       const bytes = fs.statSync(file).size;

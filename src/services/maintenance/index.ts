@@ -44,7 +44,7 @@ export function createMaintenanceServices(
 ) {
   const { clock, config, paths, keyring, driver, queue, repos } = infra;
   const { transactions } = repos;
-  const backup = new BackupService(repos.database, paths, driver, clock, audit);
+  const backup = new BackupService(repos.database, paths, driver, clock, audit, config.minFreeBytes);
   const scheduledBackups = new ScheduledBackupService({
     config: config.backup,
     backup,

@@ -13,7 +13,7 @@ import { Counter, Gauge } from '../../lib/metrics.ts';
 import type { Logger } from '../../log.ts';
 import { S3Driver } from '../../storage/s3.ts';
 import type { MetricsService } from '../admin/metrics.ts';
-import { type BackupService, removeStaleBackupSnapshots } from './backup.ts';
+import { archiveDiskFull, type BackupService, removeStaleBackupSnapshots } from './backup.ts';
 import type { BackupRunView, BackupStatus } from '../../contract/admin.ts';
 
 const HOUR = 3_600_000;
@@ -198,7 +198,11 @@ export class ScheduledBackupService {
       let bytes: number;
       if (config.destination.kind === 'dir') {
         fs.mkdirSync(config.destination.dir, { recursive: true, mode: 0o700 });
-        const written = await backup.createFull(path.join(config.destination.dir, name), { passphrase, actor: 'system', signal });
+        const dir = config.destination.dir;
+        const written = await backup.createFull(path.join(dir, name), { passphrase, actor: 'system', signal }).catch((err: unknown) => {
+          // Where the admin reads it (Admin → Backups), the disk is named with what to do, not as ENOSPC.
+          throw (err as NodeJS.ErrnoException).code === 'ENOSPC' ? archiveDiskFull(dir, 0) : err;
+        });
         archive = written.file;
         bytes = written.bytes;
       } else {
