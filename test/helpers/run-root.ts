@@ -19,6 +19,8 @@ function runRoot(): string {
   if (root) return root;
   removeStaleRoots(os.tmpdir());
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${PREFIX}${process.pid}-`));
+  // Passable by others, as /tmp is: tests that run Coffer as another user open up their own dirs in it (each mkdtemp is 0700).
+  fs.chmodSync(dir, 0o755);
   fs.writeFileSync(path.join(dir, OWNER), JSON.stringify({ pid: process.pid, started: processStart(process.pid) }));
   process.once('exit', removeRunRoot);
   root = dir;

@@ -92,6 +92,20 @@ export class Tree {
    */
   actor<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
     if (need !== 'view') this.checkWrite(ref);
+    return this.scoped(principal, ref, need);
+  }
+
+  /**
+   * `actor` again for a principal it returned, at a write's commit: a member's share is read anew, as it may have
+   * ended or turned viewer while the request's body arrived (404 or 403 then). The commit's own guard checks the write.
+   */
+  actorNow<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
+    if (!principal.share) return this.scoped(principal, ref, need);
+    const { share, ...own } = principal;
+    return this.scoped({ ...own, accountId: share.memberAccountId } as P, ref, need);
+  }
+
+  private scoped<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
     if (principal.share) return principal;
     const ids = [...(ref.ids ?? [])];
     if (ref.parentId) ids.push(ref.parentId);
@@ -119,16 +133,6 @@ export class Tree {
       accountId: scope.ownerId,
       share: { rootId: scope.itemId, role: scope.role, memberAccountId: principal.accountId },
     };
-  }
-
-  /**
-   * `actor` again for a principal it returned, at a write's commit: a member's share is read anew, as it may have
-   * ended or turned viewer while the request's body arrived (404 or 403 then).
-   */
-  actorNow<P extends Principal>(principal: P, ref: ItemRef, need: Need): P {
-    if (!principal.share) return this.actor(principal, ref, need);
-    const { share, ...own } = principal;
-    return this.actor({ ...own, accountId: share.memberAccountId } as P, ref, need);
   }
 
   /** Refuses up front a write the tree's guard would refuse at its commit (into a read-only library, say). */
