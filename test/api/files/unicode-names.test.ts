@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { listAll, upload } from '../../helpers/files.ts';
+import { parseXml } from '../../../src/lib/xml.ts';
+import { json } from '../../helpers/client.ts';
+import { davLogin } from '../../helpers/dav.ts';
+import { listAll, upload, uploadRaw } from '../../helpers/files.ts';
 import { admin, owner, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { createUpload } from '../../helpers/tus.ts';
 
 let t: TestServer;
 let o: SeededLogin;
@@ -32,5 +36,43 @@ describe('names with astral characters and combining marks', () => {
     await upload(o.client, name, 'first');
     const second = await upload(o.client, name, 'second');
     expect(second.name).toBe(`${'x'.repeat(91)} (1).txt`);
+  });
+});
+
+describe('names that are not Unicode text', () => {
+  test('U+FFFE and U+FFFF are refused at every door: a WebDAV listing naming one was XML no client could read', async () => {
+    const u = await owner(t);
+    for (const name of ['a\uffff.txt', 'b\ufffe']) {
+      const made = await u.client.post('/api/files/folder', { name });
+      expect(made.status).toBe(422);
+      expect((await json(made)).details[0]).toEqual({
+        field: 'name',
+        message: 'Name must not contain U+FFFE or U+FFFF, which are not characters',
+      });
+      expect((await uploadRaw(u.client, name, 'x')).status).toBe(400);
+      expect((await createUpload(u.client, 1, { filename: name })).status).toBe(400);
+    }
+    const kept = await upload(u.client, 'kept.txt', 'x');
+    const renamed = await u.client.post('/api/files/rename', { id: kept.id, name: 'kept\uffff.txt' });
+    expect(renamed.status).toBe(422);
+    const dav = await davLogin(t, u);
+    const put = await dav.put(encodeURIComponent('c\uffff.txt'), 'x');
+    expect(put.status).toBe(400);
+    expect(await put.text()).toContain('U+FFFE or U+FFFF');
+    const listing = await dav.propfind('', '1', '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>');
+    expect(listing.status).toBe(207);
+    const xml = await listing.text();
+    expect(() => parseXml(xml)).not.toThrow();
+    expect((await listAll(u.client, '/api/files')).map((i) => i.name)).toEqual(['kept.txt']);
+  });
+
+  test('half of a surrogate pair is refused rather than stored as U+FFFD under another name', async () => {
+    const u = await owner(t);
+    for (const name of ['c\ud800.txt', 'd\udc00x']) {
+      const made = await u.client.post('/api/files/folder', { name });
+      expect(made.status).toBe(422);
+      expect((await json(made)).details[0].message).toContain('half of an emoji');
+    }
+    expect(await listAll(u.client, '/api/files')).toEqual([]);
   });
 });
