@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { parseXml } from '../../../src/lib/xml.ts';
 import { json } from '../../helpers/client.ts';
-import { davLogin } from '../../helpers/dav.ts';
+import { davLogin, NextcloudApp } from '../../helpers/dav.ts';
 import { listAll, upload, uploadRaw } from '../../helpers/files.ts';
 import { admin, owner, type SeededLogin } from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { rawRequest } from '../../helpers/raw-http.ts';
 import { createUpload } from '../../helpers/tus.ts';
 
 let t: TestServer;
@@ -74,5 +75,30 @@ describe('names that are not Unicode text', () => {
       expect((await json(made)).details[0].message).toContain('half of an emoji');
     }
     expect(await listAll(u.client, '/api/files')).toEqual([]);
+  });
+});
+
+describe('WebDAV Destination headers', () => {
+  test('a name sent in UTF-8 without percent-encoding is read as UTF-8, as the request path is (it was renamed to cafÃ©.txt)', async () => {
+    const u = await owner(t);
+    const dav = await davLogin(t, u);
+    const nc = new NextcloudApp(dav, u.id);
+    await upload(u.client, 'plain.txt', 'x');
+    await upload(u.client, 'other.txt', 'y');
+    const host = new URL(t.url).host;
+    const send = (method: string, from: string, to: string) =>
+      rawRequest(
+        t.url,
+        `${method} ${from} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${dav.authorization}\r\nDestination: http://${host}${to}\r\nContent-Length: 0\r\n\r\n`,
+      );
+    expect((await send('MOVE', '/dav/plain.txt', '/dav/caf\u00e9.txt')).status).toBe(201);
+    // macOS spells it decomposed: the same NFC name as every other door.
+    expect((await send('COPY', '/dav/caf%C3%A9.txt', '/dav/re\u0301sume\u0301.txt')).status).toBe(201);
+    expect(
+      (await send('MOVE', `/remote.php/dav/files/${u.id}/other.txt`, `/remote.php/dav/files/${u.id}/\u{1f389} party.txt`)).status,
+    ).toBe(201);
+    const names = (await listAll(u.client, '/api/files')).map((i) => i.name).sort();
+    expect(names).toEqual(['caf\u00e9.txt', 'r\u00e9sum\u00e9.txt', '\u{1f389} party.txt'].sort());
+    expect((await nc.files('GET', encodeURIComponent('\u{1f389} party.txt'))).status).toBe(200);
   });
 });
