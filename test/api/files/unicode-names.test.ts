@@ -78,7 +78,7 @@ describe('names that are not Unicode text', () => {
   });
 });
 
-describe('WebDAV Destination headers', () => {
+describe('WebDAV headers naming paths (Destination, If)', () => {
   test('a name sent in UTF-8 without percent-encoding is read as UTF-8, as the request path is (it was renamed to cafÃ©.txt)', async () => {
     const u = await owner(t);
     const dav = await davLogin(t, u);
@@ -100,5 +100,24 @@ describe('WebDAV Destination headers', () => {
     const names = (await listAll(u.client, '/api/files')).map((i) => i.name).sort();
     expect(names).toEqual(['caf\u00e9.txt', 'r\u00e9sum\u00e9.txt', '\u{1f389} party.txt'].sort());
     expect((await nc.files('GET', encodeURIComponent('\u{1f389} party.txt'))).status).toBe(200);
+  });
+
+  test("an If header's tag with a name in unencoded UTF-8 names that item: the lock it holds is submitted", async () => {
+    const u = await owner(t);
+    const dav = await davLogin(t, u);
+    await upload(u.client, 'caf\u00e9.txt', 'before');
+    const lock = await dav.request('LOCK', 'caf%C3%A9.txt', {
+      headers: { 'content-type': 'application/xml', timeout: 'Second-600' },
+      body: '<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>',
+    });
+    expect(lock.status).toBe(200);
+    const token = lock.headers.get('lock-token')!;
+    const host = new URL(t.url).host;
+    const put = await rawRequest(
+      t.url,
+      `PUT /dav/caf%C3%A9.txt HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${dav.authorization}\r\nIf: <http://${host}/dav/caf\u00e9.txt> (${token})\r\nContent-Length: 5\r\n\r\nafter`,
+    );
+    expect(put.status).toBe(204);
+    expect(await (await dav.request('GET', 'caf%C3%A9.txt')).text()).toBe('after');
   });
 });
