@@ -57,7 +57,7 @@ export function splitExtension(name: string): { base: string; ext: string } {
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /** `text`'s longest start of at most `room` UTF-16 units that ends between two characters as a person sees them (never inside an emoji or before an accent). */
-function cutAt(text: string, room: number): string {
+export function cutAt(text: string, room: number): string {
   if (text.length <= room) return text;
   let end = 0;
   for (const { index } of graphemes.segment(text)) {

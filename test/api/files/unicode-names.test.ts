@@ -121,3 +121,27 @@ describe('WebDAV headers naming paths (Destination, If)', () => {
     expect(await (await dav.request('GET', 'caf%C3%A9.txt')).text()).toBe('after');
   });
 });
+
+describe("a drop visitor's name", () => {
+  test('keeps whole emoji at the 100-character cut and loses bidirectional controls, which turned the words around it', async () => {
+    const u = await owner(t);
+    const inbox = (await u.client.post('/api/files/folder', { name: 'Inbox' }).then(json)) as { id: string };
+    const shared = await json(await u.client.post('/api/files/share', { ids: [inbox.id], shared: true, mode: 'upload' }));
+    const token = new URL(shared.links[inbox.id]).pathname.split('/').at(-1)!;
+    const names: Record<string, string> = {};
+    for (const [file, uploader] of [
+      ['one.txt', `A${EMOJI.repeat(50)}`],
+      ['two.txt', '\u202eAda'],
+    ]) {
+      const form = new FormData();
+      form.append('uploader', uploader!);
+      form.append('file', new File(['x'], file!));
+      const sent = await fetch(`${t.url}/s/${token}/upload`, { method: 'POST', body: form, headers: { accept: 'application/json' } });
+      expect(sent.status).toBe(201);
+    }
+    for (const item of await listAll(u.client, `/api/files?parentId=${inbox.id}`)) {
+      names[item.name] = (await json(await u.client.get(`/api/files/${item.id}/info`))).droppedBy.uploader;
+    }
+    expect(names).toEqual({ 'one.txt': `A${EMOJI.repeat(49)}`, 'two.txt': 'Ada' });
+  });
+});
