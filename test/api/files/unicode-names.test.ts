@@ -145,3 +145,21 @@ describe("a drop visitor's name", () => {
     expect(names).toEqual({ 'one.txt': `A${EMOJI.repeat(49)}`, 'two.txt': 'Ada' });
   });
 });
+
+describe('search', () => {
+  test('finds a Greek name ending in Σ typed in either case: lower-casing wrote that Σ as σ before a dot and ς at the end of a query', async () => {
+    const u = await owner(t);
+    await upload(u.client, '\u03a6\u0391\u039a\u0395\u039b\u039f\u03a3.pdf', 'x');
+    for (const q of [
+      '\u03a6\u0391\u039a\u0395\u039b\u039f\u03a3',
+      '\u03c6\u03b1\u03ba\u03b5\u03bb\u03bf\u03c2',
+      '\u03c6\u03b1\u03ba\u03b5\u03bb\u03bf\u03c3',
+    ]) {
+      const found = await json(await u.client.get(`/api/files/search?q=${encodeURIComponent(q)}`));
+      expect({ q, names: found.map((i: { name: string }) => i.name) }).toEqual({
+        q,
+        names: ['\u03a6\u0391\u039a\u0395\u039b\u039f\u03a3.pdf'],
+      });
+    }
+  });
+});
