@@ -155,8 +155,11 @@ export class ItemService {
     const limit = Math.min(100, Math.max(1, input.limit ?? 100));
     const key = nameKeyOf(text);
     const found = new Map<string, Item>();
-    for (const r of this.d.items.searchCandidates(principal.accountId, key, SEARCH_CANDIDATES)) found.set(r.id, r);
-    if (input.includeShared) for (const r of this.sharedCandidates(principal, key)) found.set(r.id, r);
+    // A library's names keep the host's spelling: an accent decomposed (as macOS writes it) is looked for in that form too.
+    for (const form of new Set([key, key.normalize('NFD')])) {
+      for (const r of this.d.items.searchCandidates(principal.accountId, form, SEARCH_CANDIDATES)) found.set(r.id, r);
+      if (input.includeShared) for (const r of this.sharedCandidates(principal, form)) found.set(r.id, r);
+    }
     const wanted = searchKeyOf(text);
     const rank = (r: Item) => (searchKeyOf(r.nameKey) === wanted ? 0 : searchKeyOf(r.nameKey).startsWith(wanted) ? 1 : 2);
     const ranked = [...found.values()]
