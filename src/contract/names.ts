@@ -5,7 +5,9 @@ export const RELATIVE_PATH_FOLDERS = 250;
 /** Folders an item may sit in, counted from the root: every write marks each folder above it, so depth costs CPU. */
 export const MAX_FOLDER_DEPTH = 250;
 
-const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f/\\:*?"<>|]/;
+// U+FFFE and U+FFFF are no characters: XML cannot hold them, so a WebDAV listing naming one would be unreadable.
+const NONCHARACTER = /[\ufffe\uffff]/;
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\ufffe\uffff/\\:*?"<>|]/;
 // Bidirectional formatting characters: U+202E makes `\u202Egnp.exe` read as `exe.png`.
 export const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
@@ -30,6 +32,9 @@ export function exactNameProblem(name: string): string | null {
 export function nameProblem(name: string): string | null {
   if (name.length === 0) return 'Name must not be empty';
   if (name.length > MAX_NAME_LENGTH) return `Name must be at most ${MAX_NAME_LENGTH} characters`;
+  // Half a surrogate pair (JSON can carry one) would be stored as U+FFFD: another name than the one sent.
+  if (!name.isWellFormed()) return 'Name must be Unicode text: it holds half of an emoji or of another surrogate pair';
+  if (NONCHARACTER.test(name)) return 'Name must not contain U+FFFE or U+FFFF, which are not characters';
   if (FORBIDDEN.test(name)) return 'Name must not contain control characters or any of / \\ : * ? " < > |';
   if (BIDI_CONTROL.test(name))
     return 'Name must not contain bidirectional control characters (such as U+202E), which can disguise a file type';

@@ -145,6 +145,14 @@ export function nameKeyOf(name: string): string {
   return name.toLowerCase();
 }
 
+/**
+ * What search compares: the name key in NFC (a library's names keep the host's spelling, decomposed as macOS writes them) with every
+ * sigma as σ, as lower-casing writes Σ as ς or σ by what follows it (`ΟΔΟΣ` → `οδος`, `ΟΔΟΣ.txt` → `οδοσ.txt`).
+ */
+export function searchKeyOf(text: string): string {
+  return nameKeyOf(text).normalize('NFC').replaceAll('ς', 'σ');
+}
+
 function item<T extends { starred: boolean }>(row: T | null | undefined): T | null {
   if (!row) return null;
   row.starred = toBoolean(row.starred);

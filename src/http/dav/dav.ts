@@ -30,6 +30,7 @@ import {
   type Walked,
   addressOf,
   destinationUrl,
+  pathHeader,
   doorOf,
   encodeSegment,
   hrefIn,
@@ -420,7 +421,7 @@ function conditionsOf(request: Request, principal: Principal): DavConditions {
     lists: [],
     malformed: null,
   };
-  const header = request.headers.get('if');
+  const header = pathHeader(request, 'if');
   if (!header) return conditions;
   let lists: IfList[];
   try {
@@ -494,7 +495,7 @@ export async function putAtDestination(request: Request, dest: DavDestination, f
  * may write there (whose quota a file there takes), else the caller.
  */
 export function destinationPrincipal(dav: DavService, request: Request): Principal {
-  const destination = request.headers.get('destination');
+  const destination = pathHeader(request, 'destination');
   const caller = requestMeta(request).principal!;
   if (!destination) return caller;
   try {

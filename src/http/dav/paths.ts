@@ -10,6 +10,7 @@ import {
 } from '../../services/dav/dav.ts';
 import { type Principal } from '../../services/identity/principal.ts';
 import { requestMeta } from '../request-meta.ts';
+import { strictUtf8 } from '../../lib/utf8.ts';
 
 /** The Nextcloud clients' doors: the login's id (cloud/user's `id`) follows FILES_DOOR. */
 const WEBDAV_DOOR = '/remote.php/webdav';
@@ -112,9 +113,19 @@ export function pathOfUrlPath(prefix: string, urlPath: string): DavPath {
   return davPath(segments, prefix !== '/dav');
 }
 
+/**
+ * A header naming paths (Destination, If), with the UTF-8 a client sent unencoded read as UTF-8: header bytes arrive as
+ * Latin-1, so `café` became `cafÃ©` (the request's own path is read as UTF-8). Bytes that are not UTF-8 stay Latin-1.
+ */
+export function pathHeader(request: Request, name: 'destination' | 'if'): string | null {
+  const value = request.headers.get(name);
+  if (value === null || !/[\x80-\xff]/.test(value) || /[^\x00-\xff]/.test(value)) return value;
+  return strictUtf8(Buffer.from(value, 'latin1')) ?? value;
+}
+
 /** The Destination header as a URL on this server; 400 without one (saying `missing`), when it is no URL or has a query or fragment, 502 on another host. */
 export function destinationUrl(request: Request, missing: string): URL {
-  const destination = request.headers.get('destination');
+  const destination = pathHeader(request, 'destination');
   if (!destination) throw badRequest(missing);
   let url: URL;
   try {

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { ItemInfo, PhotoDetails } from '../../contract/files.ts';
-import { type Item, type ItemsRepo, type ListScope, nameKeyOf } from '../../db/repos/items.ts';
+import { type Item, type ItemsRepo, type ListScope, nameKeyOf, searchKeyOf } from '../../db/repos/items.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
 import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
@@ -155,11 +155,15 @@ export class ItemService {
     const limit = Math.min(100, Math.max(1, input.limit ?? 100));
     const key = nameKeyOf(text);
     const found = new Map<string, Item>();
-    for (const r of this.d.items.searchCandidates(principal.accountId, key, SEARCH_CANDIDATES)) found.set(r.id, r);
-    if (input.includeShared) for (const r of this.sharedCandidates(principal, key)) found.set(r.id, r);
-    const rank = (r: Item) => (r.nameKey === key ? 0 : r.nameKey.startsWith(key) ? 1 : 2);
+    // A library's names keep the host's spelling: an accent decomposed (as macOS writes it) is looked for in that form too.
+    for (const form of new Set([key, key.normalize('NFD')])) {
+      for (const r of this.d.items.searchCandidates(principal.accountId, form, SEARCH_CANDIDATES)) found.set(r.id, r);
+      if (input.includeShared) for (const r of this.sharedCandidates(principal, form)) found.set(r.id, r);
+    }
+    const wanted = searchKeyOf(text);
+    const rank = (r: Item) => (searchKeyOf(r.nameKey) === wanted ? 0 : searchKeyOf(r.nameKey).startsWith(wanted) ? 1 : 2);
     const ranked = [...found.values()]
-      .filter((r) => r.nameKey.includes(key))
+      .filter((r) => searchKeyOf(r.nameKey).includes(wanted))
       .sort((a, b) => rank(a) - rank(b) || b.modifiedAt - a.modifiedAt || (a.id < b.id ? -1 : 1))
       .slice(0, limit);
     return ranked.map((r) => this.d.views.one(r.accountId, r));

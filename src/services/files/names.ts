@@ -54,11 +54,25 @@ export function splitExtension(name: string): { base: string; ext: string } {
   return dot > 0 ? { base: name.slice(0, dot), ext: name.slice(dot) } : { base: name, ext: '' };
 }
 
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** `text`'s longest start of at most `room` UTF-16 units that ends between two characters as a person sees them (never inside an emoji or before an accent). */
+export function cutAt(text: string, room: number): string {
+  if (text.length <= room) return text;
+  let end = 0;
+  for (const { index } of graphemes.segment(text)) {
+    if (index > room) break;
+    end = index;
+  }
+  return text.slice(0, end);
+}
+
 /** `base (n)ext`, shortening the base so the result stays within the length limit. */
 export function numberedName(name: string, n: number): string {
   const { base, ext } = splitExtension(name);
   const suffix = ` (${n})`;
   const room = MAX_NAME_LENGTH - suffix.length - ext.length;
-  const trimmedBase = room > 0 ? base.slice(0, room) : base.slice(0, 1);
-  return `${trimmedBase}${suffix}${ext}`.slice(0, MAX_NAME_LENGTH);
+  // An extension too long to leave room keeps the base's first character, whole.
+  const trimmedBase = cutAt(base, room) || (graphemes.segment(base).containing(0)?.segment ?? '');
+  return cutAt(`${trimmedBase}${suffix}${ext}`, MAX_NAME_LENGTH);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
+import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
@@ -39,5 +40,18 @@ describe('host names Coffer would store otherwise', () => {
     const names = (await children(owner, library.folderId)).map((i) => i.name);
     expect(names.filter((n) => n.normalize('NFC') === 'th\u00e9.txt')).toHaveLength(1);
     expect(names.filter((n) => n.normalize('NFC') !== 'th\u00e9.txt').sort()).toEqual(['cafe\u0301.txt', 'notes.txt']);
+  });
+});
+
+describe('search in a library', () => {
+  test('finds a name the host spells decomposed (as macOS writes accents) by a query in either form', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'cafe\u0301 menu.txt', 'decomposed');
+    await addLibrary(admin, root, owner);
+    for (const q of ['caf\u00e9', 'cafe\u0301', 'CAF\u00c9 M']) {
+      const found = await json(await owner.client.get(`/api/files/search?q=${encodeURIComponent(q)}`));
+      expect({ q, names: found.map((i: { name: string }) => i.name) }).toEqual({ q, names: ['cafe\u0301 menu.txt'] });
+    }
   });
 });
