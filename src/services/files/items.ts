@@ -161,10 +161,14 @@ export class ItemService {
       if (input.includeShared) for (const r of this.sharedCandidates(principal, form)) found.set(r.id, r);
     }
     const wanted = searchKeyOf(text);
-    const rank = (r: Item) => (searchKeyOf(r.nameKey) === wanted ? 0 : searchKeyOf(r.nameKey).startsWith(wanted) ? 1 : 2);
-    const ranked = [...found.values()]
-      .filter((r) => searchKeyOf(r.nameKey).includes(wanted))
-      .sort((a, b) => rank(a) - rank(b) || b.modifiedAt - a.modifiedAt || (a.id < b.id ? -1 : 1))
+    // Each candidate's key made once: the sort would otherwise normalise it at every comparison.
+    const ranks = new Map<Item, number>();
+    for (const r of found.values()) {
+      const k = searchKeyOf(r.nameKey);
+      if (k.includes(wanted)) ranks.set(r, k === wanted ? 0 : k.startsWith(wanted) ? 1 : 2);
+    }
+    const ranked = [...ranks.keys()]
+      .sort((a, b) => ranks.get(a)! - ranks.get(b)! || b.modifiedAt - a.modifiedAt || (a.id < b.id ? -1 : 1))
       .slice(0, limit);
     return ranked.map((r) => this.d.views.one(r.accountId, r));
   }

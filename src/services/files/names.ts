@@ -54,13 +54,15 @@ export function splitExtension(name: string): { base: string; ext: string } {
   return dot > 0 ? { base: name.slice(0, dot), ext: name.slice(dot) } : { base: name, ext: '' };
 }
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+let segmenter: Intl.Segmenter | null = null;
+/** Made at the first name that needs cutting, not at start: most servers never cut one. */
+const graphemes = (): Intl.Segmenter => (segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' }));
 
 /** `text`'s longest start of at most `room` UTF-16 units that ends between two characters as a person sees them (never inside an emoji or before an accent). */
 export function cutAt(text: string, room: number): string {
   if (text.length <= room) return text;
   let end = 0;
-  for (const { index } of graphemes.segment(text)) {
+  for (const { index } of graphemes().segment(text)) {
     if (index > room) break;
     end = index;
   }
@@ -73,6 +75,6 @@ export function numberedName(name: string, n: number): string {
   const suffix = ` (${n})`;
   const room = MAX_NAME_LENGTH - suffix.length - ext.length;
   // An extension too long to leave room keeps the base's first character, whole.
-  const trimmedBase = cutAt(base, room) || (graphemes.segment(base).containing(0)?.segment ?? '');
+  const trimmedBase = cutAt(base, room) || (graphemes().segment(base).containing(0)?.segment ?? '');
   return cutAt(`${trimmedBase}${suffix}${ext}`, MAX_NAME_LENGTH);
 }
