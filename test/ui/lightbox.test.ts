@@ -4,6 +4,7 @@ import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, si
 import { eventually } from '../helpers/eventually.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
 import * as img from '../helpers/images.ts';
+import { uploadPhoto } from '../helpers/photos.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -175,4 +176,41 @@ describe('the lightbox', () => {
     expect(errors).toEqual([]);
     await context.close();
   }, 60_000);
+});
+
+describe('focus after the photo opened leaves', () => {
+  test('trashed in the lightbox or on another device, Esc puts the focus on the photo now in its place, not the page', async () => {
+    const o = await seed.owner(t);
+    const ids: string[] = [];
+    // Each waited for until its EXIF date is read, so the order is the taken one from the start.
+    for (let i = 0; i < 4; i++)
+      ids.push((await uploadPhoto(o.client, `F${i}.jpg`, await img.photo(i, 160, 120, `2024:05:1${i} 12:00:00`), 160)).id);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/photos');
+    const grid = page.getByRole('listbox', { name: 'Photos' });
+    const focusedName = () => page.evaluate('document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.tagName');
+    // Newest taken first: F3, F2, F1, F0.
+    await grid.getByRole('option', { name: 'F2.jpg', exact: true }).click();
+    const viewer = page.getByRole('dialog', { name: 'F2.jpg' });
+    await viewer.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'F1.jpg' }).waitFor();
+    // By its label, not its role: behind the modal lightbox the grid is out of the accessibility tree.
+    await grid.locator('[aria-label="F2.jpg"]').waitFor({ state: 'detached' });
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    await eventually(async () => (await focusedName()) === 'F1.jpg');
+
+    // The one opened goes to the trash from another device while it shows.
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'F1.jpg' }).waitFor();
+    expect((await o.client.post('/api/files/delete', { ids: [ids[1]] })).status).toBe(200);
+    await grid.locator('[aria-label="F1.jpg"]').waitFor({ state: 'detached' });
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    await eventually(async () => (await focusedName()) === 'F0.jpg');
+    await page.keyboard.press('ArrowLeft');
+    await eventually(async () => (await focusedName()) === 'F3.jpg');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });
