@@ -178,7 +178,7 @@ describe('the lightbox', () => {
   }, 60_000);
 });
 
-describe('focus after the photo opened leaves', () => {
+describe('focus after the photo opened or focused leaves', () => {
   test('trashed in the lightbox or on another device, Esc puts the focus on the photo now in its place, not the page', async () => {
     const o = await seed.owner(t);
     const ids: string[] = [];
@@ -210,6 +210,35 @@ describe('focus after the photo opened leaves', () => {
     await eventually(async () => (await focusedName()) === 'F0.jpg');
     await page.keyboard.press('ArrowLeft');
     await eventually(async () => (await focusedName()) === 'F3.jpg');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('in the grid, a focused photo trashed on another device or with the toolbar leaves the focus on the photo now in its place', async () => {
+    const o = await seed.owner(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push((await uploadPhoto(o.client, `G${i}.jpg`, await img.photo(i, 160, 120, `2024:06:1${i} 12:00:00`), 160)).id);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/photos');
+    const grid = page.getByRole('listbox', { name: 'Photos' });
+    const focusedName = () => page.evaluate('document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.tagName');
+    // Newest taken first: G3, G2, G1, G0.
+    await grid.getByRole('option', { name: 'G3.jpg', exact: true }).focus();
+    await page.keyboard.press('ArrowRight');
+    await eventually(async () => (await focusedName()) === 'G2.jpg');
+    expect((await o.client.post('/api/files/delete', { ids: [ids[2]] })).status).toBe(200);
+    await grid.locator('[aria-label="G2.jpg"]').waitFor({ state: 'detached' });
+    await eventually(async () => (await focusedName()) === 'G1.jpg');
+
+    await page.keyboard.press(' ');
+    await page.getByText('1 selected').waitFor();
+    await page.getByRole('toolbar').getByRole('button', { name: 'Delete' }).focus();
+    await page.keyboard.press('Enter');
+    await grid.locator('[aria-label="G1.jpg"]').waitFor({ state: 'detached' });
+    await eventually(async () => (await focusedName()) === 'G0.jpg');
+    await page.keyboard.press('ArrowLeft');
+    await eventually(async () => (await focusedName()) === 'G3.jpg');
     expect(errors).toEqual([]);
     await context.close();
   });
