@@ -196,6 +196,9 @@ export function PhotoGrid(props: PhotoGridProps) {
     v.scrollToIndex(rowOf[next]!, { align: 'auto' });
   };
 
+  // The view's own tool under way (Remove from album, Use as cover): pressed again meanwhile, none sends anything.
+  const [running, setRunning] = useState<string | null>(null);
+  const runningNow = useRef<string | null>(null);
   const selection = sel.picked();
   const ctx: ActionContext = {
     kind: 'photos',
@@ -211,7 +214,18 @@ export function PhotoGrid(props: PhotoGridProps) {
   const bar = useSelectionBar<Tool & { secondary?: boolean }>([
     ...(selection.length ? props.tools(selection, sel.clear) : []).map((t) => ({
       ...t,
-      run: () => void Promise.resolve(t.run()).catch(toastError),
+      busy: running === t.id,
+      run: () => {
+        if (runningNow.current) return;
+        runningNow.current = t.id;
+        setRunning(t.id);
+        void Promise.resolve(t.run())
+          .catch(toastError)
+          .finally(() => {
+            runningNow.current = null;
+            setRunning(null);
+          });
+      },
     })),
     ...actions.map((a) => ({
       id: a.id,
