@@ -237,6 +237,24 @@ describe('admin console', () => {
     await context.close();
   });
 
+  test('users: a storage limit set below what the account stores says the account is over it and what that means', async () => {
+    const o = await seed.owner(t, seed.uniqueEmail('over'));
+    await upload(o.client, 'big.bin', Buffer.alloc(300_000, 5));
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/users');
+    const entry = (await showAccount(page, o.email)).getByRole('listitem').filter({ hasText: o.email }).first();
+    await entry.getByRole('button', { name: `Storage limit of ${o.email}` }).click();
+    const dialog = page.getByRole('dialog', { name: /^Storage limit of/ });
+    await dialog.getByLabel('Storage limit').fill('100K');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await entry
+      .getByText('of 100.0 KiB (own limit): over the limit, so uploads are refused until files are deleted or the limit is raised')
+      .waitFor();
+    await screenshot(page, 'admin-users-over-limit-light-desktop');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('users: signed in long ago, delete asks for the admin’s own password in a dialog of its own before anything is deleted', async () => {
     const o = await seed.owner(t, seed.uniqueEmail('kept'));
     const { context, page, errors } = await signedInContext(browser, t.url, admin);

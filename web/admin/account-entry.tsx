@@ -6,10 +6,13 @@ import { ActionButton } from '../ui/form.tsx';
 
 const labelOf = (key: string) => PERMISSION_CATALOG.find((p) => p.key === key)?.label ?? key;
 
-/** "1.2 GiB of 50 GiB (own limit)", "300 MiB, no limit". */
+/** "1.2 GiB of 50 GiB (own limit)", "300 MiB, no limit"; a limit set below what is stored says what that means. */
 function usage(u: UserEntry): string {
   if (u.storageTotal === null) return `${formatSize(u.storageUsed)}, no limit`;
-  return `${formatSize(u.storageUsed)} of ${formatSize(u.storageTotal)} (${u.storageLimit === null ? 'instance default' : 'own limit'})`;
+  const of = `${formatSize(u.storageUsed)} of ${formatSize(u.storageTotal)} (${u.storageLimit === null ? 'instance default' : 'own limit'})`;
+  return u.storageUsed > u.storageTotal
+    ? `${of}: over the limit, so uploads are refused until files are deleted or the limit is raised`
+    : of;
 }
 
 function Person({ u, admin, justAdded }: { u: UserEntry; admin?: boolean; justAdded?: boolean }) {
