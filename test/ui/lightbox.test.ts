@@ -242,4 +242,26 @@ describe('focus after the photo opened or focused leaves', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+
+  test('the photo shown, trashed on another device, leaves the lightbox: it goes on to the next one and counts one fewer', async () => {
+    const o = await seed.owner(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push((await uploadPhoto(o.client, `H${i}.jpg`, await img.photo(i, 160, 120, `2024:07:1${i} 12:00:00`), 160)).id);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/photos');
+    // Newest taken first: H3, H2, H1, H0.
+    await page.getByRole('listbox', { name: 'Photos' }).getByRole('option', { name: 'H2.jpg', exact: true }).click();
+    const counter = page.locator('.viewer-counter');
+    await page.getByRole('dialog', { name: 'H2.jpg' }).waitFor();
+    expect(await counter.textContent()).toStartWith('2 of 4');
+    expect((await o.client.post('/api/files/delete', { ids: [ids[2]] })).status).toBe(200);
+    await page.getByRole('dialog', { name: 'H1.jpg' }).waitFor();
+    await eventually(async () => (await counter.textContent())!.startsWith('2 of 3'));
+    await page.keyboard.press('End');
+    await page.getByRole('dialog', { name: 'H0.jpg' }).waitFor();
+    expect(await counter.textContent()).toStartWith('3 of 3');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });
