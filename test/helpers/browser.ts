@@ -370,3 +370,35 @@ export async function holdRequests(page: Page, pattern: string, method = 'POST')
 export function hasFocus(locator: Locator): Promise<boolean> {
   return locator.evaluate((el: any) => el === el.ownerDocument.activeElement);
 }
+
+/**
+ * The sides of the focused element's focus ring (its outline, offset included) that an ancestor which clips
+ * its overflow cuts off: none is what a person sees whole.
+ */
+export function clippedRingSides(locator: Locator): Promise<string[]> {
+  return locator.evaluate((el: any) => {
+    const win = el.ownerDocument.defaultView;
+    const style = win.getComputedStyle(el);
+    const out = (parseFloat(style.outlineWidth) || 0) + (parseFloat(style.outlineOffset) || 0);
+    const r = el.getBoundingClientRect();
+    const ring = { left: r.left - out, right: r.right + out, top: r.top - out, bottom: r.bottom + out };
+    const cut = new Set<string>();
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const s = win.getComputedStyle(a);
+      if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+      const b = a.getBoundingClientRect();
+      // The padding box clips: the border is outside it.
+      const box = {
+        left: b.left + a.clientLeft,
+        top: b.top + a.clientTop,
+        right: b.left + a.clientLeft + a.clientWidth,
+        bottom: b.top + a.clientTop + a.clientHeight,
+      };
+      if (ring.left < box.left - 0.5) cut.add('left');
+      if (ring.right > box.right + 0.5) cut.add('right');
+      if (ring.top < box.top - 0.5) cut.add('top');
+      if (ring.bottom > box.bottom + 0.5) cut.add('bottom');
+    }
+    return [...cut];
+  });
+}

@@ -6,6 +6,7 @@ import {
   apiSettled,
   expectAccessible,
   hasFocus,
+  holdRequests,
   openContext,
   PHONE,
   releaseBrowser,
@@ -187,6 +188,69 @@ describe('admin console', () => {
     entry = await page.goto('/admin/users').then(() => page.getByRole('list', { name: 'Accounts' }));
     await entry.getByText(admin.email).waitFor();
     expect(await page.getByText(o.email).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('users: Enable and an invitation’s Withdraw, pressed again while the server answers, send nothing more, and keep the focus', async () => {
+    const o = await seed.owner(t, seed.uniqueEmail('twice'));
+    expect((await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true })).status).toBe(200);
+    const invited = seed.uniqueEmail('invited');
+    expect((await admin.client.post('/api/user/invitations', { email: invited })).status).toBeLessThan(300);
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/users');
+    const entry = (await showAccount(page, o.email)).getByRole('listitem').filter({ hasText: o.email }).first();
+
+    const patches = await holdRequests(page, `**/api/user/${o.id}`, 'PATCH');
+    const enable = entry.getByRole('button', { name: `Enable ${o.email}` });
+    await enable.click();
+    await eventually(() => patches.count() === 1);
+    // Held: aria-disabled, which Playwright would wait out, so the press is forced as a person's would land.
+    await enable.click({ force: true });
+    await enable.press('Enter');
+    expect(await hasFocus(enable)).toBe(true);
+    patches.release();
+    await entry.getByRole('button', { name: `Disable ${o.email}` }).waitFor();
+    expect(patches.count()).toBe(1);
+    expect(
+      await page
+        .getByRole('status')
+        .filter({ hasText: `${o.email} enabled` })
+        .count(),
+    ).toBe(1);
+
+    const deletes = await holdRequests(page, '**/api/user/invitations/*', 'DELETE');
+    const withdraw = page.getByRole('button', { name: `Withdraw the invitation for ${invited}` });
+    await withdraw.click();
+    await eventually(() => deletes.count() === 1);
+    await withdraw.click({ force: true });
+    deletes.release();
+    await withdraw.waitFor({ state: 'detached' });
+    expect(deletes.count()).toBe(1);
+    expect(
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Invitation for ${invited} withdrawn` })
+        .count(),
+    ).toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('users: a storage limit set below what the account stores says the account is over it and what that means', async () => {
+    const o = await seed.owner(t, seed.uniqueEmail('over'));
+    await upload(o.client, 'big.bin', Buffer.alloc(300_000, 5));
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/users');
+    const entry = (await showAccount(page, o.email)).getByRole('listitem').filter({ hasText: o.email }).first();
+    await entry.getByRole('button', { name: `Storage limit of ${o.email}` }).click();
+    const dialog = page.getByRole('dialog', { name: /^Storage limit of/ });
+    await dialog.getByLabel('Storage limit').fill('100K');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await entry
+      .getByText('of 100.0 KiB (own limit): over the limit, so uploads are refused until files are deleted or the limit is raised')
+      .waitFor();
+    await screenshot(page, 'admin-users-over-limit-light-desktop');
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, apiSettled, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  apiSettled,
+  expectAccessible,
+  holdRequests,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { upload } from '../helpers/files.ts';
@@ -214,6 +223,40 @@ describe('albums', () => {
       expect(errors).toEqual([]);
       await context.close();
     }
+    await owner.client.delete(`/api/albums/${album.id}`);
+  });
+
+  test('Remove from album and Use as cover, pressed again while the server answers, send nothing more', async () => {
+    const photos = await json(await owner.client.get('/api/files/photos'));
+    const album = (await json(await owner.client.post('/api/albums', { name: 'Twice', ids: photos.map((p: { id: string }) => p.id) })))
+      .album;
+    const { context, page, errors } = await signedInContext(browser, t.url, owner);
+    await page.goto(`/photos/albums/${album.id}`);
+    await tile(page, 'dawn.jpg').click({ modifiers: ['Control'] });
+    const cover = await holdRequests(page, `**/api/albums/${album.id}`, 'PATCH');
+    await button(page, 'Use as cover').click();
+    await eventually(() => cover.count() === 1);
+    // Held: aria-disabled, which Playwright would wait out, so the press is forced as a person's would land.
+    await button(page, 'Use as cover').click({ force: true });
+    cover.release();
+    await page.getByRole('status').filter({ hasText: 'Album cover set' }).first().waitFor();
+    await apiSettled(page);
+    expect(cover.count()).toBe(1);
+
+    await tile(page, 'noon.jpg').click({ modifiers: ['Control'] });
+    const removal = await holdRequests(page, `**/api/albums/${album.id}/items`, 'DELETE');
+    await button(page, 'Remove from album').click();
+    await eventually(() => removal.count() === 1);
+    await button(page, 'Remove from album').click({ force: true });
+    removal.release();
+    await tile(page, 'noon.jpg').waitFor({ state: 'detached' });
+    await apiSettled(page);
+    expect(removal.count()).toBe(1);
+    expect(await page.getByRole('status').filter({ hasText: 'removed from the album' }).allTextContents()).toEqual([
+      '1 item removed from the album; they stay in your files',
+    ]);
+    expect(errors).toEqual([]);
+    await context.close();
     await owner.client.delete(`/api/albums/${album.id}`);
   });
 });

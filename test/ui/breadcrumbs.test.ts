@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, DESKTOP, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  clippedRingSides,
+  DESKTOP,
+  expectAccessible,
+  hasFocus,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { folder } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -79,4 +89,21 @@ describe('a deep path in the breadcrumb', () => {
       expect(errors).toEqual([]);
       await context.close();
     }, 60_000);
+
+  test('the first crumb, reached with Tab, shows its whole focus ring (the row clips its overflow)', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, owner);
+    await page.goto(`/files/${ids[1]}`);
+    const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' });
+    const first = crumbs.getByRole('link', { name: 'My files' });
+    await first.waitFor();
+    // Reached with the keyboard, so the browser shows the ring (:focus-visible).
+    await first.focus();
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Tab');
+    expect(await hasFocus(first)).toBe(true);
+    await screenshot(page, 'breadcrumbs-first-focused');
+    expect(await clippedRingSides(first)).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });

@@ -1048,6 +1048,24 @@ describe('file manager', () => {
 });
 
 describe('keyboard focus in the file list', () => {
+  test('Delete on a focused row left out of the selection trashes that row, not the selection elsewhere', async () => {
+    const o = await seed.owner(t);
+    for (const name of ['a.txt', 'b.txt', 'c.txt']) await upload(o.client, name, name);
+    const { context, page, errors } = await openFolder(o);
+    await row(page, 'a.txt').click();
+    // Ctrl+arrows move the focus alone: a.txt stays selected, c.txt is focused.
+    await page.keyboard.press('Control+ArrowDown');
+    await page.keyboard.press('Control+ArrowDown');
+    await eventually(() => hasFocus(row(page, 'c.txt')));
+    expect(await row(page, 'c.txt').getAttribute('aria-selected')).toBe('false');
+    await page.keyboard.press('Delete');
+    await page.getByRole('status').filter({ hasText: 'Moved “c.txt” to the trash' }).waitFor();
+    await eventually(async () => expect(await names(o)).toEqual(['a.txt', 'b.txt']));
+    expect(await row(page, 'a.txt').isVisible()).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('Delete on the focused row moves the focus to the row now in its place, not to the page: the arrows go on from there', async () => {
     const o = await seed.owner(t);
     for (const name of ['a.txt', 'b.txt', 'c.txt']) await upload(o.client, name, name);

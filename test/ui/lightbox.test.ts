@@ -4,6 +4,7 @@ import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, si
 import { eventually } from '../helpers/eventually.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
 import * as img from '../helpers/images.ts';
+import { uploadPhoto } from '../helpers/photos.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -175,4 +176,92 @@ describe('the lightbox', () => {
     expect(errors).toEqual([]);
     await context.close();
   }, 60_000);
+});
+
+describe('focus after the photo opened or focused leaves', () => {
+  test('trashed in the lightbox or on another device, Esc puts the focus on the photo now in its place, not the page', async () => {
+    const o = await seed.owner(t);
+    const ids: string[] = [];
+    // Each waited for until its EXIF date is read, so the order is the taken one from the start.
+    for (let i = 0; i < 4; i++)
+      ids.push((await uploadPhoto(o.client, `F${i}.jpg`, await img.photo(i, 160, 120, `2024:05:1${i} 12:00:00`), 160)).id);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/photos');
+    const grid = page.getByRole('listbox', { name: 'Photos' });
+    const focusedName = () => page.evaluate('document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.tagName');
+    // Newest taken first: F3, F2, F1, F0.
+    await grid.getByRole('option', { name: 'F2.jpg', exact: true }).click();
+    const viewer = page.getByRole('dialog', { name: 'F2.jpg' });
+    await viewer.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'F1.jpg' }).waitFor();
+    // By its label, not its role: behind the modal lightbox the grid is out of the accessibility tree.
+    await grid.locator('[aria-label="F2.jpg"]').waitFor({ state: 'detached' });
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    await eventually(async () => (await focusedName()) === 'F1.jpg');
+
+    // The one opened goes to the trash from another device while it shows.
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'F1.jpg' }).waitFor();
+    expect((await o.client.post('/api/files/delete', { ids: [ids[1]] })).status).toBe(200);
+    await grid.locator('[aria-label="F1.jpg"]').waitFor({ state: 'detached' });
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    await eventually(async () => (await focusedName()) === 'F0.jpg');
+    await page.keyboard.press('ArrowLeft');
+    await eventually(async () => (await focusedName()) === 'F3.jpg');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('in the grid, a focused photo trashed on another device or with the toolbar leaves the focus on the photo now in its place', async () => {
+    const o = await seed.owner(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push((await uploadPhoto(o.client, `G${i}.jpg`, await img.photo(i, 160, 120, `2024:06:1${i} 12:00:00`), 160)).id);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/photos');
+    const grid = page.getByRole('listbox', { name: 'Photos' });
+    const focusedName = () => page.evaluate('document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.tagName');
+    // Newest taken first: G3, G2, G1, G0.
+    await grid.getByRole('option', { name: 'G3.jpg', exact: true }).focus();
+    await page.keyboard.press('ArrowRight');
+    await eventually(async () => (await focusedName()) === 'G2.jpg');
+    expect((await o.client.post('/api/files/delete', { ids: [ids[2]] })).status).toBe(200);
+    await grid.locator('[aria-label="G2.jpg"]').waitFor({ state: 'detached' });
+    await eventually(async () => (await focusedName()) === 'G1.jpg');
+
+    await page.keyboard.press(' ');
+    await page.getByText('1 selected').waitFor();
+    await page.getByRole('toolbar').getByRole('button', { name: 'Delete' }).focus();
+    await page.keyboard.press('Enter');
+    await grid.locator('[aria-label="G1.jpg"]').waitFor({ state: 'detached' });
+    await eventually(async () => (await focusedName()) === 'G0.jpg');
+    await page.keyboard.press('ArrowLeft');
+    await eventually(async () => (await focusedName()) === 'G3.jpg');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('the photo shown, trashed on another device, leaves the lightbox: it goes on to the next one and counts one fewer', async () => {
+    const o = await seed.owner(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push((await uploadPhoto(o.client, `H${i}.jpg`, await img.photo(i, 160, 120, `2024:07:1${i} 12:00:00`), 160)).id);
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    await page.goto('/photos');
+    // Newest taken first: H3, H2, H1, H0.
+    await page.getByRole('listbox', { name: 'Photos' }).getByRole('option', { name: 'H2.jpg', exact: true }).click();
+    const counter = page.locator('.viewer-counter');
+    await page.getByRole('dialog', { name: 'H2.jpg' }).waitFor();
+    expect(await counter.textContent()).toStartWith('2 of 4');
+    expect((await o.client.post('/api/files/delete', { ids: [ids[2]] })).status).toBe(200);
+    await page.getByRole('dialog', { name: 'H1.jpg' }).waitFor();
+    await eventually(async () => (await counter.textContent())!.startsWith('2 of 3'));
+    await page.keyboard.press('End');
+    await page.getByRole('dialog', { name: 'H0.jpg' }).waitFor();
+    expect(await counter.textContent()).toStartWith('3 of 3');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });

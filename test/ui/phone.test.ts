@@ -39,6 +39,31 @@ const bandAboveList = (page: Page) =>
   });
 
 describe('on a phone', () => {
+  test('the current tab opens whole, clear of the fade at the edge of the row of tabs (Sessions, Webhooks, the last one)', async () => {
+    const { context, page, errors } = await signedInContext(browser, t.url, owner, { viewport: PHONE, touch: true, dark: true });
+    for (const [path, name] of [
+      ['/settings/sessions', 'Sessions'],
+      ['/settings/webhooks', 'Webhooks'],
+      ['/settings/appearance', 'Appearance'],
+    ]) {
+      await page.goto(path!);
+      const tab = page.getByRole('navigation', { name: 'Settings sections' }).getByRole('link', { name });
+      await eventually(async () => (await tab.getAttribute('aria-current')) === 'page');
+      // The fade is 48px wide on each side that has more tabs (web/ui/page.css).
+      const shown = await tab.evaluate((el: any) => {
+        const list = el.closest('ul');
+        const fade = (side: string) => (['both', side].includes(el.closest('nav').dataset.more) ? 48 : 0);
+        const r = el.getBoundingClientRect();
+        const box = list.getBoundingClientRect();
+        return r.left >= box.left + fade('left') - 1 && r.right <= box.right - fade('right') + 1;
+      });
+      await screenshot(page, `settings-tab-${name}-phone`);
+      expect(`${name}: ${shown}`).toBe(`${name}: true`);
+    }
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('Settings tabs fade out where more of them are; touch menus leave keyboard hints out; a floating New button (a desktop keeps its toolbar)', async () => {
     const { context, page, errors } = await signedInContext(browser, t.url, owner, { viewport: PHONE, touch: true, dark: true });
     await page.goto('/settings');

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { upload } from '../helpers/files.ts';
+import { seedRows, upload } from '../helpers/files.ts';
 import * as img from '../helpers/images.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -110,4 +110,23 @@ describe('Photos: days and rows', () => {
     expect(phone.errors).toEqual([]);
     await phone.context.close();
   }, 120_000);
+});
+
+describe('Photos: a library of more than one page', () => {
+  test('every page is read in the background, so the count reaches the oldest photo without scrolling (a page asked for during the first load was dropped)', async () => {
+    const many = await seed.owner(t);
+    // Rows only (no bytes, no thumbnails: their tiles show the icon): 450 is the first page of 200 and a next one.
+    const day = Date.UTC(2024, 5, 15, 12);
+    seedRows(t, many.id, null, 450, (i) => ({
+      name: `shot-${String(i).padStart(3, '0')}.jpg`,
+      mimeType: 'image/jpeg',
+      modifiedAt: day - i * 86_400_000,
+    }));
+    const { context, page, errors } = await signedInContext(browser, t.url, many);
+    await page.goto('/photos');
+    await page.getByText('450 photos', { exact: true }).waitFor({ timeout: 15_000 });
+    expect(await page.getByText(/more on the way/).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });

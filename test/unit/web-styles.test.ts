@@ -9,10 +9,11 @@ const WEB = path.resolve(import.meta.dir, '../../web');
  * Bytes of the stylesheet the page loads, minified: 47,808 when the styles were one file (web/styles.css),
  * 47,671 once split beside their screens, 47,752 with the radii and type scale as tokens, 46,910 once the build
  * wrote the static tokens (spacing, radii, type scale) in place, 47,917 with a deep path's breadcrumb folded into its
- * "…" menu, 47,983 with the phone's upload panel leaving the New button its room. It may shrink; growing it past this
- * takes a reason and a new figure.
+ * "…" menu, 47,983 with the phone's upload panel leaving the New button its room, 47,988 with the breadcrumb's row
+ * leaving room inside its clip for a focus ring, 48,014 with a phone's current tab scrolled clear of the row's fade. It may
+ * shrink; growing it past this takes a reason and a new figure.
  */
-const CSS_BUDGET = 47_983;
+const CSS_BUDGET = 48_014;
 
 const files = (ext: RegExp) =>
   fs

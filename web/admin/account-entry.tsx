@@ -2,13 +2,17 @@ import { useEffect, useRef } from 'preact/hooks';
 import type { InvitationEntry, UserEntry } from '../../src/contract/admin.ts';
 import { PERMISSION_CATALOG } from '../../src/contract/permissions.ts';
 import { exactDate, formatDate, formatSize, plural } from '../app/format.ts';
+import { ActionButton } from '../ui/form.tsx';
 
 const labelOf = (key: string) => PERMISSION_CATALOG.find((p) => p.key === key)?.label ?? key;
 
-/** "1.2 GiB of 50 GiB (own limit)", "300 MiB, no limit". */
+/** "1.2 GiB of 50 GiB (own limit)", "300 MiB, no limit"; a limit set below what is stored says what that means. */
 function usage(u: UserEntry): string {
   if (u.storageTotal === null) return `${formatSize(u.storageUsed)}, no limit`;
-  return `${formatSize(u.storageUsed)} of ${formatSize(u.storageTotal)} (${u.storageLimit === null ? 'instance default' : 'own limit'})`;
+  const of = `${formatSize(u.storageUsed)} of ${formatSize(u.storageTotal)} (${u.storageLimit === null ? 'instance default' : 'own limit'})`;
+  return u.storageUsed > u.storageTotal
+    ? `${of}: over the limit, so uploads are refused until files are deleted or the limit is raised`
+    : of;
 }
 
 function Person({ u, admin, justAdded }: { u: UserEntry; admin?: boolean; justAdded?: boolean }) {
@@ -37,6 +41,8 @@ export function AccountEntry(p: {
   justAdded: boolean;
   /** Until the administrator is known, no account offers Disable or Delete. */
   adminKnown: boolean;
+  /** Its Enable or Disable is under way. */
+  busy: boolean;
   setLimit: (u: UserEntry) => void;
   setDisabled: (u: UserEntry, disabled: boolean) => void;
   remove: (u: UserEntry) => void;
@@ -63,14 +69,14 @@ export function AccountEntry(p: {
           </button>
           {!p.isAdmin && p.adminKnown && !o.deletionPending && (
             <>
-              <button
-                type="button"
+              <ActionButton
                 class="button small"
+                busy={p.busy}
                 aria-label={`${o.disabled ? 'Enable' : 'Disable'} ${o.email}`}
                 onClick={() => p.setDisabled(o, !o.disabled)}
               >
                 {o.disabled ? 'Enable' : 'Disable'}
-              </button>
+              </ActionButton>
               <button type="button" class="button small danger-ghost" aria-label={`Delete ${o.email}`} onClick={() => p.remove(o)}>
                 Delete…
               </button>
@@ -95,7 +101,16 @@ export function AccountEntry(p: {
 }
 
 /** Invitations not yet accepted, each with Withdraw. */
-export function Invitations({ invitations, withdraw }: { invitations: InvitationEntry[]; withdraw: (i: InvitationEntry) => void }) {
+export function Invitations({
+  invitations,
+  withdraw,
+  busy,
+}: {
+  invitations: InvitationEntry[];
+  withdraw: (i: InvitationEntry) => void;
+  /** Invitations whose withdrawal is under way. */
+  busy: ReadonlySet<string>;
+}) {
   return (
     invitations.length > 0 && (
       <ul class="entries" aria-label="Invitations waiting">
@@ -112,14 +127,14 @@ export function Invitations({ invitations, withdraw }: { invitations: Invitation
                 </span>
               </div>
               <div class="entry-side">
-                <button
-                  type="button"
+                <ActionButton
                   class="button small"
+                  busy={busy.has(i.id)}
                   aria-label={`Withdraw the invitation for ${i.email}`}
                   onClick={() => withdraw(i)}
                 >
                   Withdraw
-                </button>
+                </ActionButton>
               </div>
             </div>
           </li>

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { parseSize } from '../../src/contract/size.ts';
 import type { InvitationEntry, UserEntry, UserSort } from '../../src/contract/admin.ts';
@@ -83,6 +83,20 @@ export function Users() {
   const [adminId, setAdminId] = useState<string | null>(null);
   // The account just added, focused and marked where the list shows it.
   const [added, setAdded] = useState<string | null>(null);
+  // Accounts and invitations whose Enable, Disable or Withdraw the server is answering: pressed again, they send nothing.
+  const [busy, setBusy] = useState<ReadonlySet<string>>(new Set());
+  const inFlight = useRef(new Set<string>());
+  const whileBusy = async (id: string, work: () => Promise<unknown>) => {
+    if (inFlight.current.has(id)) return;
+    inFlight.current.add(id);
+    setBusy(new Set(inFlight.current));
+    try {
+      await work();
+    } finally {
+      inFlight.current.delete(id);
+      setBusy(new Set(inFlight.current));
+    }
+  };
 
   // A new sort or search starts from the first page.
   const users = usePages(
@@ -142,15 +156,16 @@ export function Users() {
     setAdded(read?.find(isNew)?.id ?? null);
   };
 
-  const withdraw = async (i: InvitationEntry) => {
-    try {
-      await api.admin.withdrawInvitation(i.id);
-      toast(`Invitation for ${i.email} withdrawn`);
-    } catch (err) {
-      toastError(err);
-    }
-    await loadInvitations();
-  };
+  const withdraw = (i: InvitationEntry) =>
+    whileBusy(i.id, async () => {
+      try {
+        await api.admin.withdrawInvitation(i.id);
+        toast(`Invitation for ${i.email} withdrawn`);
+      } catch (err) {
+        toastError(err);
+      }
+      await loadInvitations();
+    });
 
   const setLimit = async (u: UserEntry) => {
     const changed = await openDialog<boolean>((close) => (
@@ -164,25 +179,27 @@ export function Users() {
     await refresh(u);
   };
 
-  const setDisabled = async (u: UserEntry, disabled: boolean) => {
-    if (
-      disabled &&
-      !(await confirmDialog({
-        title: `Disable ${u.email}?`,
-        message: 'The account and its sub-users are signed out at once and cannot sign in until you enable it again. Their files are kept.',
-        confirm: 'Disable',
-        danger: true,
-      }))
-    )
-      return;
-    try {
-      await api.admin.setDisabled(u.id, disabled);
-      toast(`${u.email} ${disabled ? 'disabled' : 'enabled'}`);
-      await refresh(u);
-    } catch (err) {
-      toastError(err);
-    }
-  };
+  const setDisabled = (u: UserEntry, disabled: boolean) =>
+    whileBusy(u.id, async () => {
+      if (
+        disabled &&
+        !(await confirmDialog({
+          title: `Disable ${u.email}?`,
+          message:
+            'The account and its sub-users are signed out at once and cannot sign in until you enable it again. Their files are kept.',
+          confirm: 'Disable',
+          danger: true,
+        }))
+      )
+        return;
+      try {
+        await api.admin.setDisabled(u.id, disabled);
+        toast(`${u.email} ${disabled ? 'disabled' : 'enabled'}`);
+        await refresh(u);
+      } catch (err) {
+        toastError(err);
+      }
+    });
 
   const remove = async (u: UserEntry) => {
     const typed = await promptDialog({
@@ -232,7 +249,7 @@ export function Users() {
           Add user
         </button>
       </div>
-      <Invitations invitations={invitations} withdraw={withdraw} />
+      <Invitations invitations={invitations} withdraw={withdraw} busy={busy} />
       {users.error && <LoadError message={users.error} retry={() => void users.reload()} />}
       {shown && (
         <ul class="entries" aria-label="Accounts">
@@ -244,6 +261,7 @@ export function Users() {
               subs={shown.filter((u) => u.parentUserId === o.id)}
               isAdmin={o.id === adminId}
               justAdded={o.id === added}
+              busy={busy.has(o.id)}
               adminKnown={adminId !== null}
               setLimit={setLimit}
               setDisabled={setDisabled}

@@ -86,7 +86,9 @@ export class Listing {
 
   /** The next page, when scrolling nears the end. */
   loadMore(): Promise<void> {
-    if (!this.cursor || this.refreshing) return Promise.resolve();
+    // Asked while a revalidation runs: once it is in, from its cursor (dropped, Photos' background paging stopped for good).
+    if (this.refreshing) return this.refreshing.then(() => this.loadMore());
+    if (!this.cursor) return Promise.resolve();
     this.paging ??= (async () => {
       try {
         const page = await this.source.load(this.cursor ?? undefined, 500);

@@ -84,14 +84,20 @@ export function openItem(ctx: ActionContext, item: Item): void {
  * permissions allow), the same from a folder, Photos, an album, search, Recent or Starred.
  */
 function viewFile(files: Item[], item: Item, ctx: Omit<ActionContext, 'selection' | 'toggleInfo'>, find?: string): void {
-  openViewer(files, item, find, (shown, toggleInfo) => {
-    // Another account's photo (shared with this one, or an editor's in an album) is only looked at and downloaded here.
-    if ('owner' in shown && shown.owner) return [];
-    const here: ActionContext = { ...ctx, selection: [shown], toggleInfo };
-    return available(here)
-      .filter((a) => VIEWER_ACTIONS.includes(a.id))
-      .map((a) => ({ id: a.id, label: labelOf(a, here), icon: a.icon, removes: a.id === 'delete', run: () => a.run(here) }));
-  });
+  openViewer(
+    files,
+    item,
+    find,
+    (shown, toggleInfo) => {
+      // Another account's photo (shared with this one, or an editor's in an album) is only looked at and downloaded here.
+      if ('owner' in shown && shown.owner) return [];
+      const here: ActionContext = { ...ctx, selection: [shown], toggleInfo };
+      return available(here)
+        .filter((a) => VIEWER_ACTIONS.includes(a.id))
+        .map((a) => ({ id: a.id, label: labelOf(a, here), icon: a.icon, removes: a.id === 'delete', run: () => a.run(here) }));
+    },
+    ctx.listing.items,
+  );
 }
 
 /** The viewer opened outside a file list (Recent on the home page, text matches, the palette): the same tools. */

@@ -33,6 +33,8 @@ export interface KeyTarget {
   showMenu: (index: number, x: number, y: number) => void;
   /** The person acted on the list: an item waiting to be revealed no longer is. */
   acted: () => void;
+  /** The actions, and how to run them, for this item alone. */
+  alone: (item: Item) => { actions: Action[]; run: (a: Action) => unknown };
 }
 
 /** The file list's keys: moving and selecting, opening, the context menu, and every action's key from the ACTIONS table. */
@@ -64,13 +66,24 @@ export function onListKey(e: KeyboardEvent, c: number, t: KeyTarget): void {
     const el = document.querySelector(`[data-index="${focus}"]`)?.getBoundingClientRect();
     t.showMenu(focus, el?.left ?? 100, el?.bottom ?? 100);
   } else if (k === 'Enter' && items[focus] && kind !== 'trash') openItem(t.ctx, items[focus]!);
-  else {
+  else if (onUnselectedRow(e, items[focus], sel)) {
+    // An action's key on a focused row left out of the selection acts on that row, never on a selection elsewhere.
+    const alone = t.alone(items[focus]!);
+    const a = actionForKey(alone.actions, e);
+    if (!a) return;
+    if (!a.global) sel.only(focus);
+    alone.run(a);
+  } else {
     const a = actionForKey(t.actions, e);
     if (!a) return;
     t.run(a);
   }
   e.preventDefault();
 }
+
+/** Whether the key was pressed on the focused row while that row is not selected. */
+const onUnselectedRow = (e: KeyboardEvent, focused: Item | undefined, sel: Selection<Item>): focused is Item =>
+  focused !== undefined && e.target instanceof HTMLElement && e.target.closest('[data-index]') !== null && !sel.has(focused.id);
 
 /**
  * Keys typed with nothing focused act on the list too; Ctrl/Cmd+V pastes into the folder shown: files on the

@@ -60,8 +60,7 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     if (items.some((i) => i.teamFolder)) void loadAdministeredTeams();
   }, [items]);
 
-  const selection = sel.picked();
-  const ctx: ActionContext = {
+  const contextOf = (selection: Item[]): ActionContext => ({
     kind,
     folderId,
     selection,
@@ -73,7 +72,9 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
     team:
       administeredTeam(sharedWithMe?.owner?.id)?.id ??
       (selection.length === 1 && selection[0]!.teamFolder ? administeredTeamOfFolder(selection[0]!.id)?.id : undefined),
-  };
+  });
+  const selection = sel.picked();
+  const ctx = contextOf(selection);
   const actions = available(ctx);
   const run = (a: Action) => Promise.resolve(a.run(ctx)).catch(toastError);
   useEffect(() => {
@@ -100,6 +101,10 @@ export function FileBrowser({ kind, folderId = null, query = '' }: BrowserProps)
       up: kind === 'folder' && folderId ? () => navigateToItem(folderPath(parentId), folderId) : undefined,
       showMenu,
       acted: reveal.acted,
+      alone: (item) => {
+        const own = contextOf([item]);
+        return { actions: available(own), run: (a) => Promise.resolve(a.run(own)).catch(toastError) };
+      },
     });
   };
   usePageKeys((e) => onKey(e, cols.current), { ctx, actions, run, listing });

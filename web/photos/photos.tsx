@@ -168,6 +168,27 @@ export function PhotoGrid(props: PhotoGridProps) {
       focusWanted.current = false;
     }
   });
+  // The tile last focused, so that when it leaves (trashed here or on another device) the focus goes to the tile now in
+  // its place rather than to the page's start, where the keyboard would have to find the grid again.
+  const focused = useRef<HTMLElement | null>(null);
+  const shown = loaded && items.length > 0;
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const onFocusIn = (e: FocusEvent) => {
+      focused.current = (e.target as HTMLElement).closest<HTMLElement>('[data-index]');
+    };
+    el.addEventListener('focusin', onFocusIn);
+    return () => el.removeEventListener('focusin', onFocusIn);
+  }, [shown]);
+  useLayoutEffect(() => {
+    const was = focused.current;
+    if (!was || was.isConnected) return;
+    focused.current = null;
+    const active = document.activeElement;
+    if (active && active !== document.body) return;
+    scroller.current?.querySelector<HTMLElement>('[role="option"][tabindex="0"]')?.focus({ preventScroll: true });
+  });
   const moveFocus = (to: number) => {
     const next = Math.max(0, Math.min(items.length - 1, to));
     focusWanted.current = true;
@@ -175,6 +196,9 @@ export function PhotoGrid(props: PhotoGridProps) {
     v.scrollToIndex(rowOf[next]!, { align: 'auto' });
   };
 
+  // The view's own tool under way (Remove from album, Use as cover): pressed again meanwhile, none sends anything.
+  const [running, setRunning] = useState<string | null>(null);
+  const runningNow = useRef<string | null>(null);
   const selection = sel.picked();
   const ctx: ActionContext = {
     kind: 'photos',
@@ -190,7 +214,18 @@ export function PhotoGrid(props: PhotoGridProps) {
   const bar = useSelectionBar<Tool & { secondary?: boolean }>([
     ...(selection.length ? props.tools(selection, sel.clear) : []).map((t) => ({
       ...t,
-      run: () => void Promise.resolve(t.run()).catch(toastError),
+      busy: running === t.id,
+      run: () => {
+        if (runningNow.current) return;
+        runningNow.current = t.id;
+        setRunning(t.id);
+        void Promise.resolve(t.run())
+          .catch(toastError)
+          .finally(() => {
+            runningNow.current = null;
+            setRunning(null);
+          });
+      },
     })),
     ...actions.map((a) => ({
       id: a.id,

@@ -50,6 +50,8 @@ export function Dialog(props: {
   useLayoutEffect(() => {
     const d = ref.current!;
     const previous = document.activeElement as HTMLElement | null;
+    // The list item it was opened from may leave meanwhile (trashed in the viewer or on another device): then the list's current item.
+    const list = previous?.closest<HTMLElement>('[role="grid"], [role="listbox"]');
     d.showModal();
     modals.push(d);
     placeToasts(d);
@@ -59,7 +61,8 @@ export function Dialog(props: {
       d.close();
       modals.splice(modals.indexOf(d), 1);
       placeToasts(modals.at(-1) ?? null);
-      previous?.focus?.({ preventScroll: true });
+      if (previous?.isConnected || !list?.isConnected) previous?.focus?.({ preventScroll: true });
+      else list.querySelector<HTMLElement>('[tabindex="0"]')?.focus({ preventScroll: true });
     };
   }, []);
   return (

@@ -12,6 +12,8 @@ export interface Tool {
   /** The key that runs it, shown in its tooltip (only where the list listens for it). */
   keys?: string;
   danger?: boolean;
+  /** The server is answering its last press: pressed again, it sends nothing. */
+  busy?: boolean;
   run: () => void;
 }
 
@@ -117,6 +119,7 @@ export function ToolButton({ tool, class: cls }: { tool: Tool; class: string }) 
       class={cls}
       title={tool.keys ? `${tool.label} (${tool.keys})` : undefined}
       aria-keyshortcuts={tool.keys}
+      aria-disabled={tool.busy || undefined}
       onClick={tool.run}
     >
       <Icon name={tool.icon} size={18} />

@@ -1,3 +1,4 @@
+import type { ReadonlySignal } from '@preact/signals';
 import { useEffect, useState } from 'preact/hooks';
 import type { Item } from '../../src/contract/files.ts';
 import { api } from '../api/index.ts';
@@ -46,10 +47,33 @@ interface ViewerTool {
 /** The file manager's actions for the file shown; `toggleInfo` opens its details beside the picture. */
 export type ViewerTools = (item: Item, toggleInfo: () => void) => ViewerTool[];
 
-function Viewer(props: { files: Item[]; start: number; find?: string; tools?: ViewerTools; close: () => void }) {
+function Viewer(props: {
+  files: Item[];
+  start: number;
+  find?: string;
+  tools?: ViewerTools;
+  /** The list it was opened from, as it changes: a file that leaves it (trashed on another device) leaves the viewer. */
+  present?: ReadonlySignal<Item[]>;
+  close: () => void;
+}) {
   const { start, find, close } = props;
   const [files, setFiles] = useState(props.files);
   const [at, setAt] = useState(start);
+  // Only files the list held when the viewer opened are followed: one opened from elsewhere (Recent) stays.
+  const [followed] = useState(() => new Set(props.present?.peek().map((i) => i.id)));
+  const present = props.present?.value;
+  useEffect(() => {
+    if (!present) return;
+    const ids = new Set(present.map((i) => i.id));
+    const stays = (f: Item) => !followed.has(f.id) || ids.has(f.id);
+    const kept = files.filter(stays);
+    if (kept.length === files.length) return;
+    if (kept.length === 0) return close();
+    // The file shown, or when it left, the one after it (else the last).
+    const before = files.slice(0, at).filter(stays).length;
+    setFiles(kept);
+    setAt(stays(files[at]!) ? before : Math.min(before, kept.length - 1));
+  }, [present]);
   const [info, setInfo] = useState(false);
   const item = files[at]!;
   // From the index the viewer is at when the step is made: keys pressed faster than renders all count.
@@ -138,11 +162,11 @@ function Viewer(props: { files: Item[]; start: number; find?: string; tools?: Vi
  * Opens the viewer on one file, with next/previous through the other files around it; `find` opens text
  * and PDF at those words; `tools` adds the file manager's actions beside Download.
  */
-export function openViewer(files: Item[], item: Item, find?: string, tools?: ViewerTools): void {
+export function openViewer(files: Item[], item: Item, find?: string, tools?: ViewerTools, present?: ReadonlySignal<Item[]>): void {
   const start = Math.max(
     0,
     files.findIndex((f) => f.id === item.id),
   );
   const list = files.length ? files : [item];
-  void openDialog<void>((close) => <Viewer files={list} start={start} find={find} tools={tools} close={() => close()} />);
+  void openDialog<void>((close) => <Viewer files={list} start={start} find={find} tools={tools} present={present} close={() => close()} />);
 }
