@@ -236,8 +236,11 @@ export function childElements(el: XmlElement, ns?: string, name?: string): XmlEl
   );
 }
 
-const NEEDS_ESCAPE = /[<>&"']/;
+// Besides markup, what XML 1.0 cannot hold (its Char production): C0 controls but tab, LF and CR, U+FFFE, U+FFFF and
+// half surrogates. Rows stored before these were refused on input may still hold them.
+const NEEDS_ESCAPE = /[<>&"'\u0000-\u0008\u000b\u000c\u000e-\u001f\ud800-\udfff\ufffe\uffff]/;
 
+/** Text for XML: markup as entities, and each character XML 1.0 cannot hold as U+FFFD, so a reader never refuses the answer. */
 export function escapeXml(text: string): string {
   // Most names need no escaping: a PROPFIND of 10,000 items calls this 50,000 times.
   if (!NEEDS_ESCAPE.test(text)) return text;
@@ -246,7 +249,16 @@ export function escapeXml(text: string): string {
   let last = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    const entity = c === 38 ? '&amp;' : c === 60 ? '&lt;' : c === 62 ? '&gt;' : c === 34 ? '&quot;' : c === 39 ? '&apos;' : null;
+    let entity = c === 38 ? '&amp;' : c === 60 ? '&lt;' : c === 62 ? '&gt;' : c === 34 ? '&quot;' : c === 39 ? '&apos;' : null;
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      // A whole pair (an emoji) stays.
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+    }
+    if ((c < 0x20 && c !== 9 && c !== 10 && c !== 13) || (c >= 0xd800 && c <= 0xdfff) || c === 0xfffe || c === 0xffff) entity = '\ufffd';
     if (entity === null) continue;
     out += text.slice(last, i) + entity;
     last = i + 1;

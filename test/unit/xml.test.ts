@@ -101,6 +101,21 @@ test('escapeXml escapes each of the five characters wherever they stand and retu
   expect(escapeXml(`"${'x'.repeat(100_000)}"`)).toBe(`&quot;${'x'.repeat(100_000)}&quot;`);
 });
 
+test('escapeXml writes each character XML 1.0 cannot hold as U+FFFD: U+FFFE, U+FFFF, half surrogates, C0 controls but tab, LF, CR', () => {
+  expect(escapeXml('a\ufffeb\uffffc')).toBe('a\ufffdb\ufffdc');
+  expect(escapeXml('\u0000\u0001\u0008\u000b\u000c\u000e\u001f<')).toBe(`${'\ufffd'.repeat(7)}&lt;`);
+  expect(escapeXml('keep\t\n\r\u007f')).toBe('keep\t\n\r\u007f');
+  // Half an emoji, at either end or alone; a whole one stays.
+  expect(escapeXml('\ud83d')).toBe('\ufffd');
+  expect(escapeXml('a\ude00b\ud83d')).toBe('a\ufffdb\ufffd');
+  expect(escapeXml('\ud83d\ud83d\ude00\ude00')).toBe('\ufffd\ud83d\ude00\ufffd');
+  expect(escapeXml('🎉&🎉')).toBe('🎉&amp;🎉');
+  expect(escapeQuotedXml('"x\ufffe"')).toBe('&quot;x\ufffd&quot;');
+  // What it writes, an XML reader takes.
+  const text = 'n\u0001\ufffe\uffff\ud800&\udfff';
+  expect(parseXml(`<a>${escapeXml(text)}</a>`).children).toEqual([{ kind: 'text', text: 'n\ufffd\ufffd\ufffd\ufffd&\ufffd' }]);
+});
+
 test('escapeQuotedXml answers exactly what escapeXml does, quoted or not', () => {
   const inner = ['', 'abc-123', `a<b>c&d"e'f`, '"', '""', 'é名🎉', `'`];
   const texts = inner.flatMap((t) => [t, `"${t}"`, `"${t}`, `${t}"`, `'${t}'`]);

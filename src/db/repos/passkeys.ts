@@ -14,13 +14,17 @@ const fromRow = (row: Row): Passkey => ({ ...row, backedUp: row.backedUp === 1 }
 export class PasskeysRepo {
   constructor(private readonly sqlite: Database) {}
 
-  /** Adds the passkey unless its login is gone (deleted meanwhile): false then, and nothing is written. */
-  insert(row: Passkey): boolean {
-    return (
+  /**
+   * Adds the passkey unless its login is gone (deleted meanwhile) or already holds `max`, checked in the same
+   * statement so ceremonies finishing together cannot pass it: 'gone' or 'full' then, and nothing is written.
+   */
+  insert(row: Passkey, max: number): 'added' | 'gone' | 'full' {
+    const added =
       this.sqlite
         .query(
           'INSERT INTO passkeys (id, user_id, credential_id, public_key, counter, transports, name, backed_up, created_at, last_used_at) ' +
-            'SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ?)',
+            'SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ?) ' +
+            'AND (SELECT count(*) FROM passkeys WHERE user_id = ?) < ?',
         )
         .run(
           row.id,
@@ -34,8 +38,11 @@ export class PasskeysRepo {
           row.createdAt,
           row.lastUsedAt,
           row.userId,
-        ).changes === 1
-    );
+          row.userId,
+          max,
+        ).changes === 1;
+    if (added) return 'added';
+    return this.sqlite.query('SELECT 1 FROM users WHERE id = ?').get(row.userId) ? 'full' : 'gone';
   }
 
   byCredentialId(credentialId: string): Passkey | null {

@@ -20,6 +20,7 @@ import type { SettingsService } from '../admin/settings.ts';
 
 const MAX_PER_LOGIN = 50;
 const MAX_NAME = 100;
+const tooMany = () => new AppError(409, `You have ${MAX_PER_LOGIN} app passwords; revoke one you no longer use first`);
 // Lower-case letters and digits without 0, 1, l and o: typed on a phone, read aloud, never confused.
 const ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
 const GROUPS = 5;
@@ -117,8 +118,7 @@ export class AppPasswordService {
     const name = input.name.normalize('NFC').trim();
     if (name.length === 0 || name.length > MAX_NAME)
       throw validationFailed([{ field: 'name', message: `Name the device in 1 to ${MAX_NAME} characters` }]);
-    if (this.d.repo.count(principal.loginId) >= MAX_PER_LOGIN)
-      throw new AppError(409, `You have ${MAX_PER_LOGIN} app passwords; revoke one you no longer use first`);
+    if (this.d.repo.count(principal.loginId) >= MAX_PER_LOGIN) throw tooMany();
     await this.d.identity.confirm(principal, input, CONFIRM_APP_PASSWORD);
     const password = newSecret();
     const row = {
@@ -130,7 +130,10 @@ export class AppPasswordService {
       lastUsedAt: null,
       lastIp: null,
     };
-    this.d.repo.insert(row);
+    // The owner may delete this sub-user while the password was checked, and other requests may add theirs meanwhile.
+    const added = this.d.repo.insert(row, MAX_PER_LOGIN);
+    if (added === 'gone') throw notFound(Messages.loginGone);
+    if (added === 'full') throw tooMany();
     this.d.audit.record({
       action: AuditActions.appPasswordCreate,
       principal,

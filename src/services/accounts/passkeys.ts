@@ -188,8 +188,10 @@ export class PasskeyService {
       createdAt: this.d.clock.now(),
       lastUsedAt: null,
     };
-    // The owner may delete this sub-user while its answer was verified.
-    if (!this.d.repo.insert(row)) throw notFound(Messages.loginGone);
+    // The owner may delete this sub-user while its answer was verified, and other ceremonies begun together may finish first.
+    const added = this.d.repo.insert(row, MAX_PASSKEYS);
+    if (added === 'gone') throw notFound(Messages.loginGone);
+    if (added === 'full') throw badRequest(PasskeyMessages.tooMany);
     this.d.audit.record({
       action: AuditActions.passkeyAdd,
       principal,

@@ -48,6 +48,14 @@ export function stripBidiControls(name: string): string {
   return name.replace(BIDI_CONTROLS, '');
 }
 
+/**
+ * A person's name from outside (a visitor's, a sign-on provider's): trimmed, without control or bidirectional characters
+ * (screens show it beside other words, which a U+202E would turn around), at most `max` characters, cut between whole ones.
+ */
+export function personName(text: string, max: number): string {
+  return cutAt(stripBidiControls(text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '')).trim(), max).trim();
+}
+
 /** Splits at the last dot, except a leading one (`.bashrc` has no extension). */
 export function splitExtension(name: string): { base: string; ext: string } {
   const dot = name.lastIndexOf('.');
@@ -59,7 +67,7 @@ let segmenter: Intl.Segmenter | null = null;
 const graphemes = (): Intl.Segmenter => (segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' }));
 
 /** `text`'s longest start of at most `room` UTF-16 units that ends between two characters as a person sees them (never inside an emoji or before an accent). */
-export function cutAt(text: string, room: number): string {
+function cutAt(text: string, room: number): string {
   if (text.length <= room) return text;
   let end = 0;
   for (const { index } of graphemes().segment(text)) {

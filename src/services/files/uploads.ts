@@ -70,7 +70,7 @@ export interface UploadRequest {
   parts: AsyncIterable<UploadPart>;
   /** Aborted when the client hangs up: the object being written is dropped. */
   signal?: AbortSignal;
-  /** Declared body length, used in the 413 message when the quota runs out mid-stream. */
+  /** Declared body length: the disk reserve's first check, and the 413's figure when a large file's end was not reached. */
   sizeHint?: number;
   /** The folder parentId names, found live by the caller in this request before the body (a WebDAV PUT's walk). */
   foundFolder?: string;
@@ -123,6 +123,8 @@ interface Budget {
   sizeHint?: number;
 }
 
+/** Past the quota, how many more bytes of a file are read (and dropped) to learn its size for the 413. */
+const OVER_QUOTA_COUNT_BYTES = 1024 * 1024;
 // file-type needs a few KiB for most formats; office documents (ZIP containers) need a little more.
 const SNIFF_BYTES = 64 * 1024;
 const DEFAULT_TYPE = 'application/octet-stream';
@@ -953,10 +955,19 @@ export class UploadService {
     async function* counted(): AsyncGenerator<Uint8Array> {
       let size = 0;
       let checkedAt = 0;
+      let overAt: number | null = null;
       for await (const chunk of part.body) {
         size += chunk.byteLength;
+        if (overAt !== null) {
+          if (size - overAt > OVER_QUOTA_COUNT_BYTES) break;
+          continue;
+        }
         if (size > budget.maxBytes) throw fileTooLarge(budget.maxBytes);
-        if (free !== null && size > free) throw storageLimitExceeded(Math.max(size, budget.sizeHint ?? 0), free);
+        // Refused: the rest of a small file is counted (not kept) so the 413 names its size, not a form's around it.
+        if (free !== null && size > free) {
+          overAt = size;
+          continue;
+        }
         if (size - checkedAt >= checkEvery) {
           checkedAt = size;
           disk.assertRoom();
@@ -969,6 +980,9 @@ export class UploadService {
         }
         yield chunk;
       }
+      // The file's size when its end came within the count, else at least the declared length (a WebDAV PUT's is the file's).
+      if (overAt !== null)
+        throw storageLimitExceeded(size - overAt > OVER_QUOTA_COUNT_BYTES ? Math.max(size, budget.sizeHint ?? 0) : size, free!);
     }
     // Committed with the intents and rows of the other uploads of this turn, before the first byte is written.
     free = await this.transactions.grouped(() => {

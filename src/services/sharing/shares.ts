@@ -24,7 +24,7 @@ import { type NotificationService, NotificationType } from './members.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { ZipDownload } from '../files/downloads.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { cutAt, stripBidiControls } from '../files/names.ts';
+import { personName } from '../files/names.ts';
 
 // Breadcrumbs are folders: none has a thumbnail.
 const NONE_PICTURED: ReadonlySet<string> = new Set();
@@ -737,12 +737,9 @@ export class ShareService {
   }
 }
 
-/**
- * The name a visitor gives with a drop: trimmed, without control or bidirectional characters (the owner's screens show it
- * beside their own words, which a U+202E would turn around), at most 100 characters, cut between whole ones; blank is none.
- */
+/** The name a visitor gives with a drop, cleaned as a person's name (the owner's screens show it); blank is none. */
 export function uploaderName(text: string | undefined): string | null {
-  const name = cutAt(stripBidiControls((text ?? '').replace(/[\u0000-\u001f\u007f-\u009f]/g, '')).trim(), 100).trim();
+  const name = personName(text ?? '', 100);
   return name === '' ? null : name;
 }
 

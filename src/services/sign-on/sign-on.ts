@@ -8,6 +8,8 @@ import type { IdpRepo } from '../../db/repos/sign-on.ts';
 import type { User } from '../../db/repos/users.ts';
 import { AppError, forbidden, Messages, notFound, unauthorized } from '../../errors.ts';
 import { localPath } from '../../contract/local-path.ts';
+import { personName } from '../files/names.ts';
+import { DISPLAY_NAME_MAX } from '../../contract/limits.ts';
 import type { Logger } from '../../log.ts';
 import type { PublicUser } from '../../contract/accounts.ts';
 import { type AccountService, toPublicUser } from '../accounts/accounts.ts';
@@ -427,7 +429,8 @@ export class IdpService {
       row = await this.d.accounts.createLogin({
         email,
         password: null,
-        name: name.trim().slice(0, 100),
+        // Cut between whole characters: slicing could keep half an emoji, stored as U+FFFD.
+        name: personName(name, DISPLAY_NAME_MAX),
         identity: { issuer, subject },
         emailTrusted: isTrue(claims.email_verified),
       });

@@ -131,6 +131,35 @@ describe('passkeys in settings', () => {
     expect(statuses.has(404)).toBe(true);
   });
 
+  test("ceremonies begun together below the limit of 50 end with at most 50 passkeys: the rest get the options step's 400", async () => {
+    const o = await seed.owner(t);
+    const c = await signInAs(o);
+    for (let i = 0; i < 48; i++)
+      t.server.ctx.repos.passkeys.insert(
+        {
+          id: `seeded-${o.id}-${i}`,
+          userId: o.id,
+          credentialId: Buffer.from(`seeded ${o.id} ${i}`).toString('base64url'),
+          publicKey: 'AA',
+          counter: 0,
+          transports: '[]',
+          name: `Seeded ${i}`,
+          backedUp: false,
+          createdAt: clock.now(),
+          lastUsedAt: null,
+        },
+        50,
+      );
+    // Four ceremonies begun at 48, when each options step still sees room, then finished together.
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push((await createPasskey(await json(await registerOptions(c)), origin)).response);
+    const results = await Promise.all(answers.map((response) => c.post('/api/passkeys', { response })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 400, 400]);
+    for (const r of results.filter((r) => r.status === 400))
+      expect((await json(r)).message).toBe('A login can hold at most 50 passkeys. Remove one first.');
+    expect(t.server.ctx.repos.passkeys.count(o.id)).toBe(50);
+  });
+
   test('bad input: a forged or foreign answer, a reused challenge, a long name or one with control characters, an address as host are 4xx that say why', async () => {
     const o = await seed.owner(t);
     const c = await signInAs(o);

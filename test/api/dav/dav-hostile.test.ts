@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { json } from '../../helpers/client.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { listAll } from '../../helpers/files.ts';
+import { parseXml } from '../../../src/lib/xml.ts';
 import * as seed from '../../helpers/seed.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
@@ -59,6 +60,27 @@ describe('hostile XML bodies', () => {
       expect((await json(res)).message).toContain('not allowed in XML');
     }
     expect(await (await dav.propfind('chars.txt', '0')).text()).not.toContain('urn:x');
+  });
+
+  test('a name stored before U+FFFE/U+FFFF and controls were refused comes back in PROPFIND as XML a reader takes (U+FFFD in their place)', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    expect((await dav.request('MKCOL', 'old')).status).toBe(201);
+    expect((await dav.put('old/name.txt', 'x')).status).toBe(201);
+    // As an older Coffer could have stored it: written straight into the database.
+    const stored = 'old\ufffe\uffff\u0001name.txt';
+    const changed = t.server.ctx.db.$client
+      .query("UPDATE items SET name = ?, name_key = ? WHERE name = 'name.txt' AND account_id = ?")
+      .run(stored, stored, o.id);
+    expect(changed.changes).toBe(1);
+    const res = await dav.propfind('old', '1');
+    expect(res.status).toBe(207);
+    const names = parseXml(await res.text())
+      .children.flatMap((r) => (r.kind === 'element' ? r.children : []))
+      .flatMap(function texts(n): string[] {
+        return n.kind === 'text' ? [n.text] : n.children.flatMap(texts);
+      });
+    expect(names).toContain('old\ufffd\ufffd\ufffdname.txt');
   });
 
   test('an attribute or namespace declaration given twice on one element is 400 (not well formed), not kept as its last value', async () => {

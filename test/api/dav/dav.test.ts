@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { generate } from 'otplib';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json } from '../../helpers/client.ts';
+import { Messages } from '../../../src/errors.ts';
 import { DavClient, davLogin } from '../../helpers/dav.ts';
 import { heldBody, listAll, SseReader, upload } from '../../helpers/files.ts';
 import { parseXml } from '../../../src/lib/xml.ts';
@@ -615,6 +616,46 @@ describe('app passwords', () => {
       await adminLogin.client.put('/api/user/webdav-account-password-config', { enabled: false });
     }
     expect((await o.client.put('/api/user/webdav-account-password-config', { enabled: true })).status).toBe(403);
+  });
+
+  test('requests confirmed together below the limit of 50 end with at most 50 app passwords: the rest get 409', async () => {
+    const o = await seed.owner(t);
+    // A password never checked before (test/setup.ts answers known checks from memory): a real argon2 check, an await
+    // the other requests pass their count during.
+    const password = 'a password checked for real';
+    const hash = await Bun.password.hash(password, { algorithm: 'argon2id', memoryCost: 19456, timeCost: 4 });
+    t.server.ctx.db.$client.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, o.id);
+    for (let i = 0; i < 47; i++) {
+      const row = { id: `seeded-${o.id}-${i}`, userId: o.id, name: `Seeded ${i}`, secretHash: `${o.id}-${i}` };
+      t.server.ctx.repos.appPasswords.insert({ ...row, createdAt: Date.now(), lastUsedAt: null, lastIp: null }, 50);
+    }
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => o.client.post('/api/user/app-passwords', { name: 'Racing', password })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 409, 409]);
+    for (const r of results.filter((r) => r.status === 409))
+      expect((await json(r)).message).toBe('You have 50 app passwords; revoke one you no longer use first');
+    expect(t.server.ctx.repos.appPasswords.count(o.id)).toBe(50);
+  });
+
+  test('a sub-user deleted by its owner while it makes an app password: 404 or 401 saying why, never a 500; nothing is left behind', async () => {
+    const owner = await seed.owner(t);
+    for (let i = 0; i < 6; i++) {
+      const sub = await seed.subUser(t, owner, ['files.download']);
+      // A password never checked before, so its check is a real argon2 one (test/setup.ts answers known ones from memory).
+      const password = `a password checked for real ${i}`;
+      const hash = await Bun.password.hash(password, { algorithm: 'argon2id', memoryCost: 19456, timeCost: 4 });
+      t.server.ctx.db.$client.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, sub.id);
+      // The password asked again, and the owner's delete, sent together: the delete lands during or after the check.
+      const [added, deleted] = await Promise.all([
+        sub.client.post('/api/user/app-passwords', { name: 'Racing', password }),
+        owner.client.delete(`/api/user/sub-users/${sub.id}`),
+      ]);
+      expect(deleted.status).toBe(200);
+      expect([201, 401, 404]).toContain(added.status);
+      if (added.status === 404) expect((await json(added)).message).toBe(Messages.loginGone);
+      expect(t.server.ctx.repos.appPasswords.list(sub.id)).toEqual([]);
+    }
   });
 
   test('password change and logout-all keep app passwords unless asked to revoke them', async () => {

@@ -531,6 +531,23 @@ describe('sign-up disabled, with OIDC_AUTO_CREATE (and the client secret in OIDC
   });
 });
 
+describe("the provider's display name", () => {
+  test('cut at 100 between whole characters (never half an emoji, stored as U+FFFD), without control or bidirectional characters', async () => {
+    const c = await coffer({ OIDC_AUTO_CREATE: 'true' });
+    await seed.admin(c.t);
+    const cases = [
+      // The emoji takes units 99 and 100 of 101: slicing at 100 kept its first half.
+      { name: `${'a'.repeat(99)}\u{1F600}b`, stored: 'a'.repeat(99) },
+      { name: 'Eve\u202Egnp.exe\u0007 Admin', stored: 'Evegnp.exe Admin' },
+    ];
+    for (const { name, stored } of cases) {
+      const client = c.t.client();
+      expect(await signInWithProvider(provider, client, person({ name }))).toBe('/');
+      expect((await json(await client.get('/api/profile'))).name).toBe(stored);
+    }
+  });
+});
+
 describe('OIDC_DISABLE_PASSWORD_LOGIN', () => {
   test('password sign-in and sign-up are 403 with a message naming the provider; the provider and the CLI still work', async () => {
     const c = await coffer({ OIDC_DISABLE_PASSWORD_LOGIN: 'true' });
