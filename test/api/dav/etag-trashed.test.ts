@@ -32,7 +32,8 @@ describe('new content of a file while its folder is in the trash', () => {
     await checker.step('trashed, a document saved inside, restored', async () => {
       expect((await o.client.post('/api/files/delete', { ids: [f.id] })).status).toBe(200);
       double.edit(opened.config.document.key, await documents.docx('plan, edited at far greater length while its folder was in the trash'));
-      expect((await json(await double.callback(opened.config.document.key, 6, { forcesavetype: 1 }))).error).toBe(0);
+      // Saved into the file where it lies, in the trash; the editor is told so (error 1) and stops auto-saving.
+      expect((await json(await double.callback(opened.config.document.key, 6, { forcesavetype: 1 }))).error).toBe(1);
       // The Nextcloud clients' trash lists the folder with what is in it now.
       const trash = await fetch(`${t.url}/remote.php/dav/trashbin/${o.id}/trash`, {
         method: 'PROPFIND',
