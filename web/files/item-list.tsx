@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { hideExtensions } from '../app/session.ts';
+import { useFocusInPlace } from '../ui/focus-after-removal.ts';
 import { useVirtualizer } from '../ui/virtual.ts';
 import type { ListProps } from './list-props.ts';
 import { ItemGrid } from './item-grid.tsx';
@@ -52,26 +53,8 @@ export function ItemList(p: ListProps) {
     }
   };
   useLayoutEffect(focusItem);
-  // The item holding the focus, so that when it leaves the list (Delete, a move) the focus goes to the item now in its
-  // place rather than to the page's start, where the keyboard would have to find the list again.
-  const focused = useRef<HTMLElement | null>(null);
-  useEffect(() => {
-    const el = scroller.current;
-    if (!el) return;
-    const onFocusIn = (e: FocusEvent) => {
-      focused.current = (e.target as HTMLElement).closest<HTMLElement>('[data-index]');
-    };
-    el.addEventListener('focusin', onFocusIn);
-    return () => el.removeEventListener('focusin', onFocusIn);
-  }, [p.mode]);
-  useLayoutEffect(() => {
-    const was = focused.current;
-    if (!was || was.isConnected) return;
-    focused.current = null;
-    const active = document.activeElement;
-    if (active && active !== document.body) return;
-    scroller.current?.querySelector<HTMLElement>(`[data-index="${p.focus}"]`)?.focus({ preventScroll: true });
-  });
+  // The item focused, leaving the list (Delete, a move): the focus goes to the item now in its place.
+  useFocusInPlace(scroller, p.mode, () => scroller.current?.querySelector<HTMLElement>(`[data-index="${p.focus}"]`));
   const claimed = useRef(p.claimFocus);
   useEffect(() => {
     const claim = p.claimFocus !== claimed.current;

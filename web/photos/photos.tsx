@@ -18,6 +18,7 @@ import { MonthScrubber } from './month-scrubber.tsx';
 import { DAY_HEADER, layout, MARGIN, MONTH_HEADER, ROW_HEIGHT, verticalNeighbour } from './photo-layout.ts';
 import { PhotoHeader, PhotoRow } from './photo-rows.tsx';
 import { LoadError } from '../ui/page.tsx';
+import { useFocusInPlace } from '../ui/focus-after-removal.ts';
 import { useVirtualizer } from '../ui/virtual.ts';
 
 /** A selection tool a photo view adds before the file manager's actions. */
@@ -168,27 +169,9 @@ export function PhotoGrid(props: PhotoGridProps) {
       focusWanted.current = false;
     }
   });
-  // The tile last focused, so that when it leaves (trashed here or on another device) the focus goes to the tile now in
-  // its place rather than to the page's start, where the keyboard would have to find the grid again.
-  const focused = useRef<HTMLElement | null>(null);
   const shown = loaded && items.length > 0;
-  useEffect(() => {
-    const el = scroller.current;
-    if (!el) return;
-    const onFocusIn = (e: FocusEvent) => {
-      focused.current = (e.target as HTMLElement).closest<HTMLElement>('[data-index]');
-    };
-    el.addEventListener('focusin', onFocusIn);
-    return () => el.removeEventListener('focusin', onFocusIn);
-  }, [shown]);
-  useLayoutEffect(() => {
-    const was = focused.current;
-    if (!was || was.isConnected) return;
-    focused.current = null;
-    const active = document.activeElement;
-    if (active && active !== document.body) return;
-    scroller.current?.querySelector<HTMLElement>('[role="option"][tabindex="0"]')?.focus({ preventScroll: true });
-  });
+  // The tile focused, trashed here or on another device: the focus goes to the tile now in its place.
+  useFocusInPlace(scroller, shown, () => scroller.current?.querySelector<HTMLElement>('[role="option"][tabindex="0"]'));
   const moveFocus = (to: number) => {
     const next = Math.max(0, Math.min(items.length - 1, to));
     focusWanted.current = true;

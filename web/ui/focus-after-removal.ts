@@ -1,4 +1,5 @@
-import { useLayoutEffect, useRef } from 'preact/hooks';
+import { type RefObject } from 'preact';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 
 /**
  * When the entry holding the focus leaves a list (revoked, removed, restored), the focus goes to the first button
@@ -33,4 +34,30 @@ export function useFocusAfterRemoval(keys: string[]) {
       if (e.relatedTarget && !list.current?.contains(e.relatedTarget as Node)) held.current = null;
     },
   };
+}
+
+/**
+ * The same for a virtual list's items (`[data-index]` inside `scroller`; the files, Photos): when the item holding the
+ * focus leaves (Delete, trashed on another device), the focus goes to `next()`, the item now in its place. `watch`
+ * names what replaces the scroller's element (the list's mode), so the listener follows it.
+ */
+export function useFocusInPlace(scroller: RefObject<HTMLElement | null>, watch: unknown, next: () => HTMLElement | null | undefined) {
+  const focused = useRef<HTMLElement | null>(null);
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const onFocusIn = (e: FocusEvent) => {
+      focused.current = (e.target as HTMLElement).closest<HTMLElement>('[data-index]');
+    };
+    el.addEventListener('focusin', onFocusIn);
+    return () => el.removeEventListener('focusin', onFocusIn);
+  }, [watch]);
+  useLayoutEffect(() => {
+    const was = focused.current;
+    if (!was || was.isConnected) return;
+    focused.current = null;
+    const active = document.activeElement;
+    if (active && active !== document.body) return;
+    next()?.focus({ preventScroll: true });
+  });
 }

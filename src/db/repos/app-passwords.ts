@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite';
+import { type CredentialInsert, insertCredential } from './login-credentials.ts';
 import type { appPasswords } from '../schema/dav.ts';
 
 export type AppPassword = typeof appPasswords.$inferSelect;
@@ -10,22 +11,22 @@ const COLUMNS =
 export class AppPasswordsRepo {
   constructor(private readonly sqlite: Database) {}
 
-  /**
-   * Adds the password unless its login is gone (deleted meanwhile) or already holds `max`, checked in the same
-   * statement so requests confirmed together cannot pass it: 'gone' or 'full' then, and nothing is written.
-   */
-  insert(row: AppPassword, max: number): 'added' | 'gone' | 'full' {
-    const added =
-      this.sqlite
-        .query(
-          'INSERT INTO app_passwords (id, user_id, name, secret_hash, created_at, last_used_at, last_ip) ' +
-            'SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ?) ' +
-            'AND (SELECT count(*) FROM app_passwords WHERE user_id = ?) < ?',
-        )
-        .run(row.id, row.userId, row.name, row.secretHash, row.createdAt, row.lastUsedAt, row.lastIp, row.userId, row.userId, max)
-        .changes === 1;
-    if (added) return 'added';
-    return this.sqlite.query('SELECT 1 FROM users WHERE id = ?').get(row.userId) ? 'full' : 'gone';
+  /** Adds the password unless its login is gone or already holds `max` (insertCredential). */
+  insert(row: AppPassword, max: number): CredentialInsert {
+    return insertCredential(
+      this.sqlite,
+      'app_passwords',
+      {
+        id: row.id,
+        user_id: row.userId,
+        name: row.name,
+        secret_hash: row.secretHash,
+        created_at: row.createdAt,
+        last_used_at: row.lastUsedAt,
+        last_ip: row.lastIp,
+      },
+      max,
+    );
   }
 
   bySecretHash(hash: string): AppPassword | null {

@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite';
+import { type CredentialInsert, insertCredential } from './login-credentials.ts';
 import type { passkeys } from '../schema/passkeys.ts';
 
 export type Passkey = typeof passkeys.$inferSelect;
@@ -14,35 +15,25 @@ const fromRow = (row: Row): Passkey => ({ ...row, backedUp: row.backedUp === 1 }
 export class PasskeysRepo {
   constructor(private readonly sqlite: Database) {}
 
-  /**
-   * Adds the passkey unless its login is gone (deleted meanwhile) or already holds `max`, checked in the same
-   * statement so ceremonies finishing together cannot pass it: 'gone' or 'full' then, and nothing is written.
-   */
-  insert(row: Passkey, max: number): 'added' | 'gone' | 'full' {
-    const added =
-      this.sqlite
-        .query(
-          'INSERT INTO passkeys (id, user_id, credential_id, public_key, counter, transports, name, backed_up, created_at, last_used_at) ' +
-            'SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ?) ' +
-            'AND (SELECT count(*) FROM passkeys WHERE user_id = ?) < ?',
-        )
-        .run(
-          row.id,
-          row.userId,
-          row.credentialId,
-          row.publicKey,
-          row.counter,
-          row.transports,
-          row.name,
-          row.backedUp ? 1 : 0,
-          row.createdAt,
-          row.lastUsedAt,
-          row.userId,
-          row.userId,
-          max,
-        ).changes === 1;
-    if (added) return 'added';
-    return this.sqlite.query('SELECT 1 FROM users WHERE id = ?').get(row.userId) ? 'full' : 'gone';
+  /** Adds the passkey unless its login is gone or already holds `max` (insertCredential). */
+  insert(row: Passkey, max: number): CredentialInsert {
+    return insertCredential(
+      this.sqlite,
+      'passkeys',
+      {
+        id: row.id,
+        user_id: row.userId,
+        credential_id: row.credentialId,
+        public_key: row.publicKey,
+        counter: row.counter,
+        transports: row.transports,
+        name: row.name,
+        backed_up: row.backedUp ? 1 : 0,
+        created_at: row.createdAt,
+        last_used_at: row.lastUsedAt,
+      },
+      max,
+    );
   }
 
   byCredentialId(credentialId: string): Passkey | null {
