@@ -930,6 +930,26 @@ function storageConfig(driverText: string | undefined, env: Env, cwd: string): S
   };
 }
 
+/**
+ * The files the configuration reads secrets from, each with what it holds: the master key, a bucket's key, the
+ * provider's client secret, the backup passphrase and the TLS private key.
+ */
+export function secretFilesOf(config: Config): Array<{ path: string; what: string }> {
+  const out: Array<{ path: string; what: string }> = [];
+  const file = (secret: SecretSetting | { source: 'secrets' }, what: string) => {
+    if (secret.source === 'file') out.push({ path: secret.path, what });
+  };
+  file(config.masterKey, 'master key file');
+  if (config.storage.driver === 's3') file(config.storage.secretAccessKey, 'S3 secret key file');
+  if (config.backup.destination.kind === 's3') file(config.backup.destination.s3.secretAccessKey, 'backup bucket secret key file');
+  if (config.replication.destination?.kind === 's3')
+    file(config.replication.destination.s3.secretAccessKey, 'replica bucket secret key file');
+  if (config.idp) file(config.idp.clientSecret, 'single sign-on client secret file');
+  if (config.backup.passphraseFile) out.push({ path: config.backup.passphraseFile, what: 'backup passphrase file' });
+  if (config.tls) out.push({ path: config.tls.key, what: 'TLS private key' });
+  return out;
+}
+
 /** The text of a secret setting; a file that cannot be read or is empty is a one-line StartupError naming `fileVariable`. */
 export function secretText(secret: SecretSetting, fileVariable: string): string {
   if (secret.source === 'env') return secret.text;

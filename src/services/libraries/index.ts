@@ -4,7 +4,7 @@ import type { FileEvents } from '../files/file-events.ts';
 import type { MemberService } from '../sharing/members.ts';
 import type { ShareService } from '../sharing/shares.ts';
 import path from 'node:path';
-import { type Config, DEFAULT_CONFIG_FILE, type SecretSetting } from '../../config.ts';
+import { type Config, DEFAULT_CONFIG_FILE, secretFilesOf } from '../../config.ts';
 import type { ProtectedPath } from '../../storage/host-paths.ts';
 import type { Infrastructure } from '../infrastructure.ts';
 import { LibraryHostWrites } from './host-writes.ts';
@@ -69,21 +69,11 @@ export function createLibraryServices(
  */
 function protectedPaths(config: Config): ProtectedPath[] {
   const out: ProtectedPath[] = [];
-  const secretFile = (secret: SecretSetting | { source: 'secrets' }, what: string) => {
-    if (secret.source === 'file') out.push({ path: secret.path, what });
-  };
   if (config.backup.destination.kind === 'dir') out.push({ path: config.backup.destination.dir, what: 'scheduled backups' });
-  if (config.backup.passphraseFile) out.push({ path: config.backup.passphraseFile, what: 'backup passphrase file' });
   if (config.replication.destination?.kind === 'dir') out.push({ path: config.replication.destination.dir, what: 'replicas' });
-  secretFile(config.masterKey, 'master key file');
+  out.push(...secretFilesOf(config));
   // Where install.sh keeps the configuration and secret files, whichever configuration file this server read.
   out.push({ path: path.dirname(DEFAULT_CONFIG_FILE), what: 'configuration folder' });
   out.push({ path: config.configFile, what: 'configuration file' });
-  if (config.storage.driver === 's3') secretFile(config.storage.secretAccessKey, 'S3 secret key file');
-  if (config.backup.destination.kind === 's3') secretFile(config.backup.destination.s3.secretAccessKey, 'backup bucket secret key file');
-  if (config.replication.destination?.kind === 's3')
-    secretFile(config.replication.destination.s3.secretAccessKey, 'replica bucket secret key file');
-  if (config.idp) secretFile(config.idp.clientSecret, 'single sign-on client secret file');
-  if (config.tls) out.push({ path: config.tls.key, what: 'TLS private key' });
   return out;
 }

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import type { Config } from '../../config.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { DatabaseRepo } from '../../db/repos/database.ts';
 import type { ItemsRepo } from '../../db/repos/items.ts';
@@ -165,20 +164,6 @@ export class DoctorService {
       onProgress?.({ phase: 'objects', done: out.checked, total });
     }
   }
-}
-
-/** secrets.json and the files the configuration reads secrets from (COFFER_MASTER_KEY_FILE, S3_SECRET_ACCESS_KEY_FILE, BACKUP_PASSPHRASE_FILE…). */
-export function secretFilesOf(config: Config, secretsJson: string): string[] {
-  const files = new Set([secretsJson]);
-  const walk = (value: unknown, depth: number): void => {
-    if (value === null || typeof value !== 'object' || depth > 6) return;
-    const v = value as Record<string, unknown>;
-    if (v.source === 'file' && typeof v.path === 'string') files.add(v.path);
-    for (const child of Object.values(v)) walk(child, depth + 1);
-  };
-  walk(config, 0);
-  if (config.backup?.passphraseFile) files.add(config.backup.passphraseFile);
-  return [...files];
 }
 
 /**

@@ -1,3 +1,4 @@
+import { secretFilesOf } from '../../config.ts';
 import { StartupError } from '../../errors.ts';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { AuditService } from '../admin/audit.ts';
@@ -9,7 +10,7 @@ import type { Infrastructure } from '../infrastructure.ts';
 import type { ResumableUploadServices } from '../resumable-uploads/index.ts';
 import type { ChunkedUploadService } from '../dav/chunked-uploads.ts';
 import { BackupService } from './backup.ts';
-import { DoctorService, secretFilesOf } from './doctor.ts';
+import { DoctorService } from './doctor.ts';
 import { ExportService } from './export.ts';
 import { KeyService } from './keys.ts';
 import { OrphanService } from './orphans.ts';
@@ -111,7 +112,7 @@ export function createMaintenanceServices(
       tusUploads,
       replication,
       settings,
-      secretFiles: secretFilesOf(config, paths.secrets),
+      secretFiles: [paths.secrets, ...secretFilesOf(config).map((f) => f.path)],
     }),
     storageMigration: new StorageMigrationService({
       clock,
