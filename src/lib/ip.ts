@@ -43,7 +43,8 @@ export function normalizeIp(ip: string): string {
  * the block one home, phone or server is given; counted per address, one such client would have 2^64 allowances.
  */
 export function limitAddress(ip: string): string {
-  if (isIP(ip) !== 6) return ip;
+  // Asked at every request: an IPv4 address (no colon) is answered without parsing.
+  if (!ip.includes(':') || isIP(ip) !== 6) return ip;
   const value = toBigInt(ip)!;
   // An IPv4-mapped address is the IPv4 client.
   if (value >> 32n === 0xffffn) return [24n, 16n, 8n, 0n].map((b) => (value >> b) & 255n).join('.');

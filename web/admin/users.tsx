@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { parseSize } from '../../src/contract/size.ts';
 import type { InvitationEntry, UserEntry, UserSort } from '../../src/contract/admin.ts';
@@ -13,6 +13,7 @@ import { ActionButton, Field, FormError, Options } from '../ui/form.tsx';
 import { LoadError, MoreButton, Section } from '../ui/page.tsx';
 import { AccountEntry, Invitations } from './account-entry.tsx';
 import { addUser } from './add-user.tsx';
+import { useBusyKeys } from '../ui/busy-keys.ts';
 
 const PAGE = 50;
 const SORTS: ReadonlyArray<[UserSort, string]> = [
@@ -84,19 +85,7 @@ export function Users() {
   // The account just added, focused and marked where the list shows it.
   const [added, setAdded] = useState<string | null>(null);
   // Accounts and invitations whose Enable, Disable or Withdraw the server is answering: pressed again, they send nothing.
-  const [busy, setBusy] = useState<ReadonlySet<string>>(new Set());
-  const inFlight = useRef(new Set<string>());
-  const whileBusy = async (id: string, work: () => Promise<unknown>) => {
-    if (inFlight.current.has(id)) return;
-    inFlight.current.add(id);
-    setBusy(new Set(inFlight.current));
-    try {
-      await work();
-    } finally {
-      inFlight.current.delete(id);
-      setBusy(new Set(inFlight.current));
-    }
-  };
+  const { busy, whileBusy } = useBusyKeys();
 
   // A new sort or search starts from the first page.
   const users = usePages(
