@@ -80,6 +80,28 @@ describe('Admin → Audit log', () => {
     await context.close();
   });
 
+  test('with a time filter, More events reads the same window as the first page (its start is fixed when the filter is chosen)', async () => {
+    const o = await seed.owner(t);
+    for (let i = 0; i < 105; i++) expect((await o.client.get('/api/admin/audit')).status).toBe(403);
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    const asked: string[] = [];
+    page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.pathname === '/api/admin/audit' && url.searchParams.has('since')) asked.push(url.searchParams.get('since')!);
+    });
+    await page.goto('/admin/audit');
+    const table = page.getByRole('table');
+    await table.locator('tbody tr').first().waitFor();
+    await page.getByLabel('When', { exact: true }).selectOption({ label: 'The last hour' });
+    await eventually(() => expect(asked).toHaveLength(1));
+    await page.getByRole('button', { name: 'More events' }).click();
+    await table.locator('tbody tr').nth(100).waitFor();
+    expect(asked).toHaveLength(2);
+    expect(asked[1]).toBe(asked[0]!);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('another account sees no Audit log: the admin console is not available to it', async () => {
     const o = await seed.owner(t);
     const { context, page } = await signedInContext(browser, t.url, o);

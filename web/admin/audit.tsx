@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import type { AuditEvent, AuditStatus } from '../../src/contract/admin.ts';
 import { api } from '../api/index.ts';
 import { exactDate, formatDate } from '../app/format.ts';
@@ -73,6 +73,9 @@ function detailsText(details: AuditEvent['details']): string {
 export function AuditLog() {
   const [draft, setDraft] = useState<Filter>({ action: '', status: '', period: 0, user: '' });
   const [filter, setFilter] = useState<Filter>(draft);
+  // The window's start fixed when the filter is chosen: counted again at each page, More events would read a window
+  // that moved on since the first page, leaving out its oldest events.
+  const since = useMemo(() => (filter.period ? new Date(Date.now() - filter.period).toISOString() : undefined), [filter]);
   const log = usePages(
     (cursor) =>
       api.admin.audit({
@@ -80,7 +83,7 @@ export function AuditLog() {
         action: filter.action || undefined,
         status: filter.status || undefined,
         user: filter.user.trim() || undefined,
-        since: filter.period ? new Date(Date.now() - filter.period).toISOString() : undefined,
+        since,
       }),
     [filter],
   );
