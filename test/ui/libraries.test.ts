@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { LIBRARY_NOT_ENCRYPTED } from '../../src/contract/libraries.ts';
-import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { acquireBrowser, expectAccessible, holdRequests, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import * as seed from '../helpers/seed.ts';
 import { startTestServer, type TestServer, tempDir } from '../helpers/server.ts';
 
@@ -77,10 +78,18 @@ describe('Admin → Libraries', () => {
 
     await page.getByRole('button', { name: 'Rescan Family archive' }).click();
     await list.getByText(/13 files, 1 folder/).waitFor();
-    await page.getByRole('button', { name: 'Remove Family archive' }).click();
+    const removeButton = page.getByRole('button', { name: 'Remove Family archive' });
+    await removeButton.click();
     const confirm = page.getByRole('dialog', { name: 'Remove Family archive?' });
+    const deletes = await holdRequests(page, '**/api/admin/libraries/*', 'DELETE');
     await confirm.getByRole('button', { name: 'Remove library' }).click();
+    await eventually(() => deletes.count() === 1);
+    // Pressed again while the server answers: no second question, no second request.
+    await removeButton.click({ force: true });
+    expect(await confirm.count()).toBe(0);
+    deletes.release();
     await page.getByText('No libraries yet.').waitFor();
+    expect(deletes.count()).toBe(1);
     expect(fs.readdirSync(root).sort()).toEqual(['Summer 2019', 'index.txt']);
     expect(errors).toEqual([]);
     await context.close();

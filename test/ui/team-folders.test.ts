@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { expectAccessible, holdRequests, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { seedRows, upload } from '../helpers/files.ts';
@@ -75,13 +75,21 @@ describe('Admin → Team folders', () => {
       await member.context.close();
     }
 
-    await page.getByRole('button', { name: 'Delete Brand assets' }).click();
+    const deleteButton = page.getByRole('button', { name: 'Delete Brand assets' });
+    await deleteButton.click();
     const confirm = page.getByRole('dialog', { name: 'Delete Brand assets?' });
     await confirm
       .getByText('Everything in it (2.00 KiB, its trash and file versions included) is deleted, and 2 groups (2 people) lose it at once')
       .waitFor();
+    const deletes = await holdRequests(page, '**/api/admin/team-folders/*', 'DELETE');
     await confirm.getByRole('button', { name: 'Delete team folder' }).click();
+    await eventually(() => deletes.count() === 1);
+    // Pressed again while the server answers: no second question, no second request.
+    await deleteButton.click({ force: true });
+    expect(await confirm.count()).toBe(0);
+    deletes.release();
     await page.getByText('No team folders yet.').waitFor();
+    expect(deletes.count()).toBe(1);
     expect((await ben.client.get(`/api/files?parentId=${made.folderId}`)).status).toBe(404);
     expect(errors).toEqual([]);
     await context.close();

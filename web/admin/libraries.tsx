@@ -5,8 +5,9 @@ import { api } from '../api/index.ts';
 import { useLoad } from '../app/load.ts';
 import { formatSize, plural } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { useBusyKeys } from '../ui/busy-keys.ts';
 import { confirmDialog } from '../ui/dialog.tsx';
-import { Field, FormError, SubmitButton } from '../ui/form.tsx';
+import { ActionButton, Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
 // While a scan runs, the list is read again this often to show its progress.
@@ -23,6 +24,7 @@ function state(l: LibraryView): string {
 
 /** Admin → Libraries: host folders shown as they are, not encrypted, in an account's My files. */
 export function Libraries() {
+  const removing = useBusyKeys();
   const loaded = useLoad(async () => {
     const [libraries, groups] = await Promise.all([api.libraries.all(), api.groups.all()]);
     return { libraries, groups };
@@ -79,22 +81,24 @@ export function Libraries() {
     }
   };
 
-  const remove = async (l: LibraryView) => {
-    const sure = await confirmDialog({
-      title: `Remove ${l.name}?`,
-      message: `Its ${plural(l.files, 'file')} leave Coffer (with their share links and stars); the folder ${l.path} is not touched and keeps every file.`,
-      confirm: 'Remove library',
-      danger: true,
+  // Pressed again while the server answers (the list reloads after), it sends nothing.
+  const remove = (l: LibraryView) =>
+    removing.whileBusy(l.id, async () => {
+      const sure = await confirmDialog({
+        title: `Remove ${l.name}?`,
+        message: `Its ${plural(l.files, 'file')} leave Coffer (with their share links and stars); the folder ${l.path} is not touched and keeps every file.`,
+        confirm: 'Remove library',
+        danger: true,
+      });
+      if (!sure) return;
+      try {
+        await api.libraries.remove(l.id);
+        toast(`Library ${l.name} removed`);
+        await load();
+      } catch (err) {
+        toastError(err);
+      }
     });
-    if (!sure) return;
-    try {
-      await api.libraries.remove(l.id);
-      toast(`Library ${l.name} removed`);
-      await load();
-    } catch (err) {
-      toastError(err);
-    }
-  };
 
   return (
     <Section
@@ -164,9 +168,14 @@ export function Libraries() {
                 >
                   Rescan
                 </button>
-                <button type="button" class="button small danger-ghost" aria-label={`Remove ${l.name}`} onClick={() => remove(l)}>
+                <ActionButton
+                  busy={removing.busy.has(l.id)}
+                  class="button small danger-ghost"
+                  aria-label={`Remove ${l.name}`}
+                  onClick={() => remove(l)}
+                >
                   Remove…
-                </button>
+                </ActionButton>
               </div>
             </li>
           ))}

@@ -8,8 +8,9 @@ import { useLoad } from '../app/load.ts';
 import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
 import { ROLES } from '../sharing/roles.tsx';
+import { useBusyKeys } from '../ui/busy-keys.ts';
 import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
-import { Field, FormError, SubmitButton } from '../ui/form.tsx';
+import { ActionButton, Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 
 type Grant = { groupId: string; role: MemberRole };
@@ -122,6 +123,7 @@ function GroupsForm({ folder, groups, close }: { folder: TeamFolderView; groups:
 
 /** Admin → Team folders: folders that belong to a team, with their own quota, reached through groups. */
 export function TeamFolders() {
+  const removing = useBusyKeys();
   const loaded = useLoad(async () => {
     const [folders, groups] = await Promise.all([api.teamFolders.all(), api.groups.all()]);
     return { folders, groups };
@@ -212,23 +214,25 @@ export function TeamFolders() {
     await load();
   };
 
-  const remove = async (f: TeamFolderView) => {
-    const people = f.groups.reduce((n, g) => n + g.size, 0);
-    const sure = await confirmDialog({
-      title: `Delete ${f.name}?`,
-      message: `Everything in it (${formatSize(f.size)}, its trash and file versions included) is deleted, and ${plural(f.groups.length, 'group')} (${plural(people, 'person', 'people')}) lose it at once. This cannot be undone.`,
-      confirm: 'Delete team folder',
-      danger: true,
+  // Pressed again while the server answers (the list reloads after), it sends nothing.
+  const remove = (f: TeamFolderView) =>
+    removing.whileBusy(f.id, async () => {
+      const people = f.groups.reduce((n, g) => n + g.size, 0);
+      const sure = await confirmDialog({
+        title: `Delete ${f.name}?`,
+        message: `Everything in it (${formatSize(f.size)}, its trash and file versions included) is deleted, and ${plural(f.groups.length, 'group')} (${plural(people, 'person', 'people')}) lose it at once. This cannot be undone.`,
+        confirm: 'Delete team folder',
+        danger: true,
+      });
+      if (!sure) return;
+      try {
+        await api.teamFolders.remove(f.id);
+        toast(`Deleting the team folder ${f.name}`);
+        await load();
+      } catch (err) {
+        toastError(err);
+      }
     });
-    if (!sure) return;
-    try {
-      await api.teamFolders.remove(f.id);
-      toast(`Deleting the team folder ${f.name}`);
-      await load();
-    } catch (err) {
-      toastError(err);
-    }
-  };
 
   return (
     <Section
@@ -293,9 +297,14 @@ export function TeamFolders() {
                 <button type="button" class="button small" aria-label={`Rename ${f.name}`} onClick={() => rename(f)}>
                   Rename
                 </button>
-                <button type="button" class="button small danger-ghost" aria-label={`Delete ${f.name}`} onClick={() => remove(f)}>
+                <ActionButton
+                  busy={removing.busy.has(f.id)}
+                  class="button small danger-ghost"
+                  aria-label={`Delete ${f.name}`}
+                  onClick={() => remove(f)}
+                >
                   Delete…
-                </button>
+                </ActionButton>
               </div>
             </li>
           ))}
