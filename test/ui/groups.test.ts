@@ -90,11 +90,19 @@ describe('Admin → Groups', () => {
       await shot.context.close();
     }
 
-    await page.getByRole('button', { name: 'Delete Household' }).click();
+    const deleteButton = page.getByRole('button', { name: 'Delete Household' });
+    await deleteButton.click();
     const confirm = page.getByRole('dialog', { name: 'Delete Household?' });
     await confirm.getByText('1 person in it lose what was shared with the group (1 item) at once').waitFor();
+    const deletes = await holdRequests(page, '**/api/admin/groups/*', 'DELETE');
     await confirm.getByRole('button', { name: 'Delete group' }).click();
+    await eventually(() => deletes.count() === 1);
+    // Pressed again while the server answers: no second question, no second request.
+    await deleteButton.click({ force: true });
+    expect(await confirm.count()).toBe(0);
+    deletes.release();
     await page.getByText('No groups yet.').waitFor();
+    expect(deletes.count()).toBe(1);
     expect((await ben.client.get(`/api/files?parentId=${root.id}`)).status).toBe(404);
     expect(errors).toEqual([]);
     await context.close();

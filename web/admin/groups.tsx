@@ -4,8 +4,9 @@ import { api } from '../api/index.ts';
 import { parseSize } from '../../src/contract/size.ts';
 import { formatSize, plural, sizeInput } from '../app/format.ts';
 import { toast, toastError } from '../app/toasts.ts';
+import { useBusyKeys } from '../ui/busy-keys.ts';
 import { confirmDialog, Dialog, openDialog, promptDialog } from '../ui/dialog.tsx';
-import { Field, FormError, SubmitButton } from '../ui/form.tsx';
+import { ActionButton, Field, FormError, SubmitButton } from '../ui/form.tsx';
 import { LoadError, Section } from '../ui/page.tsx';
 import { type MembersClient, MembersForm } from './group-members.tsx';
 
@@ -26,6 +27,7 @@ const ADMIN_CLIENT: MembersClient = {
 
 /** Admin → Groups: groups of accounts to share with instead of one person at a time. */
 export function Groups() {
+  const removing = useBusyKeys();
   const [groups, setGroups] = useState<GroupView[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [name, setName] = useState('');
@@ -113,22 +115,24 @@ export function Groups() {
     await load();
   };
 
-  const remove = async (g: GroupView) => {
-    const sure = await confirmDialog({
-      title: `Delete ${g.name}?`,
-      message: `${plural(g.size, 'person', 'people')} in it lose what was shared with the group (${plural(g.items, 'item')}) at once. The items stay with their owners, and what is shared with them in person stays shared.`,
-      confirm: 'Delete group',
-      danger: true,
+  // Pressed again while the server answers (the list reloads after), it sends nothing.
+  const remove = (g: GroupView) =>
+    removing.whileBusy(g.id, async () => {
+      const sure = await confirmDialog({
+        title: `Delete ${g.name}?`,
+        message: `${plural(g.size, 'person', 'people')} in it lose what was shared with the group (${plural(g.items, 'item')}) at once. The items stay with their owners, and what is shared with them in person stays shared.`,
+        confirm: 'Delete group',
+        danger: true,
+      });
+      if (!sure) return;
+      try {
+        await api.groups.remove(g.id);
+        toast(`Group ${g.name} deleted`);
+        await load();
+      } catch (err) {
+        toastError(err);
+      }
     });
-    if (!sure) return;
-    try {
-      await api.groups.remove(g.id);
-      toast(`Group ${g.name} deleted`);
-      await load();
-    } catch (err) {
-      toastError(err);
-    }
-  };
 
   return (
     <Section
@@ -169,9 +173,14 @@ export function Groups() {
                 <button type="button" class="button small" aria-label={`Rename ${g.name}`} onClick={() => rename(g)}>
                   Rename
                 </button>
-                <button type="button" class="button small danger-ghost" aria-label={`Delete ${g.name}`} onClick={() => remove(g)}>
+                <ActionButton
+                  busy={removing.busy.has(g.id)}
+                  class="button small danger-ghost"
+                  aria-label={`Delete ${g.name}`}
+                  onClick={() => remove(g)}
+                >
                   Delete…
-                </button>
+                </ActionButton>
               </div>
             </li>
           ))}
