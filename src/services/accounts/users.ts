@@ -9,7 +9,7 @@ import { badRequest, conflict, forbidden, Messages, notFound } from '../../error
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
-import { actorFields, AuditActions, type Actor, type AuditService } from '../admin/audit.ts';
+import { actorFields, type AuditAction, AuditActions, type Actor, type AuditService } from '../admin/audit.ts';
 import type { DavLockService } from '../dav/dav-locks.ts';
 import { parsePermissions } from '../identity/principal.ts';
 import type { QuotaService } from '../files/quota.ts';
@@ -109,6 +109,11 @@ export class UsersService {
     return { storageLimit };
   }
 
+  /** The audit record of an admin's action on an account, named by its email. */
+  private auditOn(row: User, action: AuditAction, by: Actor): void {
+    this.d.audit.record({ action, ...actorFields(by), targetType: 'user', targetId: row.id, details: { email: row.email } });
+  }
+
   /** An account the admin may disable or delete: an owner that is not the first admin. */
   private manageable(targetUserId: string): User {
     const row = this.d.users.byId(targetUserId);
@@ -134,13 +139,7 @@ export class UsersService {
     if (!row || this.d.teamFolders.isTeam(row.id)) throw notFound(Messages.userNotFound);
     if (row.emailTrusted) return { id: row.id, email: row.email, changed: false };
     this.d.users.setEmailTrusted(row.id, this.d.clock.now());
-    this.d.audit.record({
-      action: AuditActions.userEmailConfirm,
-      ...actorFields(by),
-      targetType: 'user',
-      targetId: row.id,
-      details: { email: row.email },
-    });
+    this.auditOn(row, AuditActions.userEmailConfirm, by);
     return { id: row.id, email: row.email, changed: true };
   }
 
@@ -153,13 +152,7 @@ export class UsersService {
       const now = this.d.clock.now();
       this.d.transactions.immediate(() => this.d.users.setAccountDisabled(row.id, disabled ? now : null, now));
       if (disabled) this.revokeAll(row.id);
-      this.d.audit.record({
-        action: disabled ? AuditActions.userDisable : AuditActions.userEnable,
-        ...actorFields(by),
-        targetType: 'user',
-        targetId: row.id,
-        details: { email: row.email },
-      });
+      this.auditOn(row, disabled ? AuditActions.userDisable : AuditActions.userEnable, by);
     }
     return { id: row.id, email: row.email, disabled };
   }
@@ -181,13 +174,7 @@ export class UsersService {
       return this.d.queue.insert(Jobs.accountDelete, { accountId: row.id });
     });
     this.revokeAll(row.id);
-    this.d.audit.record({
-      action: AuditActions.userDelete,
-      ...actorFields(by),
-      targetType: 'user',
-      targetId: row.id,
-      details: { email: row.email },
-    });
+    this.auditOn(row, AuditActions.userDelete, by);
     return { message: `Deleting account ${row.email}`, queued: true, jobId };
   }
 
