@@ -61,6 +61,8 @@ async function pauseClock(page: Page): Promise<void> {
 
 /** A toast that the server causes on any screen: another account shares a folder with `to`. */
 async function shareWith(to: seed.SeededLogin, name: string): Promise<void> {
+  // The page's event stream is open first: a share made before it would never reach the page.
+  await eventually(() => t.server.ctx.hub.subscriberCount(to.id) > 0);
   const sharer = await seed.owner(t);
   const f = await folder(sharer.client, name);
   await sharer.client.post(`/api/files/${f.id}/members`, { email: to.email, role: 'viewer' });
