@@ -2,6 +2,7 @@ import { isMediaType } from '../../lib/media-type.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
+import type { FileChecksumsRepo } from '../../db/repos/file-checksums.ts';
 import {
   AppError,
   badRequest,
@@ -233,6 +234,8 @@ export interface UploadDeps {
   intents: UploadIntentService;
   disk: DiskSpaceService;
   versions: ReplacedVersions;
+  /** A MOVE onto a file hands it the source's object, and with it the SHA1 a client sent with those bytes. */
+  checksums: Pick<FileChecksumsRepo, 'carry'>;
 }
 
 /** How new content arrived and which login wrote it: the version the replaced content becomes names them. */
@@ -727,6 +730,8 @@ export class UploadService {
       if (!source.storageKey) throw forbidden(LIBRARY_ONTO);
       const kept = this.d.versions.keepReplaced(dest);
       this.d.versions.reassign(source.id, dest.id);
+      // Before the source's row goes, and its SHA1 with it.
+      this.d.checksums.carry({ id: source.id, storageKey: source.storageKey }, { id: dest.id, storageKey: source.storageKey });
       this.d.items.delete(source.id);
       const row = this.d.items.replaceContent(dest.id, {
         size: source.size,

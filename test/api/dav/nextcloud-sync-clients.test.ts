@@ -93,6 +93,41 @@ describe.skipIf(NO_RCLONE)('rclone with the nextcloud vendor', () => {
     await rclone([...flags, 'check', local, `${remote}Backup`]);
   });
 
+  test('server-side copies and moves keep the SHA1 (oc:checksums): rclone check compares every hash after them', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o, 'rclone');
+    const local = path.join(dir, 'rclone-copies');
+    fs.mkdirSync(path.join(local, 'sub'), { recursive: true });
+    const files = { 'a.bin': randomBytes(3000), 'b.bin': randomBytes(5000), 'sub/c.bin': randomBytes(700) };
+    for (const [name, bytes] of Object.entries(files)) fs.writeFileSync(path.join(local, name), bytes);
+    const obscured = await rclone(['obscure', dav.password]);
+    const remote = `:webdav,url='${t.url}/remote.php/dav/files/${o.id}/',vendor=nextcloud,user='${o.email}',pass='${obscured.stdout.trim()}':`;
+    const flags = ['--config', '/dev/null', '--low-level-retries', '1', '--retries', '1'];
+    await rclone([...flags, 'copy', local, `${remote}Up`]);
+    // rclone's own server-side copies: a COPY per file.
+    await rclone([...flags, 'copy', `${remote}Up`, `${remote}Copied`]);
+    // A folder's COPY, a COPY onto a file and a MOVE onto a file (other clients send them with Overwrite: T).
+    const copy = (method: string, from: string, to: string) =>
+      dav.request(method, from, { headers: { destination: `${t.url}/dav/${to}`, overwrite: 'T' } });
+    expect((await copy('COPY', 'Up/', 'Tree/')).status).toBe(201);
+    expect((await copy('COPY', 'Up/', 'Onto/')).status).toBe(201);
+    expect((await copy('COPY', 'Up/b.bin', 'Onto/a.bin')).status).toBe(204);
+    expect((await copy('MOVE', 'Onto/a.bin', 'Onto/sub/c.bin')).status).toBe(204);
+    const sha1 = (b: Buffer) => createHash('sha1').update(b).digest('hex');
+    const listed = async (folder: string) =>
+      Object.fromEntries(
+        JSON.parse((await rclone([...flags, 'lsjson', '-R', '--files-only', '--hash', `${remote}${folder}`])).stdout).map(
+          (e: { Path: string; Hashes?: { sha1?: string } }) => [e.Path, e.Hashes?.sha1],
+        ),
+      );
+    const expected = Object.fromEntries(Object.entries(files).map(([name, bytes]) => [name, sha1(bytes)]));
+    expect(await listed('Copied')).toEqual(expected);
+    expect(await listed('Tree')).toEqual(expected);
+    expect(await listed('Onto')).toEqual({ 'b.bin': sha1(files['b.bin']), 'sub/c.bin': sha1(files['b.bin']) });
+    const checked = await rclone([...flags, 'check', local, `${remote}Tree`]);
+    expect(checked.output).not.toContain('could not be checked');
+  });
+
   test('rclone sync after a local rename by letter case only: refused (409), and the file stays on Coffer, not in the trash', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o, 'rclone');
