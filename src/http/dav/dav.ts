@@ -359,10 +359,14 @@ type PutFrom = (input: {
   heldEtag?: string;
 }) => Promise<{ created: boolean; item: DavItem }>;
 
-/** X-OC-Mtime in milliseconds; null without one or when it is no time. */
+/**
+ * X-OC-Mtime in milliseconds; null without one or when it is no time. The epoch and times before it count (rclone
+ * sends a file's Unix seconds as they are): left out, such a file got the upload time and was sent again at every sync.
+ */
 function modifiedMsOf(request: Request): number | null {
-  const mtime = request.headers.get('x-oc-mtime');
-  return mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
+  const mtime = request.headers.get('x-oc-mtime')?.trim();
+  // Math.round(-0.4) is -0, stored as 0.
+  return mtime && /^-?\d{1,12}(\.\d+)?$/.test(mtime) ? Math.round(Number(mtime) * 1000) + 0 : null;
 }
 
 /** The answer to a write of a file's content: 201 or 204, with what the Nextcloud clients read rather than PROPFIND again. */

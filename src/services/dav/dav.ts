@@ -1100,7 +1100,7 @@ export class DavService {
     { target, parent }: DavFound,
   ): Promise<{ created: boolean; item: DavItem }> {
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
-    if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });
+    const modified = input.modifiedMs ?? undefined;
     if (target?.kind === 'item') {
       if (target.item.type === 'folder') throw new AppError(405, 'A folder is here; PUT writes files only');
       this.allow(principal, 'uploads.replace');
@@ -1108,7 +1108,7 @@ export class DavService {
       const view = await this.d.uploads.replace(
         principal,
         target.item.id,
-        { parts, signal: input.signal, sizeHint: input.sizeHint, expect: this.unchanged(input.heldEtag) },
+        { parts, signal: input.signal, sizeHint: input.sizeHint, expect: this.unchanged(input.heldEtag), modified },
         'webdav',
       );
       return { created: false, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
@@ -1124,7 +1124,7 @@ export class DavService {
     const parts = partsOf(fields, name, input);
     const { row } = await this.d.uploads.uploadRow(
       principal,
-      { parts, signal: input.signal, sizeHint: input.sizeHint, foundFolder: parentId ?? undefined, exactName: true },
+      { parts, signal: input.signal, sizeHint: input.sizeHint, foundFolder: parentId ?? undefined, exactName: true, modified },
       'webdav',
     );
     return { created: true, item: davItem(row) };

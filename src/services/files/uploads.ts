@@ -79,6 +79,8 @@ export interface UploadRequest {
   exactName?: boolean;
   /** A replace's check of the file as it stands at the commit, in its transaction (a WebDAV If-Match: 412 once it changed). */
   expect?: (current: Item) => void;
+  /** The modified time a WebDAV client sent (X-OC-Mtime, checked by its door), before 1970 too: it wins over `lastModifiedTimes`. */
+  modified?: number;
 }
 
 export interface BulkUploadResult {
@@ -312,7 +314,7 @@ export class UploadService {
       });
       // parentId may come after the file part: the target is decided from the whole form.
       principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
-      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
+      const modified = req.modified ?? parseModifiedTime(fields.get('lastModifiedTimes'));
       const folderId =
         before && before.parentId === fields.get('parentId') && before.accountId === principal.accountId
           ? before.folderId
@@ -592,7 +594,7 @@ export class UploadService {
       } = await this.readOneFile(req, stored, () => this.budget(principal.accountId, roomRuleOf(principal), current.size, req.sizeHint));
       // Content not recognised and no useful client type: keep the type the file had.
       if (!newObject.detected && noClientType(part.mimeType) && current.mimeType) newObject.mimeType = current.mimeType;
-      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
+      const modified = req.modified ?? parseModifiedTime(fields.get('lastModifiedTimes'));
       await this.toLibrary(current.parentId, newObject, modified, current);
       const row = this.commitReplacement(principal.accountId, newObject, {
         current: () => {
