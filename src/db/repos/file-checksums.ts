@@ -14,6 +14,20 @@ export class FileChecksumsRepo {
       .run(itemId, storageKey, sha1);
   }
 
+  /**
+   * The SHA1 `from` has for its content under `fromKey`, recorded for `to` under `toKey`: a byte copy of that
+   * content (a copy's object, or the object a MOVE hands over). Nothing when `from` has none for that content.
+   */
+  carry(from: { id: string; storageKey: string }, to: { id: string; storageKey: string }): void {
+    this.sqlite
+      .query(
+        `INSERT INTO file_checksums (item_id, storage_key, sha1)
+         SELECT ?, ?, sha1 FROM file_checksums WHERE item_id = ? AND storage_key = ?
+         ON CONFLICT (item_id) DO UPDATE SET storage_key = excluded.storage_key, sha1 = excluded.sha1`,
+      )
+      .run(to.id, to.storageKey, from.id, from.storageKey);
+  }
+
   /** The SHA1s of those of `ids` whose current content is the one it was recorded for. */
   ofItems(ids: readonly string[]): Map<string, string> {
     const out = new Map<string, string>();

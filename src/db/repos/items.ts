@@ -628,6 +628,18 @@ export class ItemsRepo {
     return { files: counts.files ?? 0, folders: counts.folders ?? 0, starred };
   }
 
+  /** A client's new modified time for an item: the folders above it get new ETags, so sync clients list them again. */
+  setModified(id: string, at: number): void {
+    this.changing(() => {
+      const row = this.sqlite
+        .query<Pick<Item, 'accountId' | 'parentId' | 'deletedAt'>, [number, string]>(
+          'UPDATE items SET modified_at = ? WHERE id = ? RETURNING account_id AS accountId, parent_id AS parentId, deleted_at AS deletedAt',
+        )
+        .get(at, id);
+      if (row && row.deletedAt === null) this.touchAncestors(row.accountId, row.parentId);
+    });
+  }
+
   rename(id: string, name: string): Item {
     const after = this.guard({ kind: 'place', itemId: id, name });
     return this.changing(() => {

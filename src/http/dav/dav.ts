@@ -314,11 +314,14 @@ async function proppatch(dav: DavService, request: Request): Promise<Response> {
       }
     }
   }
-  const protectedProp = (p: PropPatch) => isLive(p.ns, p.name);
   const { path, write } = writeOf(request, () => read.error);
-  const walk = dav.patchAt(requestMeta(request).principal!, path, write, patches, patches.some(protectedProp));
+  // As on Nextcloud, a DAV:lastmodified set in Unix seconds sets the modified time (rclone's touch, and its sync when only the time changed).
+  const touched = unixMsOf(patches.findLast((p) => p.ns === DAV && p.name === 'lastmodified')?.value);
+  const patched = dav.patchAt(requestMeta(request).principal!, path, write, patches, (p) => isLive(p.ns, p.name), touched);
+  const { walk } = patched;
   const target = walk.target!;
-  const refused = target.kind === 'root' || patches.some(protectedProp);
+  const protectedProp = (p: PropPatch) => patched.refused.includes(p);
+  const refused = target.kind === 'root' || patched.refused.length > 0;
   const stat = (list: PropPatch[], code: number) =>
     list.length
       ? `<D:propstat><D:prop>${list.map((p) => propXml(p.ns, p.name)).join('')}</D:prop><D:status>${statusLine(code)}</D:status></D:propstat>`
@@ -359,10 +362,20 @@ type PutFrom = (input: {
   heldEtag?: string;
 }) => Promise<{ created: boolean; item: DavItem }>;
 
+/**
+ * Unix seconds as the Nextcloud clients send a modified time (X-OC-Mtime, a PROPPATCH of DAV:lastmodified), in
+ * milliseconds; null when it is no time. The epoch and times before it count (rclone sends a file's Unix seconds as
+ * they are): left out, such a file got the upload time and was sent again at every sync.
+ */
+function unixMsOf(text: string | null | undefined): number | null {
+  const seconds = text?.trim();
+  // Math.round(-0.4) is -0, stored as 0.
+  return seconds && /^-?\d{1,12}(\.\d+)?$/.test(seconds) ? Math.round(Number(seconds) * 1000) + 0 : null;
+}
+
 /** X-OC-Mtime in milliseconds; null without one or when it is no time. */
 function modifiedMsOf(request: Request): number | null {
-  const mtime = request.headers.get('x-oc-mtime');
-  return mtime && /^\d{1,12}(\.\d+)?$/.test(mtime.trim()) ? Math.round(Number(mtime.trim()) * 1000) || null : null;
+  return unixMsOf(request.headers.get('x-oc-mtime'));
 }
 
 /** The answer to a write of a file's content: 201 or 204, with what the Nextcloud clients read rather than PROPFIND again. */

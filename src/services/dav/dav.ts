@@ -162,6 +162,9 @@ export interface DavDeps {
   chunked: ChunkedUploadService;
 }
 
+/** Nextcloud's and ownCloud's property namespace (oc:checksums). */
+const OC_NS = 'http://owncloud.org/ns';
+
 /** The folder under the WebDAV root that holds what other accounts share with this one. */
 export const SHARED_WITH_ME = 'Shared with me';
 // Shares listed under it; an account with more sees its newest ones.
@@ -707,9 +710,18 @@ export class DavService {
 
   /**
    * PROPPATCH in one visit: the walk, 404 where nothing is, the preconditions and the locks, then the
-   * patches, unless the target is the root or `protectedNamed` (the answer then refuses them all).
+   * patches, unless the target is the root or a patch sets a live property (`isLive`): the answer then
+   * refuses them all, and `refused` names those live ones. An oc:checksums set to the SHA1 the file has
+   * already changes nothing and is not refused: rclone sends it beside a new modified time.
    */
-  patchAt(caller: Principal, path: DavPath, req: DavWrite, patches: readonly PropPatch[], protectedNamed: boolean): DavWalk {
+  patchAt(
+    caller: Principal,
+    path: DavPath,
+    req: DavWrite,
+    patches: readonly PropPatch[],
+    isLive: (patch: PropPatch) => boolean,
+    modifiedMs: number | null = null,
+  ): { walk: DavWalk; refused: PropPatch[] } {
     const { walk, tokens, href } = this.enter(
       caller,
       path,
@@ -722,8 +734,28 @@ export class DavService {
     this.assertUnlocked(walk.principal, walk.path, { tokens }, href);
     if (patches.length === 0) throw badRequest('PROPPATCH names no property to set or remove');
     const target = walk.target as DavTarget;
-    if (target.kind === 'item' && !protectedNamed) this.patchProperties(walk.principal, target.item, patches);
-    return walk;
+    if (target.kind !== 'item') return { walk, refused: [] };
+    const restated = patches.filter((p) => this.restatesChecksum(target.item, p));
+    const refused = patches.filter((p) => isLive(p) && !restated.includes(p));
+    if (refused.length === 0)
+      this.patchProperties(
+        walk.principal,
+        target.item,
+        patches.filter((p) => !restated.includes(p)),
+        modifiedMs,
+      );
+    return { walk, refused };
+  }
+
+  /** Whether `patch` sets oc:checksums to exactly the SHA1 the file has (as PROPFIND answers it). */
+  private restatesChecksum(item: HeldItem, patch: PropPatch): boolean {
+    if (patch.ns !== OC_NS || patch.name !== 'checksums' || patch.value === null || item.type !== 'file') return false;
+    const sha1 = this.d.checksums.ofItems([item.id]).get(item.id);
+    const given = patch.value
+      .replace(/<[^>]*>/g, ' ')
+      .trim()
+      .split(/\s+/);
+    return sha1 !== undefined && given.length === 1 && given[0]!.toLowerCase() === `sha1:${sha1}`;
   }
 
   /** LOCK in one visit: the walk and the preconditions, then a new lock, or with `refresh` the one the If header names (null: it names none). */
@@ -1100,7 +1132,7 @@ export class DavService {
     { target, parent }: DavFound,
   ): Promise<{ created: boolean; item: DavItem }> {
     const fields: Array<{ kind: 'field'; name: string; value: string }> = [];
-    if (input.modifiedMs !== null) fields.push({ kind: 'field', name: 'lastModifiedTimes', value: String(input.modifiedMs) });
+    const modified = input.modifiedMs ?? undefined;
     if (target?.kind === 'item') {
       if (target.item.type === 'folder') throw new AppError(405, 'A folder is here; PUT writes files only');
       this.allow(principal, 'uploads.replace');
@@ -1108,7 +1140,7 @@ export class DavService {
       const view = await this.d.uploads.replace(
         principal,
         target.item.id,
-        { parts, signal: input.signal, sizeHint: input.sizeHint, expect: this.unchanged(input.heldEtag) },
+        { parts, signal: input.signal, sizeHint: input.sizeHint, expect: this.unchanged(input.heldEtag), modified },
         'webdav',
       );
       return { created: false, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
@@ -1124,7 +1156,7 @@ export class DavService {
     const parts = partsOf(fields, name, input);
     const { row } = await this.d.uploads.uploadRow(
       principal,
-      { parts, signal: input.signal, sizeHint: input.sizeHint, foundFolder: parentId ?? undefined, exactName: true },
+      { parts, signal: input.signal, sizeHint: input.sizeHint, foundFolder: parentId ?? undefined, exactName: true, modified },
       'webdav',
     );
     return { created: true, item: davItem(row) };
@@ -1305,8 +1337,12 @@ export class DavService {
     return row;
   }
 
-  /** PROPPATCH: all instructions in order, in one transaction (RFC 4918 §9.2: all or nothing); 507 past PROPERTY_LIMITS. */
-  patchProperties(principal: Principal, row: HeldItem, patches: readonly PropPatch[]): void {
+  /**
+   * PROPPATCH: all instructions in order, in one transaction (RFC 4918 §9.2: all or nothing); 507 past PROPERTY_LIMITS.
+   * `modifiedMs` (a DAV:lastmodified set, as Nextcloud takes it) becomes the item's modified time too, outside libraries,
+   * whose files' times are their host files'.
+   */
+  patchProperties(principal: Principal, row: HeldItem, patches: readonly PropPatch[], modifiedMs: number | null = null): void {
     this.allow(principal, 'items.rename');
     const { perItem, bytesPerItem } = PROPERTY_LIMITS;
     const itemCaps = `an item keeps at most ${perItem.toLocaleString('en-US')} WebDAV properties and ${formatSize(bytesPerItem)} of them`;
@@ -1323,6 +1359,7 @@ export class DavService {
       if (after.count > perItem || after.bytes > bytesPerItem)
         throw propertiesFull(`${row.name} would have ${after.count} properties of ${formatSize(after.bytes)}; ${itemCaps}`);
       if (after.bytes > Math.max(before.bytes, PROPERTY_LIMITS.freeBytesPerItem)) this.assertPropertyRoom(principal.accountId, 0);
+      if (modifiedMs !== null && !this.d.copy.inLibraries([row.id])) this.d.items.setModified(row.id, modifiedMs);
     });
   }
 

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
+import type { FileChecksumsRepo } from '../../db/repos/file-checksums.ts';
 import { badRequest, conflict, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { Jobs, type Payload } from '../../jobs/catalog.ts';
@@ -38,6 +39,8 @@ export interface CopyDeps {
   libraryFiles: Pick<LibraryFiles, 'libraryOf' | 'locate' | 'open'>;
   libraryContent: Pick<LibraryContent, 'stage' | 'drop'>;
   changes: ChangeLog;
+  /** A copy's bytes are its source's: so is the SHA1 a client sent with them. */
+  checksums: Pick<FileChecksumsRepo, 'carry'>;
   trash: Pick<TrashService, 'trashTrees' | 'deleteRoots' | 'restoreTrees'>;
   starters: Pick<JobStarters, 'assertStillMay'>;
 }
@@ -185,7 +188,7 @@ export class CopyService {
     this.d.intents.record(storageKey);
     try {
       const content = await this.copyContent(source, storageKey);
-      return await commit({
+      const row = await commit({
         storageKey,
         size: source.size,
         wrappedKey: content.wrappedKey,
@@ -193,6 +196,9 @@ export class CopyService {
         mimeType: source.mimeType ?? 'application/octet-stream',
         detected: true,
       });
+      if (source.storageKey && row.storageKey === storageKey)
+        this.d.checksums.carry({ id: source.id, storageKey: source.storageKey }, { id: row.id, storageKey });
+      return row;
     } catch (err) {
       await this.discard(storageKey);
       throw err;
@@ -499,6 +505,8 @@ export class CopyService {
         staged ?? undefined,
       );
       if (counted) this.d.quota.adjust(accountId, source.size);
+      if (source.storageKey && row.storageKey)
+        this.d.checksums.carry({ id: source.id, storageKey: source.storageKey }, { id: row.id, storageKey: row.storageKey });
       if (storageKey) this.d.intents.committed(storageKey);
       if (staged && storageKey) this.d.queue.insert(Jobs.storageDelete, { keys: [storageKey] });
       if (isRoot) this.d.changes.record(target, ChangeKinds.copied, row, { details: { sourceId: source.id } });

@@ -146,6 +146,7 @@ export function createFilesServices<V extends ReplacedVersions>(
     disk: diskSpace,
     versions: repos.versions,
     starters: new JobStarters(repos.users, repos.teamFolders),
+    checksums: repos.fileChecksums,
   };
   const uploads = new UploadService({ ...fileDeps, versions, log, folders: items, views, settings, libraryContent });
   const downloads = new DownloadService({

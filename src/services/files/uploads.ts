@@ -2,6 +2,7 @@ import { isMediaType } from '../../lib/media-type.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import { type Item, type ItemsRepo, nameKeyOf } from '../../db/repos/items.ts';
+import type { FileChecksumsRepo } from '../../db/repos/file-checksums.ts';
 import {
   AppError,
   badRequest,
@@ -78,6 +79,8 @@ export interface UploadRequest {
   exactName?: boolean;
   /** A replace's check of the file as it stands at the commit, in its transaction (a WebDAV If-Match: 412 once it changed). */
   expect?: (current: Item) => void;
+  /** The modified time a WebDAV client sent (X-OC-Mtime, checked by its door), before 1970 too: it wins over `lastModifiedTimes`. */
+  modified?: number;
 }
 
 export interface BulkUploadResult {
@@ -233,6 +236,8 @@ export interface UploadDeps {
   intents: UploadIntentService;
   disk: DiskSpaceService;
   versions: ReplacedVersions;
+  /** A MOVE onto a file hands it the source's object, and with it the SHA1 a client sent with those bytes. */
+  checksums: Pick<FileChecksumsRepo, 'carry'>;
 }
 
 /** How new content arrived and which login wrote it: the version the replaced content becomes names them. */
@@ -309,7 +314,7 @@ export class UploadService {
       });
       // parentId may come after the file part: the target is decided from the whole form.
       principal = this.d.tree.actor(caller, { parentId: fields.get('parentId') }, 'edit');
-      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
+      const modified = req.modified ?? parseModifiedTime(fields.get('lastModifiedTimes'));
       const folderId =
         before && before.parentId === fields.get('parentId') && before.accountId === principal.accountId
           ? before.folderId
@@ -589,7 +594,7 @@ export class UploadService {
       } = await this.readOneFile(req, stored, () => this.budget(principal.accountId, roomRuleOf(principal), current.size, req.sizeHint));
       // Content not recognised and no useful client type: keep the type the file had.
       if (!newObject.detected && noClientType(part.mimeType) && current.mimeType) newObject.mimeType = current.mimeType;
-      const modified = parseModifiedTime(fields.get('lastModifiedTimes'));
+      const modified = req.modified ?? parseModifiedTime(fields.get('lastModifiedTimes'));
       await this.toLibrary(current.parentId, newObject, modified, current);
       const row = this.commitReplacement(principal.accountId, newObject, {
         current: () => {
@@ -727,6 +732,8 @@ export class UploadService {
       if (!source.storageKey) throw forbidden(LIBRARY_ONTO);
       const kept = this.d.versions.keepReplaced(dest);
       this.d.versions.reassign(source.id, dest.id);
+      // Before the source's row goes, and its SHA1 with it.
+      this.d.checksums.carry({ id: source.id, storageKey: source.storageKey }, { id: dest.id, storageKey: source.storageKey });
       this.d.items.delete(source.id);
       const row = this.d.items.replaceContent(dest.id, {
         size: source.size,

@@ -30,10 +30,10 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function run(cmd: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
+async function run(cmd: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; stdout: string }> {
   const proc = Bun.spawn(cmd, { env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe', cwd: dir });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-  return { code: await proc.exited, out: out + err };
+  return { code: await proc.exited, out: out + err, stdout: out };
 }
 
 describe('litmus, the WebDAV compliance suite', () => {
@@ -185,6 +185,35 @@ describe('rclone with the webdav backend', () => {
       expect(trashed.map((r) => r.name)).toEqual([path.basename(files[30]!)]);
     },
     120_000,
+  );
+
+  test.skipIf(NO_RCLONE)(
+    'files dated at the epoch or before 1970 keep their modification time, so a second sync sends nothing',
+    async () => {
+      const o = await seed.owner(t);
+      const oldEnv = await rcloneEnv(o);
+      const local = path.join(dir, 'old-times');
+      fs.mkdirSync(local, { recursive: true });
+      const times = {
+        'epoch.txt': 0,
+        'moon landing.txt': Date.parse('1969-07-20T20:17:40Z'),
+        'recent.txt': Date.parse('2021-03-04T05:06:07Z'),
+      };
+      for (const [name, ms] of Object.entries(times)) {
+        fs.writeFileSync(path.join(local, name), name);
+        fs.utimesSync(path.join(local, name), new Date(ms), new Date(ms));
+      }
+      expect(await run([RCLONE!, 'sync', local, 'coffer:old'], oldEnv)).toMatchObject({ code: 0 });
+      const listed = await run([RCLONE!, 'lsjson', 'coffer:old'], oldEnv);
+      expect(
+        Object.fromEntries(JSON.parse(listed.stdout).map((e: { Name: string; ModTime: string }) => [e.Name, Date.parse(e.ModTime)])),
+      ).toEqual(times);
+      const again = await run([RCLONE!, 'sync', '-v', local, 'coffer:old'], oldEnv);
+      expect(again.code).toBe(0);
+      // Each one sent again would also have kept its content before as a version.
+      expect(again.out).not.toContain('Copied');
+    },
+    60_000,
   );
 
   function countUploads(): number {
