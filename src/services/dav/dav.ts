@@ -1187,7 +1187,11 @@ export class DavService {
           exactName: true,
           expect: this.unchanged(input.heldEtag),
         },
-        () => object.within(),
+        (row) => {
+          // A member's share read again at the commit, as a PUT's is: it may have ended or turned viewer while the chunks were joined.
+          this.d.tree.actorNow(principal, replaced ? { ids: [row.id] } : { parentId: row.parentId }, replaced ? 'content' : 'edit');
+          object.within();
+        },
       );
       if (input.sha1) this.d.checksums.set(view.id, object.storageKey, input.sha1.toLowerCase());
       return { created: !replaced, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
