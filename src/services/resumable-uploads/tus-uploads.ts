@@ -33,6 +33,7 @@ import type { SettingsService } from '../admin/settings.ts';
 import type { Tree } from '../files/tree.ts';
 import { parseModifiedTime, type UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
+import { limitAddress } from '../../lib/ip.ts';
 
 /** Where an upload stands, as HEAD and PATCH report it. */
 export interface TusState {
@@ -195,7 +196,8 @@ export class TusUploadService {
       shareLinkId: principal.drop?.linkId ?? null,
       shareVisitId: principal.drop?.visitId ?? null,
       shareUploader: principal.drop ? uploaderName(metadata.uploader) : null,
-      shareIp: principal.drop ? principal.ip : null,
+      // The client as the per-address cap counts it (an IPv6 one by its /64): the column is only counted.
+      shareIp: principal.drop ? limitAddress(principal.ip) : null,
       createdAt: now,
       updatedAt: now,
       expiresAt: now + Math.min(this.d.expiryMs, UNSTARTED_EXPIRY_MS),
@@ -204,7 +206,7 @@ export class TusUploadService {
       // In the transaction that reserves: two creations cannot each count the room the other takes.
       this.d.disk.assertRoomToReserve(length);
       this.d.tree.requireFolder(principal, row.parentId);
-      if (principal.drop) this.assertDropRoom(principal.drop.linkId, principal.ip);
+      if (principal.drop) this.assertDropRoom(principal.drop.linkId, limitAddress(principal.ip));
       else if (this.d.repo.unfinishedOfLogin(principal.accountId, principal.loginId) >= UPLOADS_PER_LOGIN)
         throw new AppError(
           429,
@@ -231,7 +233,7 @@ export class TusUploadService {
     }
   }
 
-  /** 429 when the link, or the visitor's address, already holds its share of unfinished uploads. */
+  /** 429 when the link, or the visitor's address (`limitAddress`), already holds its share of unfinished uploads. */
   private assertDropRoom(linkId: string, ip: string): void {
     const held = this.d.repo.unfinishedDrops(linkId, ip);
     if (held.address >= DROP_UPLOADS_PER_ADDRESS) throw new AppError(429, Messages.tusDropAddressBusy);
