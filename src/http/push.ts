@@ -6,6 +6,7 @@ import { passwordPrincipal } from './guard.ts';
 import type { Limits } from './limits.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
+import { limitAddress } from '../lib/ip.ts';
 
 /** notify_push's WebSocket path, and the pre_auth route the capabilities name. */
 export const PUSH_SOCKET_PATH = '/push/ws';
@@ -62,14 +63,14 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
     else pending.delete(ip);
   };
 
-  function socketData(ip: string): SocketData {
+  function socketData(ip: string, client: string): SocketData {
     const said: string[] = [];
     let timer: ReturnType<typeof setTimeout> | null = null;
     let done = false;
     let waiting = true;
     let socket: ServerWebSocket<SocketData> | null = null;
     const signedInOrGone = () => {
-      if (waiting) settle(ip);
+      if (waiting) settle(client);
       waiting = false;
       if (socket) signingIn.delete(socket);
     };
@@ -147,10 +148,12 @@ export function pushRoutes(ctx: AppContext, limits: Limits, hub: PushHub) {
         if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket')
           throw badRequest('This is the desktop push WebSocket: connect with a WebSocket client');
         const { ip } = requestMeta(request);
-        if ((pending.get(ip) ?? 0) >= MAX_PENDING_PER_ADDRESS)
+        // Counted per client as every per-address limit is: an IPv6 one by its /64.
+        const client = limitAddress(ip);
+        if ((pending.get(client) ?? 0) >= MAX_PENDING_PER_ADDRESS)
           throw new AppError(429, 'Too many push sockets from this address are still signing in; try again shortly');
-        if (!server?.upgrade(request, { data: socketData(ip) })) throw badRequest('The WebSocket upgrade failed');
-        pending.set(ip, (pending.get(ip) ?? 0) + 1);
+        if (!server?.upgrade(request, { data: socketData(ip, client) })) throw badRequest('The WebSocket upgrade failed');
+        pending.set(client, (pending.get(client) ?? 0) + 1);
         return undefined;
       },
     }),

@@ -8,6 +8,7 @@ import { KeyUnavailableError } from '../../storage/keyring.ts';
 import { diskRefusal, isDiskFailingError } from '../../services/files/disk-space.ts';
 import { bodyLeftUnread, DEFERRED_BODY } from '../body.ts';
 import type { KeyedCap } from '../../lib/keyed-cap.ts';
+import { limitAddress } from '../../lib/ip.ts';
 import type { ClientIpResolver } from '../client-ip.ts';
 import { isValidHost, loggedPath, pathOf, requestMeta, setRequestMeta, type RequestMeta } from '../request-meta.ts';
 import { policyOfPath } from '../policy.ts';
@@ -130,7 +131,7 @@ export function corePlugin(deps: {
     const meta = requestMeta(request);
     if (meta.counted) {
       meta.counted = false;
-      addressCap.release(meta.ip);
+      addressCap.release(limitAddress(meta.ip));
     }
     if (meta.transfer) void meta.transfer.then((transfer) => accessLine(log, request, meta, status, transfer));
     else accessLine(log, request, meta, status, undefined);
@@ -187,7 +188,8 @@ export function corePlugin(deps: {
         if (host === null) throw badRequest(Messages.invalidHost);
         // `CONNECT host:port`, `OPTIONS *` and other non-path targets name nothing served here.
         if (!isPathTarget(url)) throw badRequest(Messages.invalidTarget);
-        if (!addressCap.acquire(meta.ip)) {
+        // Counted per client as every per-address limit is: an IPv6 one by its /64.
+        if (!addressCap.acquire(limitAddress(meta.ip))) {
           throw new RateLimitedError({
             'RateLimit-Limit': String(addressCap.max),
             'RateLimit-Remaining': '0',

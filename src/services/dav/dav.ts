@@ -823,7 +823,30 @@ export class DavService {
       destHref,
       () => !this.find(destPlace.principal, destPlace.path).target,
     );
-    return this.transfer(destPlace.principal, op, { path: walk.path, item: target.item }, destPlace.path, opts, walk.principal);
+    // Checked again where a copy's bytes are committed onto the destination file: another client may have saved or locked it meanwhile.
+    const heldEtag = this.heldAt(caller, destPlace, req.conditions);
+    const atCommit = (current: Item) => {
+      if (heldEtag !== undefined && etagOf(current) !== heldEtag) throw new AppError(412, CHANGED_WHILE_SENT);
+      this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
+    };
+    return this.transfer(
+      destPlace.principal,
+      op,
+      { path: walk.path, item: target.item },
+      destPlace.path,
+      { ...opts, atCommit },
+      walk.principal,
+    );
+  }
+
+  /** The ETag of the file at `place` that a tagged list of the If header holds a write to (it names that path with an ETag), if any. */
+  private heldAt(caller: Principal, place: DavPlace, c: DavConditions): string | undefined {
+    for (const list of c.lists) {
+      if (!list.tagged || !list.path || !list.conditions.some((cond) => cond.etag !== undefined && !cond.not)) continue;
+      const at = this.tagged(caller, list.path);
+      if (at.accountId === place.principal.accountId && at.key === place.path.key && at.row?.type === 'file') return at.row.etag;
+    }
+    return undefined;
   }
 
   /** The place of `path`, or what placing it threw. */
@@ -1219,7 +1242,11 @@ export class DavService {
           exactName: true,
           expect: this.unchanged(input.heldEtag),
         },
-        () => object.within(),
+        (row) => {
+          // A member's share read again at the commit, as a PUT's is: it may have ended or turned viewer while the chunks were joined.
+          this.d.tree.actorNow(principal, replaced ? { ids: [row.id] } : { parentId: row.parentId }, replaced ? 'content' : 'edit');
+          object.within();
+        },
       );
       if (input.sha1) this.d.checksums.set(view.id, object.storageKey, input.sha1.toLowerCase());
       return { created: !replaced, item: davItem(this.d.items.getLive(principal.accountId, view.id)!) };
@@ -1261,7 +1288,7 @@ export class DavService {
     op: 'copy' | 'move',
     source: { path: DavPath; item: HeldItem },
     dest: DavPath,
-    opts: { overwrite: boolean; shallow: boolean },
+    opts: { overwrite: boolean; shallow: boolean; atCommit?: (current: Item) => void },
     from: Principal = principal,
   ): Promise<{ created: boolean }> {
     this.allow(principal, op === 'copy' ? 'copy.start' : 'items.move');
@@ -1299,7 +1326,9 @@ export class DavService {
       this.d.items.checkChange({ kind: 'change', itemId: replaced.id });
       if (op === 'move') this.d.items.checkChange({ kind: 'change', itemId: source.item.id });
       const copied = this.stored(from, source.item.id);
-      await this.d.copy.copyOnto(copied, (object) => this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt));
+      await this.d.copy.copyOnto(copied, (object) =>
+        this.d.uploads.commitStored(principal, replaced.id, object, source.item.modifiedAt, opts.atCommit),
+      );
       if (op === 'move') {
         this.d.copy.deleteMovedFile(principal, copied);
         this.d.locks.forget(principal.accountId, source.path.key);

@@ -102,23 +102,64 @@ export class TrashService {
     return { queued: true, jobId: this.d.queue.enqueue(job, payload, { accountId: principal.accountId }) };
   }
 
+  /**
+   * Each batch reads the trees again in its transaction: another request may have moved items out of a selected folder
+   * (they stay where they went, never trashed, or purged, with it), moved some in (they go with it), or trashed a
+   * selected item itself (skipped, and said so) since the request was planned.
+   */
   private async *runTrash(principal: Principal, trees: Array<{ root: Item; ids: string[] }>, total: number): InlineRun {
     const now = this.d.clock.now();
-    const steps = trees.flatMap((t) => [...t.ids].reverse().map((id) => ({ id, root: t.root.id })));
     const size = progressBatch(total);
+    const { accountId } = principal;
+    const trashed: Item[] = [];
+    let gone = 0;
+    let at = 0;
+    let done = 0;
+    // Ids this run marked or tried to: never tried twice, so a row the tree's guard keeps cannot hold the run in a loop.
+    const tried = new Set<string>();
     yield { done: 0, total };
-    for (let i = 0; i < steps.length; i += size) {
-      const batch = steps.slice(i, i + size);
-      this.d.transactions.batch(() => {
-        for (const s of batch) {
-          const changed = this.d.items.markTrashed(s.id, s.root, now);
-          if (changed && s.id === s.root) this.recordTrashed(principal, s.root);
+    while (at < trees.length) {
+      done += this.d.transactions.batch(() => {
+        let room = size;
+        while (room > 0 && at < trees.length) {
+          const { root } = trees[at]!;
+          if (!this.d.items.getLive(accountId, root.id)) {
+            if (!tried.has(root.id)) gone++;
+            at++;
+            continue;
+          }
+          // Deepest first and the root last: every folder is marked after what it holds.
+          const ids = this.d.items
+            .liveSubtreeIds(root.id)
+            .reverse()
+            .filter((id) => !tried.has(id));
+          const batch = ids.slice(0, room);
+          for (const id of batch) {
+            tried.add(id);
+            const changed = this.d.items.markTrashed(id, root.id, now);
+            if (changed && id === root.id) {
+              this.recordTrashed(principal, root.id);
+              trashed.push(root);
+            }
+          }
+          room -= batch.length;
+          if (batch.length === ids.length) at++;
         }
+        return size - room;
       });
-      yield { done: Math.min(total, i + batch.length), total };
+      yield { done: Math.min(total, done), total };
     }
-    for (const t of trees) this.d.events.item(principal, FileEventType.deleted, t.root);
-    return { message: `Moved ${plural(trees.length, 'item')} to trash` };
+    for (const root of trashed) this.d.events.item(principal, FileEventType.deleted, root);
+    const left = trees.flatMap((t) => t.ids).filter((id) => !tried.has(id) && this.d.items.getLive(accountId, id)).length;
+    const notes = [
+      left
+        ? `${plural(left, 'item')} moved out of it meanwhile ${left === 1 ? 'was' : 'were'} left where ${left === 1 ? 'it is' : 'they are'}`
+        : '',
+      gone
+        ? `${plural(gone, 'item')} ${gone === 1 ? 'was' : 'were'} no longer there (another request moved ${gone === 1 ? 'it' : 'them'} to the trash or deleted ${gone === 1 ? 'it' : 'them'})`
+        : '',
+    ];
+    return { message: [`Moved ${plural(trashed.length, 'item')} to trash`, ...notes.filter(Boolean)].join('; ') };
   }
 
   /**
@@ -198,12 +239,21 @@ export class TrashService {
     const steps = sets.flatMap((s) => [...s.ids.map((id) => ({ id, root: s.root.id })), { id: s.root.id, root: s.root.id }]);
     const size = progressBatch(total);
     const restored: Restored[] = [];
+    // Roots another request restored or deleted for good since the plan: what is left of their sets is not touched.
+    const gone = new Set<string>();
     yield { done: 0, total };
     for (let i = 0; i < steps.length; i += size) {
       const batch = steps.slice(i, i + size);
       this.d.transactions.immediate(() => {
         for (const s of batch) {
+          // Read again in each batch: a member is never put back under a root that left the trash meanwhile.
+          if (gone.has(s.root) || !this.inTrash(principal.accountId, s.root)) {
+            gone.add(s.root);
+            continue;
+          }
           if (s.id === s.root) {
+            // Members the plan did not name, or restored in an earlier batch and trashed with the root again since, go back with it.
+            for (const id of this.d.items.trashSetIds(s.root, Number.MAX_SAFE_INTEGER)) this.d.items.restoreMember(id, s.root);
             const back = this.restoreRoot(principal, s.root);
             if (back) restored.push(back);
           } else this.d.items.restoreMember(s.id, s.root);
@@ -212,7 +262,15 @@ export class TrashService {
       yield { done: Math.min(total, i + batch.length), total };
     }
     for (const back of restored) this.announceRestored(principal, back);
-    return { message: `Restored ${plural(restored.length, 'item')}` };
+    const note = gone.size
+      ? `; ${plural(gone.size, 'item')} ${gone.size === 1 ? 'was' : 'were'} no longer in the trash (another request restored or deleted ${gone.size === 1 ? 'it' : 'them'})`
+      : '';
+    return { message: `Restored ${plural(restored.length, 'item')}${note}` };
+  }
+
+  /** Whether `rootId` is still a trash root of the account. */
+  private inTrash(accountId: string, rootId: string): boolean {
+    return this.d.items.get(accountId, rootId)?.deletedRootId === rootId;
   }
 
   /**

@@ -699,13 +699,23 @@ export class UploadService {
    * New content for a file from an object already stored (a WebDAV COPY or MOVE onto it); into a library file,
    * staged in its host folder first. The event goes out as for a replace.
    */
-  async commitStored(principal: Principal, id: string, object: StoredObject, modified: number): Promise<Item> {
+  async commitStored(
+    principal: Principal,
+    id: string,
+    object: StoredObject,
+    modified: number,
+    expect?: (current: Item) => void,
+  ): Promise<Item> {
     const dest = this.requireFile(principal, id);
     let row: Item;
     try {
       await this.toLibrary(dest.parentId, object, modified, dest);
       row = this.commitReplacement(principal.accountId, object, {
-        current: () => this.requireFile(principal, id),
+        current: () => {
+          const row = this.requireFile(principal, id);
+          expect?.(row);
+          return row;
+        },
         by: principal,
         origin: { source: 'webdav', authorId: principal.loginId },
         modified,

@@ -1,7 +1,17 @@
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { TusUpload, TusUploadsRepo } from '../../db/repos/tus-uploads.ts';
-import { AppError, badRequest, conflict, fileTooLarge, Messages, notFound, tusOffsetMismatch, tusPastLength } from '../../errors.ts';
+import {
+  AppError,
+  badRequest,
+  conflict,
+  fileTooLarge,
+  forbidden,
+  Messages,
+  notFound,
+  tusOffsetMismatch,
+  tusPastLength,
+} from '../../errors.ts';
 import { newToken } from '../../lib/ids.ts';
 import type { Logger } from '../../log.ts';
 import { StorageUnavailableError } from '../../storage/driver.ts';
@@ -23,6 +33,7 @@ import type { SettingsService } from '../admin/settings.ts';
 import type { Tree } from '../files/tree.ts';
 import { parseModifiedTime, type UploadService } from '../files/uploads.ts';
 import { noBytes } from '../../lib/buffers.ts';
+import { limitAddress } from '../../lib/ip.ts';
 
 /** Where an upload stands, as HEAD and PATCH report it. */
 export interface TusState {
@@ -185,7 +196,8 @@ export class TusUploadService {
       shareLinkId: principal.drop?.linkId ?? null,
       shareVisitId: principal.drop?.visitId ?? null,
       shareUploader: principal.drop ? uploaderName(metadata.uploader) : null,
-      shareIp: principal.drop ? principal.ip : null,
+      // The client as the per-address cap counts it (an IPv6 one by its /64): the column is only counted.
+      shareIp: principal.drop ? limitAddress(principal.ip) : null,
       createdAt: now,
       updatedAt: now,
       expiresAt: now + Math.min(this.d.expiryMs, UNSTARTED_EXPIRY_MS),
@@ -194,7 +206,7 @@ export class TusUploadService {
       // In the transaction that reserves: two creations cannot each count the room the other takes.
       this.d.disk.assertRoomToReserve(length);
       this.d.tree.requireFolder(principal, row.parentId);
-      if (principal.drop) this.assertDropRoom(principal.drop.linkId, principal.ip);
+      if (principal.drop) this.assertDropRoom(principal.drop.linkId, limitAddress(principal.ip));
       else if (this.d.repo.unfinishedOfLogin(principal.accountId, principal.loginId) >= UPLOADS_PER_LOGIN)
         throw new AppError(
           429,
@@ -221,7 +233,7 @@ export class TusUploadService {
     }
   }
 
-  /** 429 when the link, or the visitor's address, already holds its share of unfinished uploads. */
+  /** 429 when the link, or the visitor's address (`limitAddress`), already holds its share of unfinished uploads. */
   private assertDropRoom(linkId: string, ip: string): void {
     const held = this.d.repo.unfinishedDrops(linkId, ip);
     if (held.address >= DROP_UPLOADS_PER_ADDRESS) throw new AppError(429, Messages.tusDropAddressBusy);
@@ -361,8 +373,10 @@ export class TusUploadService {
       try {
         const fresh = this.d.repo.get(row.id);
         if (fresh?.state !== 'sealed') continue;
-        // Who sent it is not known here: nothing of the account's history is removed for it.
-        await this.finish(fresh, { accountId: fresh.accountId, loginId: fresh.loginId }, false);
+        // Who sent it is not known here: nothing of the account's history is removed for it. A member's login acts for its
+        // own account, so the file lands only where the member still edits (a gone login's account is none).
+        const sender = this.d.repo.accountOfLogin(fresh.loginId) ?? '';
+        await this.finish(fresh, { accountId: sender, loginId: fresh.loginId }, false);
         out.finished++;
       } catch (err) {
         // Every byte arrived and the storage is away: the upload waits for it, past its expiry too, rather than being deleted.
@@ -518,6 +532,24 @@ export class TusUploadService {
     const head = await this.readHead(row);
     // A master key rotated while the upload ran: the file starts out under the current one.
     const wrappedKey = this.d.sealed.keyring.rewrap(row.wrappedKey);
+    // Set when the member's right to write there has ended: the upload can never finish, so its bytes and reservation go.
+    const refusal: { err?: AppError } = {};
+    try {
+      await this.commitResumed(row, actor, evicts, head, wrappedKey, refusal);
+    } catch (err) {
+      if (err === refusal.err) await this.remove(row);
+      throw err;
+    }
+  }
+
+  private async commitResumed(
+    row: TusUpload,
+    actor: AuditPrincipal,
+    evicts: boolean,
+    head: Uint8Array,
+    wrappedKey: string,
+    refusal: { err?: AppError },
+  ): Promise<void> {
     await this.d.uploads.commitResumed(
       // A member's upload into a shared folder becomes a file of the sharing owner's account.
       { ...actor, accountId: row.accountId },
@@ -540,7 +572,7 @@ export class TusUploadService {
         // A member's file lands only where the member still edits: its folder may have left the share meanwhile (moved
         // out, or trashed, which sends the file to the owner's top level); refused in the transaction that would make it.
         if (actor.accountId !== row.accountId && !(item.parentId && this.d.tree.editsShared(actor.accountId, item.parentId)))
-          throw notFound(Messages.folderNotFound);
+          throw (refusal.err = lostShare(this.d.tree, actor.accountId, item.parentId));
         const now = this.d.clock.now();
         this.d.repo.completed(row.id, item.id, now, now + this.d.expiryMs);
         if (row.shareLinkId) this.d.drops.recordResumed(row, item);
@@ -648,6 +680,11 @@ export class TusUploadService {
     }
     return true;
   }
+}
+
+/** Why a member's file may not land in `folderId`: 403 while it still views the share there, else 404 as if the folder were not there. */
+function lostShare(tree: Tree, memberAccountId: string, folderId: string | null): AppError {
+  return folderId && tree.sharedRootOf(memberAccountId, folderId) ? forbidden(Messages.viewerOnly) : notFound(Messages.folderNotFound);
 }
 
 /** Whether a sender's upload may count on the account's versions: a visitor's or a member's never does. */

@@ -488,6 +488,69 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     await eventually(() => expect(stagedFiles(t.dataDir)).not.toContain(stored));
   });
 
+  test("a member's final MOVE: its share ending (404) or turning viewer (403) while the file is made, or a folder at the Destination (405, as a PUT), stores and changes nothing", async () => {
+    const seen: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const [end, sized, status] of [
+      ['remove', true, 404],
+      ['viewer', true, 403],
+      ['remove', false, 404],
+      ['viewer', false, 403],
+      ['folder', true, 405],
+      ['folder', false, 405],
+      ['viewer onto a file', true, 403],
+      ['viewer onto a file', false, 403],
+    ] as const) {
+      const o = await seed.owner(t);
+      const member = await seed.owner(t);
+      const m = await nc(member);
+      const team = await folder(o.client, 'Team');
+      await folder(o.client, 'Sub', team.id);
+      const old = await upload(o.client, 'old.txt', 'old', { parentId: team.id });
+      expect((await o.client.post(`/api/files/${team.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+      const usedBefore = (await json(await o.client.get('/api/user/storage'))).used;
+      const rel = `Shared%20with%20me/Team/${{ folder: 'Sub', 'viewer onto a file': 'old.txt' }[end as string] ?? 'late.bin'}`;
+      const headers: Record<string, string> = sized ? { 'oc-total-length': '8', destination: m.filesUrl(rel) } : {};
+      expect((await m.uploads('MKCOL', 'late', { headers })).status).toBe(201);
+      expect((await m.uploads('PUT', 'late/1', { body: 'late one' })).status).toBe(201);
+      const uploads = t.server.ctx.services.uploads;
+      const commit = uploads.commitResumed.bind(uploads);
+      const uploadRow = uploads.uploadRow.bind(uploads);
+      const replace = uploads.replace.bind(uploads);
+      const change = async () => {
+        if (end === 'remove') expect((await o.client.delete(`/api/files/${team.id}/members/${member.id}`)).status).toBe(200);
+        if (end !== 'remove' && end !== 'folder')
+          expect((await o.client.send('PATCH', `/api/files/${team.id}/members/${member.id}`, { role: 'viewer' })).status).toBe(200);
+      };
+      uploads.commitResumed = async (...args) => {
+        await change();
+        return commit(...args);
+      };
+      uploads.uploadRow = async (...args) => {
+        await change();
+        return uploadRow(...args);
+      };
+      uploads.replace = async (...args) => {
+        await change();
+        return replace(...args);
+      };
+      let res: Response;
+      try {
+        res = await m.finish('late', rel);
+      } finally {
+        uploads.commitResumed = commit;
+        uploads.uploadRow = uploadRow;
+        uploads.replace = replace;
+      }
+      const names = (await listAll(o.client, `/api/files?parentId=${team.id}`)).map((i) => i.name);
+      const used = (await json(await o.client.get('/api/user/storage'))).used - usedBefore;
+      const content = (await downloaded(o.client, old.id)).toString();
+      seen.push({ end, sized, status: res.status, names, used, content });
+      expected.push({ end, sized, status, names: ['Sub', 'old.txt'], used: 0, content: 'old' });
+    }
+    expect(seen).toEqual(expected);
+  });
+
   test('the final MOVE into a folder trashed while the file is made is 404 and puts nothing anywhere; the upload stays for a MOVE elsewhere', async () => {
     const o = await seed.owner(t);
     const c = await nc(o);

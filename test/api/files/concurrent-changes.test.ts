@@ -271,3 +271,36 @@ describe('a WebDAV PUT racing another door', () => {
     expect(rows).toEqual([{ name: 'Plans', type: 'folder' }]);
   });
 });
+
+describe('a WebDAV COPY onto a file racing another door', () => {
+  const lockBody = `<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>other</D:owner></D:lockinfo>`;
+
+  test('its If header is checked again once the bytes are copied: a destination saved (412) or locked (423) meanwhile keeps what the other door left', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const other = await davLogin(t, o, 'another device');
+    await upload(o.client, 'notes.txt', 'the source');
+    for (const race of ['saved', 'locked'] as const) {
+      const file = await upload(o.client, `${race}.txt`, 'first');
+      const etag = (await dav.request('HEAD', `${race}.txt`)).headers.get('etag')!;
+      const hold = holdCopies();
+      const answer = dav.request('COPY', 'notes.txt', {
+        headers: { destination: `${t.url}/dav/${race}.txt`, if: `<${t.url}/dav/${race}.txt> ([${etag}])` },
+      });
+      await hold.held;
+      if (race === 'saved') {
+        const form = new FormData();
+        form.append('file', new File(['saved in the web app'], `${race}.txt`));
+        expect((await o.client.request(`/api/files/${file.id}/replace`, { method: 'POST', body: form })).status).toBe(200);
+      } else expect((await other.request('LOCK', `${race}.txt`, { body: lockBody })).status).toBe(200);
+      hold.release();
+      const res = await answer;
+      expect({ race, status: res.status }).toEqual({ race, status: race === 'saved' ? 412 : 423 });
+      expect(await (await dav.request('GET', `${race}.txt`)).text()).toBe(race === 'saved' ? 'saved in the web app' : 'first');
+      // The copy's object was not kept: the file's versions are only what the other door made.
+      const versions = (await json(await o.client.get(`/api/files/${file.id}/versions`))).versions ?? [];
+      expect({ race, versions: versions.length }).toEqual({ race, versions: race === 'saved' ? 1 : 0 });
+      expect(treeProblems(o.id)).toEqual([]);
+    }
+  });
+});

@@ -408,3 +408,115 @@ describe('a job interrupted by a restart', () => {
     }
   });
 });
+
+describe('a trash or restore streamed in batches, racing other requests', () => {
+  /** Holds the next inline run of `method` after its `after`th progress line until `release`; `reached` resolves there. */
+  function holdRun(method: 'planTrash' | 'planRestore', after: number) {
+    const trash = t.server.ctx.services.trash;
+    const original = trash[method];
+    let reach!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((r) => (reach = r));
+    const open = new Promise<void>((r) => (release = r));
+    trash[method] = (...args) => {
+      trash[method] = original;
+      const plan = original.apply(trash, args);
+      if (plan.queued) return plan;
+      const inner = plan.run;
+      async function* held() {
+        for (let n = 1; ; n++) {
+          const step = await inner.next();
+          if (step.done) return step.value;
+          yield step.value;
+          if (n === after) {
+            reach();
+            await open;
+          }
+        }
+      }
+      return { ...plan, run: held() };
+    };
+    return { reached, release };
+  }
+
+  const liveIn = (folderId: string) =>
+    t.server.ctx.db.$client
+      .query<{ id: string }, [string]>('SELECT id FROM items WHERE parent_id = ? AND deleted_at IS NULL ORDER BY id')
+      .all(folderId)
+      .map((r) => r.id);
+  const rowOf = (id: string) =>
+    t.server.ctx.db.$client
+      .query<{ parentId: string | null; deletedRootId: string | null }, [string]>(
+        'SELECT parent_id AS parentId, deleted_root_id AS deletedRootId FROM items WHERE id = ?',
+      )
+      .get(id);
+
+  test('a trash reads the tree again at each batch: an item moved out meanwhile stays where it went (and outlives the purge), one moved in goes with the folder', async () => {
+    const o = await seed.owner(t);
+    const dir = await tree(o, 'moving', 100);
+    const elsewhere = await folder(o.client, 'elsewhere');
+    const incoming = await upload(o.client, 'incoming.txt', 'x', { parentId: elsewhere.id });
+    const hold = holdRun('planTrash', 2);
+    const answer = o.client.post('/api/files/delete', { ids: [dir.id] }, { accept: 'application/x-ndjson' });
+    await hold.reached;
+    const leaving = liveIn(dir.id).at(-1)!;
+    expect((await o.client.post('/api/files/move', { ids: [leaving], parentId: elsewhere.id })).status).toBe(200);
+    expect((await o.client.post('/api/files/move', { ids: [incoming.id], parentId: dir.id })).status).toBe(200);
+    hold.release();
+    const lines = await ndjson(await answer);
+    expect(lines.at(-1)).toEqual({ type: 'done', message: 'Moved 1 item to trash; 1 item moved out of it meanwhile was left where it is' });
+    expect(rowOf(leaving)).toEqual({ parentId: elsewhere.id, deletedRootId: null });
+    expect(rowOf(incoming.id)).toEqual({ parentId: dir.id, deletedRootId: dir.id });
+    expect((await listAll(o.client, `/api/files?parentId=${elsewhere.id}`)).map((i) => i.id)).toEqual([leaving]);
+    expect(rowCount(t, 'deleted_root_id = ? AND deleted_at IS NOT NULL', dir.id)).toBe(100);
+    const purge = await o.client.post('/api/files/trash/delete', { ids: [dir.id] });
+    await pollDone(o.client, (await json(purge)).jobId);
+    expect(rowOf(leaving)).toEqual({ parentId: elsewhere.id, deletedRootId: null });
+    expect(rowOf(incoming.id)).toBeNull();
+  });
+
+  test('a trash whose selected item another request trashed first skips it and says so; a restore whose item another request restored first likewise', async () => {
+    const o = await seed.owner(t);
+    const files = [];
+    for (const name of ['a.txt', 'b.txt', 'c.txt']) files.push(await upload(o.client, name, name));
+    const big = await tree(o, 'big', 60);
+    let hold = holdRun('planTrash', 2);
+    let answer = o.client.post('/api/files/delete', { ids: [big.id, ...files.map((f) => f.id)] }, { accept: 'application/x-ndjson' });
+    await hold.reached;
+    expect((await o.client.post('/api/files/delete', { ids: [files[2]!.id] })).status).toBe(200);
+    hold.release();
+    let lines = await ndjson(await answer);
+    expect(lines.at(-1)).toEqual({
+      type: 'done',
+      message: 'Moved 3 items to trash; 1 item was no longer there (another request moved it to the trash or deleted it)',
+    });
+    expect(rowOf(files[2]!.id)).toEqual({ parentId: null, deletedRootId: files[2]!.id });
+
+    hold = holdRun('planRestore', 2);
+    answer = o.client.post('/api/files/trash/restore', { ids: [big.id, ...files.map((f) => f.id)] }, { accept: 'application/x-ndjson' });
+    await hold.reached;
+    expect((await o.client.post('/api/files/trash/restore', { ids: [files[2]!.id] })).status).toBe(200);
+    hold.release();
+    lines = await ndjson(await answer);
+    expect(lines.at(-1)).toEqual({
+      type: 'done',
+      message: 'Restored 3 items; 1 item was no longer in the trash (another request restored or deleted it)',
+    });
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name).sort()).toEqual(['a.txt', 'b.txt', 'big', 'c.txt']);
+  });
+
+  test('a restore whose folder another request restored and trashed again meanwhile brings the whole folder back: nothing stays hidden under it', async () => {
+    const o = await seed.owner(t);
+    const big = await tree(o, 'again', 60);
+    expect((await o.client.post('/api/files/delete', { ids: [big.id] })).status).toBe(200);
+    const hold = holdRun('planRestore', 2);
+    const answer = o.client.post('/api/files/trash/restore', { ids: [big.id] }, { accept: 'application/x-ndjson' });
+    await hold.reached;
+    expect((await o.client.post('/api/files/trash/restore', { ids: [big.id] })).status).toBe(200);
+    expect((await o.client.post('/api/files/delete', { ids: [big.id] })).status).toBe(200);
+    hold.release();
+    expect((await ndjson(await answer)).at(-1)).toEqual({ type: 'done', message: 'Restored 1 item' });
+    expect(rowCount(t, 'account_id = ? AND deleted_at IS NULL', o.id)).toBe(60);
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
+  });
+});

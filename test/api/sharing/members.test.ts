@@ -687,6 +687,42 @@ describe('the other doors', () => {
     }
   });
 
+  test('tus: an editor removed (404) or made a viewer (403) while its last PATCH runs: the upload ends with its bytes and reservation, and no later sweep lands it', async () => {
+    for (const [end, status] of [
+      ['remove', 404],
+      ['viewer', 403],
+    ] as const) {
+      const { owner, root } = await sharedFolder();
+      const editor = await seed.owner(t);
+      await addMember(owner.client, root.id, editor.email, 'editor');
+      const before = (await json(await owner.client.get('/api/user/storage'))).used;
+      const name = `late-${end}.bin`;
+      const created = await createUpload(editor.client, 2000, { filename: name, parentId: root.id });
+      expect(created.status).toBe(201);
+      const location = new URL(created.headers.get('location')!, t.url).pathname;
+      const { body, release } = heldBody();
+      const patch = editor.client.request(location, {
+        method: 'PATCH',
+        headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': '2000' },
+        body,
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      const ended =
+        end === 'remove'
+          ? owner.client.delete(`/api/files/${root.id}/members/${editor.id}`)
+          : owner.client.send('PATCH', `/api/files/${root.id}/members/${editor.id}`, { role: 'viewer' });
+      expect((await ended).status).toBe(200);
+      release();
+      expect({ end, status: (await patch).status }).toEqual({ end, status });
+      // The maintenance sweep, which finishes fully stored uploads a crash left, must not make the file either.
+      await t.server.ctx.services.tusUploads.sweep();
+      const rows = t.server.ctx.db.$client.query<{ n: number }, [string]>('SELECT COUNT(*) AS n FROM items WHERE name = ?').get(name)!;
+      expect({ end, files: rows.n }).toEqual({ end, files: 0 });
+      expect(t.server.ctx.repos.tusUploads.get(location.split('/').at(-1)!)).toBeNull();
+      expect((await json(await owner.client.get('/api/user/storage'))).used).toBe(before);
+    }
+  });
+
   test("an editor's replace, derived file or bulk upload still arriving when the owner removes the member (404) or makes it a viewer (403) changes nothing", async () => {
     for (const door of ['replace', 'derived', 'bulk'] as const)
       for (const [end, status] of [

@@ -81,6 +81,15 @@ describe('reservations that receive nothing', () => {
     expect((await createUpload(owner.client, 1000, { filename: 'mine.bin' })).status).toBe(201);
   });
 
+  test('an IPv6 visitor is its /64, as for the rate limits: new addresses of its block share its few unfinished uploads; the next block has its own', async () => {
+    const [first, second] = [await dropLink(), await dropLink()];
+    const block = (++addresses).toString(16);
+    for (let i = 1; i <= DROP_UPLOADS_PER_ADDRESS; i++)
+      expect((await visitorCreate(i % 2 ? second : first, `2001:db8:${block}:1:${i}::1`)).status).toBe(201);
+    expect((await visitorCreate(first, `2001:db8:${block}:1:ffff::1`)).status).toBe(429);
+    expect((await visitorCreate(second, `2001:db8:${block}:2::1`)).status).toBe(201);
+  });
+
   test('an upload that received no byte expires 15 minutes after its creation, its reservation with it; one that did keeps TUS_EXPIRY_HOURS', async () => {
     // The uploads of the test before have expired by now.
     clock.advance(20 * MINUTE);
