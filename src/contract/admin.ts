@@ -161,6 +161,11 @@ export interface UserEntry {
   disabled: boolean;
   /** The account is being deleted (its files first). */
   deletionPending: boolean;
+  /**
+   * The admin chose or confirmed the login's address (docs/sign-on.md): single sign-on may link to it by email. False for
+   * one typed at public sign-up or by an owner for a sub-user, until the admin confirms it.
+   */
+  emailTrusted?: boolean;
   /** Owners: how many of its items the account shares with people. */
   sharedWithPeople?: number;
 }

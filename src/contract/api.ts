@@ -334,6 +334,7 @@ export interface Api {
   'DELETE /api/user/invitations/:id': { response: Message };
   'GET /api/user/all': { query: In<typeof userListQuery>; response: { users: UserEntry[]; nextCursor: string | null } };
   'PATCH /api/user/:id': { body: In<typeof accountStateBody>; response: { id: string; email: string; disabled: boolean } };
+  'POST /api/user/:id/confirm-email': { response: { id: string; email: string; changed: boolean } };
   'DELETE /api/user/:id': { body: In<typeof deleteAccountBody>; response: QueuedJob };
   'PUT /api/user/storage-limit': { body: In<typeof storageLimitBody>; response: { storageLimit: number | null } };
   'GET /api/user/active-clients': { response: { clients: ActiveClient[] } };

@@ -404,6 +404,14 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
   let finished = false;
   // The request chunk the last events were cut from; freed once they are all handed out.
   let chunk: Uint8Array | null = null;
+  // Where that chunk starts in the body, and where the file data handed out last ends (null: not known).
+  let chunkAt = 0;
+  let bodyBytes = 0;
+  let dataEnd: number | null = null;
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  const closing = Buffer.byteLength(`\r\n--${boundary}--\r\n`);
+  const unread = () =>
+    Number.isSafeInteger(declared) && dataEnd !== null && declared - closing >= dataEnd ? declared - closing - dataEnd : null;
   const failure = (err: unknown) =>
     request.signal.aborted ? uploadAborted() : err instanceof AppError ? err : badRequest(Messages.malformedMultipart);
 
@@ -430,6 +438,8 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
         const { value } = read;
         meta.bytesIn = (meta.bytesIn ?? 0) + value.byteLength;
         chunk = value;
+        chunkAt = bodyBytes;
+        bodyBytes += value.byteLength;
         events = parser.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
       }
     }
@@ -447,12 +457,21 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
 
   let fileOpen = false;
   async function* fileBody(): AsyncGenerator<Uint8Array> {
+    dataEnd = null;
     while (fileOpen) {
       const event = await next();
-      if (event?.kind === 'data') yield event.chunk;
-      else fileOpen = false;
+      if (event?.kind === 'data') {
+        dataEnd = endInBody(event.chunk);
+        yield event.chunk;
+      } else fileOpen = false;
     }
   }
+  /** Where data ends in the body, when it is a view of the current chunk (a copied delimiter's tail is not). */
+  const endInBody = (data: Uint8Array): number | null => {
+    if (!chunk || data.buffer !== chunk.buffer) return null;
+    const at = data.byteOffset - chunk.byteOffset;
+    return at >= 0 && at + data.byteLength <= chunk.byteLength ? chunkAt + at + data.byteLength : null;
+  };
 
   try {
     for (;;) {
@@ -461,7 +480,7 @@ export async function* readMultipart(request: Request): AsyncGenerator<UploadPar
       if (event.kind === 'field') yield { kind: 'field', name: event.name, value: event.value };
       else if (event.kind === 'file') {
         fileOpen = true;
-        yield { kind: 'file', field: event.field, filename: event.filename, mimeType: event.mimeType, body: fileBody() };
+        yield { kind: 'file', field: event.field, filename: event.filename, mimeType: event.mimeType, body: fileBody(), unread };
         // A part the caller did not read to its end is skipped, so the next one can be reached.
         while (fileOpen) if ((await next())?.kind !== 'data') fileOpen = false;
       }

@@ -152,6 +152,7 @@ export const ROUTES = {
   'POST /api/user/invitations': { ...admin, hashesPassword: true },
   'DELETE /api/user/invitations/:id': admin,
   'PATCH /api/user/:id': admin,
+  'POST /api/user/:id/confirm-email': admin,
   // May check the admin's own password again, as adding an account does.
   'DELETE /api/user/:id': { ...admin, hashesPassword: true },
   'GET /api/user/storage': session,

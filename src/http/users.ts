@@ -58,6 +58,7 @@ export function userRoutes(ctx: AppContext) {
       body: accountStateBody,
       handler: ({ principal, params, body }) => users.setDisabled(params.id, body.disabled, principal),
     }),
+    route('POST /api/user/:id/confirm-email', { handler: ({ principal, params }) => users.confirmEmail(params.id, principal) }),
     route('DELETE /api/user/:id', {
       body: deleteAccountBody,
       handler: async ({ principal, params, body, set }) => {

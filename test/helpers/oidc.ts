@@ -15,6 +15,7 @@ export interface ProviderAccount {
   email?: string;
   email_verified?: boolean;
   name?: string;
+  preferred_username?: string;
   /** The `groups` claim (scope `groups`). */
   groups?: string[];
 }
@@ -57,7 +58,7 @@ export async function startTestProvider(): Promise<TestProvider> {
       const account = accounts.get(sub);
       return account ? { accountId: sub, claims: () => ({ sub, ...account }) } : undefined;
     },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'], groups: ['groups'] },
     features: { devInteractions: { enabled: true } },
     pkce: { required: () => true },
     ttl: { ...TTL, AuthorizationCode: () => state.codeTtlSeconds },

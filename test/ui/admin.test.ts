@@ -192,6 +192,34 @@ describe('admin console', () => {
     await context.close();
   });
 
+  test('users: an address nobody vouched for is labelled, and Confirm email (after a confirmation) trusts it, for an account and a sub-user', async () => {
+    const email = seed.uniqueEmail('self-made');
+    const row = await ctx().services.accounts.createLogin({ email, password: 'a long password', name: 'Self Made' });
+    const sub = await seed.subUser(t, row, []);
+    const { context, page, errors } = await signedInContext(browser, t.url, admin);
+    await page.goto('/admin/users');
+    const entry = (await showAccount(page, email)).getByRole('listitem').filter({ hasText: email }).first();
+    expect(await entry.getByText('Email not confirmed').count()).toBe(2);
+    const own = page.getByRole('list', { name: 'Accounts' }).getByRole('listitem').filter({ hasText: admin.email }).first();
+    expect(await own.getByText('Email not confirmed').count()).toBe(0);
+    expect(await own.getByRole('button', { name: `Confirm email of ${admin.email}` }).count()).toBe(0);
+    await expectAccessible(page, 'admin users with an unconfirmed address');
+
+    for (const address of [email, sub.email]) {
+      await entry.getByRole('button', { name: `Confirm email of ${address}` }).click();
+      const dialog = page.getByRole('dialog', { name: `Confirm the email of ${address}?` });
+      await dialog.getByText('single sign-on will then let').waitFor();
+      await dialog.getByRole('button', { name: 'Confirm email' }).click();
+      await page.getByText(`Email of ${address} confirmed`).waitFor();
+      await entry.getByRole('button', { name: `Confirm email of ${address}` }).waitFor({ state: 'detached' });
+    }
+    expect(await entry.getByText('Email not confirmed').count()).toBe(0);
+    expect(ctx().services.accounts.findById(row.id)!.emailTrusted).toBe(true);
+    expect(ctx().services.accounts.findById(sub.id)!.emailTrusted).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test('users: Enable and an invitation’s Withdraw, pressed again while the server answers, send nothing more, and keep the focus', async () => {
     const o = await seed.owner(t, seed.uniqueEmail('twice'));
     expect((await admin.client.send('PATCH', `/api/user/${o.id}`, { disabled: true })).status).toBe(200);

@@ -24,6 +24,14 @@ function Person({ u, admin, justAdded }: { u: UserEntry; admin?: boolean; justAd
         {justAdded && <span class="pill accent">Just added</span>}
         {u.deletionPending ? <span class="pill warn">Being deleted</span> : u.disabled && <span class="pill warn">Disabled</span>}
         <span class={`pill ${u.mfaEnabled ? 'ok' : ''}`}>Two-factor {u.mfaEnabled ? 'on' : 'off'}</span>
+        {u.emailTrusted === false && (
+          <span
+            class="pill"
+            title="Typed at sign-up or by the account owner: single sign-on does not link to it by email until you confirm it"
+          >
+            Email not confirmed
+          </span>
+        )}
       </span>
       <span class="muted small">
         {u.email} · <span title={exactDate(u.createdAt)}>created {formatDate(u.createdAt).toLowerCase()}</span>
@@ -46,6 +54,10 @@ export function AccountEntry(p: {
   setLimit: (u: UserEntry) => void;
   setDisabled: (u: UserEntry, disabled: boolean) => void;
   remove: (u: UserEntry) => void;
+  /** Vouches for a login's address (`coffer users confirm-email`), the account's own or a sub-user's. */
+  confirmEmail: (u: UserEntry) => void;
+  /** Logins whose confirmation is under way. */
+  confirming: ReadonlySet<string>;
 }) {
   const { o, subs } = p;
   const entry = useRef<HTMLLIElement>(null);
@@ -67,6 +79,7 @@ export function AccountEntry(p: {
           <button type="button" class="button small" aria-label={`Storage limit of ${o.email}`} onClick={() => p.setLimit(o)}>
             Storage limit
           </button>
+          <ConfirmEmail u={o} {...p} />
           {!p.isAdmin && p.adminKnown && !o.deletionPending && (
             <>
               <ActionButton
@@ -92,11 +105,27 @@ export function AccountEntry(p: {
               <span class="small muted">
                 Sub-user · may {s.permissions?.length ? s.permissions.map(labelOf).join(', ') : 'only browse'}
               </span>
+              <ConfirmEmail u={s} {...p} />
             </li>
           ))}
         </ul>
       )}
     </li>
+  );
+}
+
+/** Confirm email, on a login whose address nobody has vouched for yet. */
+function ConfirmEmail(p: { u: UserEntry; confirmEmail: (u: UserEntry) => void; confirming: ReadonlySet<string> }) {
+  if (p.u.emailTrusted !== false) return null;
+  return (
+    <ActionButton
+      class="button small"
+      busy={p.confirming.has(p.u.id)}
+      aria-label={`Confirm email of ${p.u.email}`}
+      onClick={() => p.confirmEmail(p.u)}
+    >
+      Confirm email
+    </ActionButton>
   );
 }
 

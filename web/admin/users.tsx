@@ -190,6 +190,27 @@ export function Users() {
       }
     });
 
+  const confirmEmail = (u: UserEntry) =>
+    whileBusy(u.id, async () => {
+      if (
+        !(await confirmDialog({
+          title: `Confirm the email of ${u.email}?`,
+          message:
+            'Confirm it only if you know this address belongs to the person using this login: single sign-on will then let whoever the identity provider says owns the address into it.',
+          confirm: 'Confirm email',
+        }))
+      )
+        return;
+      try {
+        await api.admin.confirmEmail(u.id);
+        toast(`Email of ${u.email} confirmed`);
+        // A sub-user's entry is read again with its account's.
+        await refresh(users.items?.find((o) => o.id === (u.parentUserId ?? u.id)) ?? u);
+      } catch (err) {
+        toastError(err);
+      }
+    });
+
   const remove = async (u: UserEntry) => {
     const typed = await promptDialog({
       title: `Delete ${u.email}?`,
@@ -255,6 +276,8 @@ export function Users() {
               setLimit={setLimit}
               setDisabled={setDisabled}
               remove={remove}
+              confirmEmail={confirmEmail}
+              confirming={busy}
             />
           ))}
         </ul>
@@ -265,7 +288,7 @@ export function Users() {
           {owners.length} account{owners.length === 1 ? '' : 's'} shown{users.more ? '; more to load' : ''}. From a terminal:{' '}
           <code>coffer users list</code>, <code>coffer users invite &lt;email&gt;</code>,{' '}
           <code>coffer users set-limit &lt;email&gt; 50G</code>, <code>coffer users disable &lt;email&gt;</code>,{' '}
-          <code>coffer users delete &lt;email&gt;</code>.
+          <code>coffer users confirm-email &lt;email&gt;</code>, <code>coffer users delete &lt;email&gt;</code>.
         </p>
       )}
     </Section>

@@ -35,6 +35,7 @@ export const admin = {
   withdrawInvitation: (id: string) => call('DELETE /api/user/invitations/:id', { params: { id } }),
   addAccount: (body: ApiBody<'POST /api/user/accounts'>) => call('POST /api/user/accounts', { body }),
   setDisabled: (id: string, disabled: boolean) => call('PATCH /api/user/:id', { params: { id }, body: { disabled } }),
+  confirmEmail: (id: string) => call('POST /api/user/:id/confirm-email', { params: { id } }),
   deleteUser: (id: string, body: ApiBody<'DELETE /api/user/:id'> = {}) => call('DELETE /api/user/:id', { params: { id }, body }),
   setStorageLimit: (body: ApiBody<'PUT /api/user/storage-limit'>) => call('PUT /api/user/storage-limit', { body }),
   clients: () => call('GET /api/user/active-clients'),

@@ -103,13 +103,14 @@ export class ThumbnailsRepo {
 
   /**
    * Of these items, each file's type, whether a thumbnail was made of its content (`ready`), could not be
-   * (`none`) or not yet (null), and whether its bytes can be read now (a library file may not be).
+   * (`none`), failed once and is to be tried again (`failed`) or not yet (null), and whether its bytes can be read now
+   * (a library file may not be).
    */
   statusOfItems(
     ids: readonly string[],
-  ): Array<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null; readable: boolean }> {
+  ): Array<{ id: string; mimeType: string | null; status: ThumbnailRow['status'] | null; readable: boolean }> {
     return this.sqlite
-      .query<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null; readable: number }, [string]>(
+      .query<{ id: string; mimeType: string | null; status: ThumbnailRow['status'] | null; readable: number }, [string]>(
         `SELECT i.id, i.mime_type AS mimeType, t.status, coalesce(NOT e.unavailable AND l.available, 1) AS readable
            FROM items i LEFT JOIN library_entries e ON e.item_id = i.id LEFT JOIN libraries l ON l.id = e.library_id
            LEFT JOIN thumbnails t ON t.storage_key = coalesce(i.storage_key, e.content_key)
@@ -145,17 +146,20 @@ export class ThumbnailsRepo {
   }
 
   /**
-   * Live files of one of `mimeTypes` (of `accountId` when given) with nothing made yet, or every such file
-   * when `all` (a rebuild), in row order after `afterSeq`.
+   * Live files of one of `mimeTypes` (of `accountId` when given) with nothing made yet (or a try that failed at
+   * `retryBefore` or earlier), or every such file when `all` (a rebuild), in row order after `afterSeq`.
    */
-  sourcesPage(
-    mimeTypes: readonly string[],
-    opts: { afterSeq: number; limit: number; accountId?: string; all?: boolean },
-  ): ThumbnailSource[] {
+  sourcesPage(mimeTypes: readonly string[], opts: SourcesQuery): ThumbnailSource[] {
     const marks = mimeTypes.map(() => '?').join(', ');
     const account = opts.accountId ? 'AND i.account_id = ?' : '';
-    const missing = opts.all ? '' : 'AND NOT EXISTS (SELECT 1 FROM thumbnails t WHERE t.storage_key = i.storage_key)';
-    const args: Array<string | number> = [opts.afterSeq, ...mimeTypes, ...(opts.accountId ? [opts.accountId] : []), opts.limit];
+    const missing = opts.all ? '' : `AND ${nothingMade('i.storage_key')}`;
+    const args: Array<string | number> = [
+      opts.afterSeq,
+      ...mimeTypes,
+      ...(opts.accountId ? [opts.accountId] : []),
+      ...(opts.all ? [] : [opts.retryBefore ?? 0]),
+      opts.limit,
+    ];
     return this.sqlite
       .query<ThumbnailSource, Array<string | number>>(
         `SELECT i.seq, i.id, i.account_id AS accountId, i.storage_key AS storageKey FROM items i
@@ -170,10 +174,7 @@ export class ThumbnailsRepo {
    * Live, readable library files of one of `mimeTypes` with nothing made of their current content yet (every
    * such file when `all`), of one account with `accountId`, in row order after `afterSeq`; `storageKey` is the content key.
    */
-  librarySourcesPage(
-    mimeTypes: readonly string[],
-    opts: { afterSeq: number; limit: number; accountId?: string; all?: boolean },
-  ): ThumbnailSource[] {
+  librarySourcesPage(mimeTypes: readonly string[], opts: SourcesQuery): ThumbnailSource[] {
     const where = librarySourcesWhere(mimeTypes, opts);
     return this.sqlite
       .query<ThumbnailSource, Array<string | number>>(
@@ -183,7 +184,7 @@ export class ThumbnailsRepo {
   }
 
   /** How many library files `librarySourcesPage` walks through, for a progress bar. */
-  countLibrarySources(mimeTypes: readonly string[], opts: { accountId?: string; all?: boolean }): number {
+  countLibrarySources(mimeTypes: readonly string[], opts: Omit<SourcesQuery, 'afterSeq' | 'limit'>): number {
     const where = librarySourcesWhere(mimeTypes, opts);
     return this.sqlite.query<{ n: number }, Array<string | number>>(`SELECT count(*) AS n ${where.sql}`).get(...where.args)!.n;
   }
@@ -202,16 +203,16 @@ export class ThumbnailsRepo {
   }
 
   /** How many live files `sourcesPage` walks through, for a progress bar. */
-  countSources(mimeTypes: readonly string[], opts: { accountId?: string; all?: boolean }): number {
+  countSources(mimeTypes: readonly string[], opts: Omit<SourcesQuery, 'afterSeq' | 'limit'>): number {
     const marks = mimeTypes.map(() => '?').join(', ');
     const account = opts.accountId ? 'AND i.account_id = ?' : '';
-    const missing = opts.all ? '' : 'AND NOT EXISTS (SELECT 1 FROM thumbnails t WHERE t.storage_key = i.storage_key)';
+    const missing = opts.all ? '' : `AND ${nothingMade('i.storage_key')}`;
     return this.sqlite
-      .query<{ n: number }, string[]>(
+      .query<{ n: number }, Array<string | number>>(
         `SELECT count(*) AS n FROM items i WHERE i.type = 'file' AND i.deleted_at IS NULL AND i.storage_key IS NOT NULL
            AND i.mime_type IN (${marks}) ${account} ${missing}`,
       )
-      .get(...mimeTypes, ...(opts.accountId ? [opts.accountId] : []))!.n;
+      .get(...mimeTypes, ...(opts.accountId ? [opts.accountId] : []), ...(opts.all ? [] : [opts.retryBefore ?? 0]))!.n;
   }
 
   /**
@@ -305,14 +306,27 @@ export class ThumbnailsRepo {
 }
 
 /** The FROM and WHERE of the library files a thumbnail can be made of (readable now), with their arguments. */
-function librarySourcesWhere(mimeTypes: readonly string[], opts: { accountId?: string; all?: boolean }) {
+function librarySourcesWhere(mimeTypes: readonly string[], opts: Omit<SourcesQuery, 'afterSeq' | 'limit'>) {
   const marks = mimeTypes.map(() => '?').join(', ');
   const account = opts.accountId ? 'AND i.account_id = ?' : '';
-  const missing = opts.all ? '' : 'AND NOT EXISTS (SELECT 1 FROM thumbnails t WHERE t.storage_key = e.content_key)';
+  const missing = opts.all ? '' : `AND ${nothingMade('e.content_key')}`;
   return {
     sql: `FROM items i JOIN library_entries e ON e.item_id = i.id JOIN libraries l ON l.id = e.library_id
           WHERE i.type = 'file' AND i.deleted_at IS NULL AND i.storage_key IS NULL AND i.mime_type IN (${marks})
             AND e.content_key IS NOT NULL AND e.unavailable = 0 AND l.available = 1 ${account} ${missing}`,
-    args: [...mimeTypes, ...(opts.accountId ? [opts.accountId] : [])],
+    args: [...mimeTypes, ...(opts.accountId ? [opts.accountId] : []), ...(opts.all ? [] : [opts.retryBefore ?? 0])],
   };
 }
+
+/** What the sweep and a rebuild walk: `all` files, or those with nothing made (a try failed by `retryBefore` counts as nothing). */
+export interface SourcesQuery {
+  afterSeq: number;
+  limit: number;
+  accountId?: string;
+  all?: boolean;
+  retryBefore?: number;
+}
+
+/** No thumbnail row for the content `key`, or a failed try made at the bound parameter or earlier. */
+const nothingMade = (key: string) =>
+  `NOT EXISTS (SELECT 1 FROM thumbnails t WHERE t.storage_key = ${key} AND (t.status <> 'failed' OR t.created_at > ?))`;

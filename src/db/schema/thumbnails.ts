@@ -11,7 +11,8 @@ export const thumbnails = sqliteTable(
   'thumbnails',
   {
     storageKey: text('storage_key').primaryKey(),
-    status: text('status', { enum: ['ready', 'none'] }).notNull(),
+    // `failed`: the first try failed and is retried once (RETRY_AFTER_MS in services/thumbnails); `none`: it will never have one.
+    status: text('status', { enum: ['ready', 'failed', 'none'] }).notNull(),
     smallSize: integer('small_size'),
     largeSize: integer('large_size'),
     width: integer('width'),

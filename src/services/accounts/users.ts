@@ -84,6 +84,7 @@ export class UsersService {
         permissions: r.parentUserId ? [...parsePermissions(r.permissions)] : null,
         disabled: owner.disabledAt !== null,
         deletionPending: owner.deletionRequestedAt !== null,
+        emailTrusted: r.emailTrusted,
       });
       users.push({ ...entry(owner), sharedWithPeople: shared.get(owner.id) ?? 0 }, ...this.d.users.subUsersOf(owner.id).map(entry));
     }

@@ -2,21 +2,22 @@ import type { Item, ListedItem } from '../../db/repos/items.ts';
 import type { Item as ItemView } from '../../contract/files.ts';
 import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { SharesRepo, ShareStatus } from '../../db/repos/shares.ts';
-import type { ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
+import type { ThumbnailRow, ThumbnailsRepo } from '../../db/repos/thumbnails.ts';
 
 /** Whether a file of this type gets a thumbnail (the `hasThumbnail` of listings); the thumbnails domain decides. */
 export type HasThumbnail = (mimeType: string | null) => boolean;
 
 /**
  * Of these files' thumbnail states (ThumbnailsRepo.statusOfItems), those that have a thumbnail or can have
- * one made when asked (none tried yet, and the bytes at hand): one rule for listings, share pages and WebDAV.
+ * one made when asked (none tried yet or only one that failed, and the bytes at hand): one rule for listings, share pages and WebDAV.
  */
 export function withThumbnails(
-  rows: ReadonlyArray<{ id: string; mimeType: string | null; status: 'ready' | 'none' | null; readable: boolean }>,
+  rows: ReadonlyArray<{ id: string; mimeType: string | null; status: ThumbnailRow['status'] | null; readable: boolean }>,
   canHave: HasThumbnail,
 ): Set<string> {
   const out = new Set<string>();
-  for (const r of rows) if (r.status === 'ready' || (r.status === null && r.readable && canHave(r.mimeType))) out.add(r.id);
+  // One failed try: the page must ask for it, which makes it again once its time has come (RETRY_AFTER_MS in thumbnails.ts).
+  for (const r of rows) if (r.status === 'ready' || (r.status !== 'none' && r.readable && canHave(r.mimeType))) out.add(r.id);
   return out;
 }
 

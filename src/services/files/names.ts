@@ -50,11 +50,16 @@ export function stripBidiControls(name: string): string {
 
 /**
  * A person's name from outside (a visitor's, a sign-on provider's): trimmed, without control or bidirectional characters
- * (screens show it beside other words, which a U+202E would turn around), at most `max` characters, cut between whole ones.
+ * (screens show it beside other words, which a U+202E would turn around), at most `max` characters, cut between whole ones;
+ * empty when nothing visible is left.
  */
 export function personName(text: string, max: number): string {
-  return cutAt(stripBidiControls(text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '')).trim(), max).trim();
+  const name = cutAt(stripBidiControls(text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '')).trim(), max).trim();
+  // Only zero-width or filler characters (U+200B, U+3164…) would show as a blank where a name belongs: none.
+  return VISIBLE.test(name) ? name : '';
 }
+
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 
 /** Splits at the last dot, except a leading one (`.bashrc` has no extension). */
 export function splitExtension(name: string): { base: string; ext: string } {

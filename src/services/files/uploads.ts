@@ -62,6 +62,11 @@ export interface UploadFilePart {
   mimeType: string;
   /** Must be read (or abandoned) before the next part can arrive; a chunk is valid until the next is asked for. */
   body: AsyncIterable<Uint8Array>;
+  /**
+   * Bytes of the file not read yet, from the request's declared length, when the file is the form's last part
+   * (as browsers and the web app send it; a part after it is counted in); null when that length is unknown.
+   */
+  unread?: () => number | null;
 }
 
 /** A multipart body as ordered parts, produced by the HTTP layer's streaming parser. */
@@ -124,9 +129,11 @@ interface Budget {
    */
   free: () => number | null;
   sizeHint?: number;
+  /** Past the quota, how many more bytes of the file are read (and dropped) to learn its size for the 413. */
+  overQuotaCount?: number;
 }
 
-/** Past the quota, how many more bytes of a file are read (and dropped) to learn its size for the 413. */
+/** The default of Budget.overQuotaCount: a request that fails with the 413 need not be read to its end. */
 const OVER_QUOTA_COUNT_BYTES = 1024 * 1024;
 // file-type needs a few KiB for most formats; office documents (ZIP containers) need a little more.
 const SNIFF_BYTES = 64 * 1024;
@@ -376,7 +383,8 @@ export class UploadService {
         const entry: (typeof incoming)[number] = { index, fileName, object: null, error: null };
         incoming.push(entry);
         const room = free;
-        const budget = { maxBytes: this.settings.get('maxUploadBytes'), free: () => room };
+        // A refused file is counted to its end: the parser reads the rest of its part anyway to reach the next one.
+        const budget = { maxBytes: this.settings.get('maxUploadBytes'), free: () => room, overQuotaCount: Number.POSITIVE_INFINITY };
         const stored = (object: StoredObject) => {
           toDiscard.push(object);
           entry.object = object;
@@ -960,7 +968,11 @@ export class UploadService {
    * Streams one file part into storage under a new key, enforcing the budget while the bytes flow, and
    * the disk's reserve: before the first byte (for the declared size) and every few MiB after.
    */
-  private async store(part: Pick<UploadFilePart, 'body' | 'mimeType'>, budget: Budget, signal?: AbortSignal): Promise<StoredObject> {
+  private async store(
+    part: Pick<UploadFilePart, 'body' | 'mimeType' | 'unread'>,
+    budget: Budget,
+    signal?: AbortSignal,
+  ): Promise<StoredObject> {
     const disk = this.disk;
     disk.assertRoom(budget.sizeHint ?? 0);
     const checkEvery = disk.checkEvery;
@@ -969,14 +981,19 @@ export class UploadService {
     let head = null as Buffer | null;
     let headBytes = 0;
     let free: number | null = null;
+    const overQuotaCount = budget.overQuotaCount ?? OVER_QUOTA_COUNT_BYTES;
     async function* counted(): AsyncGenerator<Uint8Array> {
       let size = 0;
       let checkedAt = 0;
       let overAt: number | null = null;
+      let unread: number | null = null;
       for await (const chunk of part.body) {
         size += chunk.byteLength;
         if (overAt !== null) {
-          if (size - overAt > OVER_QUOTA_COUNT_BYTES) break;
+          if (size - overAt > overQuotaCount) {
+            unread = part.unread?.() ?? null;
+            break;
+          }
           continue;
         }
         if (size > budget.maxBytes) throw fileTooLarge(budget.maxBytes);
@@ -997,9 +1014,12 @@ export class UploadService {
         }
         yield chunk;
       }
-      // The file's size when its end came within the count, else at least the declared length (a WebDAV PUT's is the file's).
-      if (overAt !== null)
-        throw storageLimitExceeded(size - overAt > OVER_QUOTA_COUNT_BYTES ? Math.max(size, budget.sizeHint ?? 0) : size, free!);
+      // The file's size when its end came within the count; else what the declared length leaves for it, or that length
+      // itself (a WebDAV PUT's is the file's).
+      if (overAt !== null) {
+        const required = size - overAt <= overQuotaCount ? size : unread !== null ? size + unread : Math.max(size, budget.sizeHint ?? 0);
+        throw storageLimitExceeded(required, free!);
+      }
     }
     // Committed with the intents and rows of the other uploads of this turn, before the first byte is written.
     free = await this.transactions.grouped(() => {

@@ -423,14 +423,17 @@ export class IdpService {
     if (!this.d.accounts.signupOpen() && !this.d.config!.autoCreate) {
       throw new IdpFailure('signup_disabled', `no account is linked to subject ${subject} or has ${email}, and sign-up is closed`);
     }
-    const name = [claims.name, claims.preferred_username].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? '';
+    // Cut between whole characters (slicing could keep half an emoji, stored as U+FFFD); a claim with nothing visible is skipped.
+    const name =
+      [claims.name, claims.preferred_username]
+        .map((v) => (typeof v === 'string' ? personName(v, DISPLAY_NAME_MAX) : ''))
+        .find((v) => v !== '') ?? '';
     let row: User;
     try {
       row = await this.d.accounts.createLogin({
         email,
         password: null,
-        // Cut between whole characters: slicing could keep half an emoji, stored as U+FFFD.
-        name: personName(name, DISPLAY_NAME_MAX),
+        name,
         identity: { issuer, subject },
         emailTrusted: isTrue(claims.email_verified),
       });

@@ -35,6 +35,12 @@ const SWEEP_PAUSE_MS = 250;
 const PRUNE_BATCH = 500;
 // A photo taken further ahead than this is a camera's wrong clock (2100, 9999): it sorts by its modification time.
 const TAKEN_AHEAD_MS = 86_400_000;
+/**
+ * A first try at a thumbnail that failed (a time-out on a loaded box, a worker that died, a decoder error) is made once
+ * more this long after, at the next request for it or the next sweep; a second failure is final, so a file that fails
+ * every time costs two tries, never a loop. Until then a request for it is a 404 that makes nothing.
+ */
+const RETRY_AFTER_MS = 3_600_000;
 
 // The Photos view's images: every type a thumbnail is made of except documents (PDF).
 const PHOTO_IMAGE_TYPES = THUMBNAIL_TYPES.filter((t) => t.startsWith('image/'));
@@ -101,9 +107,9 @@ function mergePhotoPages<T extends PhotoRow>(sources: T[][], limit: number): { r
  * A stored object that is gone or fails its integrity check stays so until it is restored: its file has no thumbnail
  * (recorded once, so the sweep goes on to the next file); any other failure (storage unreachable) is thrown to be retried.
  */
-function unreadable(err: unknown): { ok: false; reason: string } {
+function unreadable(err: unknown): { ok: false; reason: string; final: true } {
   if (err instanceof StorageNotFoundError || err instanceof ObjectIntegrityError)
-    return { ok: false, reason: `the stored file cannot be read: ${err.message}` };
+    return { ok: false, reason: `the stored file cannot be read: ${err.message}`, final: true };
   throw err;
 }
 
@@ -325,7 +331,14 @@ export class ThumbnailService {
 
   /** What was made of the subject's content, made now (ahead of background work) when nothing was yet. */
   private async current(subject: Subject): Promise<Made | null> {
-    return this.d.thumbnails.get(subject.key) || this.makeOf(subject, true);
+    const made = this.d.thumbnails.get(subject.key);
+    if (made && !(made.status === 'failed' && made.createdAt <= this.retryBefore())) return made;
+    return this.makeOf(subject, true);
+  }
+
+  /** A failed try made at this time or earlier is due to be made again. */
+  private retryBefore(): number {
+    return this.d.clock.now() - RETRY_AFTER_MS;
   }
 
   /**
@@ -351,11 +364,15 @@ export class ThumbnailService {
 
   private async makeNow(subject: Subject, kind: NonNullable<ReturnType<typeof sourceKind>>, urgent: boolean): Promise<Made | null> {
     const { row, key, wrappedKey } = subject;
-    const none = (reason: string): ThumbnailRow => {
-      this.d.log.info('no thumbnail', { fileId: row.id, reason });
+    const none = (reason: string, final = false): ThumbnailRow => {
+      // The first failure is tried again later (RETRY_AFTER_MS); one after a failed try, or of a remade thumbnail, is final,
+      // as is an object that is gone or damaged (it stays so until restored, and `coffer thumbnails rebuild` then).
+      const earlier = this.d.thumbnails.get(key)?.status;
+      const status = final || earlier === 'failed' || earlier === 'none' ? 'none' : 'failed';
+      this.d.log.info('no thumbnail', { fileId: row.id, reason, final: status === 'none' });
       return {
         storageKey: key,
-        status: 'none',
+        status,
         smallSize: null,
         largeSize: null,
         width: null,
@@ -370,10 +387,10 @@ export class ThumbnailService {
       };
     };
     let made: Made;
-    if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`);
+    if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`, true);
     else {
       const result = await this.d.pool.make(kind, this.source(kind, subject), urgent).catch(unreadable);
-      if (!result.ok) made = none(result.reason);
+      if (!result.ok) made = none(result.reason, 'final' in result);
       else {
         const put = (size: ThumbnailSize, data: Uint8Array) =>
           this.d.storage.putUnder(
@@ -473,8 +490,8 @@ export class ThumbnailService {
   /** At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none. */
   catchUp(): void {
     if (
-      this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: 1 }).length > 0 ||
-      this.d.thumbnails.librarySourcesPage(this.types, { afterSeq: 0, limit: 1 }).length > 0 ||
+      this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: 1, retryBefore: this.retryBefore() }).length > 0 ||
+      this.d.thumbnails.librarySourcesPage(this.types, { afterSeq: 0, limit: 1, retryBefore: this.retryBefore() }).length > 0 ||
       this.d.thumbnails.libraryOrphans(1).length > 0
     )
       this.requestSweep();
@@ -497,10 +514,12 @@ export class ThumbnailService {
    */
   async sweep(signal?: AbortSignal): Promise<number> {
     if (this.pruneWanted) await this.pruneLibrary();
-    const stored = this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: SWEEP_BATCH });
+    const retryBefore = this.retryBefore();
+    const stored = this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: SWEEP_BATCH, retryBefore });
     // Library files after the stored ones, from where the last batch ended: their host reads come after uploads'.
     const room = SWEEP_BATCH - stored.length;
-    const library = room > 0 ? this.d.thumbnails.librarySourcesPage(this.types, { afterSeq: this.libraryAfter, limit: room }) : [];
+    const library =
+      room > 0 ? this.d.thumbnails.librarySourcesPage(this.types, { afterSeq: this.libraryAfter, limit: room, retryBefore }) : [];
     if (room > 0) this.libraryAfter = library.length === room ? library.at(-1)!.seq : 0;
     const sources = [...stored, ...library];
     let count = 0;

@@ -31,6 +31,7 @@ const MATRIX: Row[] = [
   ['PUT', () => '/api/user/storage-limit', () => ({ targetUserId: target, storageLimit: 10 ** 12 }), adminOnly],
   ['GET', () => '/api/user/active-clients', undefined, adminOnly],
   ['PATCH', () => `/api/user/${target}`, () => ({ disabled: false }), adminOnly],
+  ['POST', () => `/api/user/${target}/confirm-email`, undefined, adminOnly],
   ['POST', () => '/api/user/signup-toggle', () => ({ enabled: false }), adminOnly],
   ['GET', () => '/api/user/docserver-config', undefined, adminOnly],
   ['PUT', () => '/api/user/docserver-config', () => ({ url: null, jwtSecret: null }), adminOnly],

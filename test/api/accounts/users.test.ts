@@ -414,6 +414,49 @@ describe('admin: disabling and deleting accounts', () => {
     expect((await json(bad)).details[0].field).toBe('disabled');
   });
 
+  test("the list says whose address the admin chose or confirmed; confirming one from the web is the CLI's confirm-email", async () => {
+    expect((await admin.client.post('/api/user/signup-toggle', { enabled: true })).status).toBe(200);
+    const email = seed.uniqueEmail('self-signed');
+    const signup = await s.client().post('/api/signup', { email, password: 'long enough', name: 'Self' });
+    expect((await admin.client.post('/api/user/signup-toggle', { enabled: false })).status).toBe(200);
+    const self: string = (await json(signup)).user.id;
+    const made = await seed.owner(s);
+    const sub = await seed.subUser(s, made, []);
+    expect(await entry(self)).toMatchObject({ email, emailTrusted: false });
+    expect(await entry(made.id)).toMatchObject({ emailTrusted: true });
+    expect(await entry(sub.id)).toMatchObject({ emailTrusted: false });
+    expect(await entry(admin.id)).toMatchObject({ emailTrusted: true });
+
+    for (const [id, address] of [
+      [self, email],
+      [sub.id, sub.email],
+    ] as const) {
+      const res = await admin.client.post(`/api/user/${id}/confirm-email`);
+      expect(res.status).toBe(200);
+      expect(await json(res)).toEqual({ id, email: address, changed: true });
+      expect(await entry(id)).toMatchObject({ emailTrusted: true });
+    }
+    // Again, or one already trusted: nothing changes, nothing more is audited.
+    expect(await json(await admin.client.post(`/api/user/${self}/confirm-email`))).toEqual({ id: self, email, changed: false });
+    expect(await json(await admin.client.post(`/api/user/${made.id}/confirm-email`))).toMatchObject({ changed: false });
+    await s.server.ctx.services.audit.flush();
+    const audited = s.server.ctx.services.audit.list({ action: 'user.email_confirm', limit: 100 });
+    expect(audited.map((e) => e.targetId).sort()).toEqual([self, sub.id].sort());
+    expect(audited.every((e) => e.loginId === admin.id)).toBe(true);
+
+    const unknown = await admin.client.post('/api/user/no-such-user/confirm-email');
+    expect(unknown.status).toBe(404);
+    expect(await json(unknown)).toEqual({ message: 'User not found' });
+    for (const who of [made, sub]) {
+      const res = await who.client.post(`/api/user/${self}/confirm-email`);
+      expect(res.status).toBe(403);
+      expect(await json(res)).toEqual(errors.adminOnly);
+    }
+    const anonymous = await s.client().post(`/api/user/${self}/confirm-email`);
+    expect(anonymous.status).toBe(401);
+    expect(await json(anonymous)).toEqual(errors.noToken);
+  });
+
   test('owners and sub-users get 403 for any id, existing or not; nothing changes', async () => {
     const o = await seed.owner(s);
     const other = await seed.owner(s);

@@ -546,6 +546,25 @@ describe("the provider's display name", () => {
       expect((await json(await client.get('/api/profile'))).name).toBe(stored);
     }
   });
+
+  test('one with nothing visible (controls, bidi marks, zero-width or blank characters) counts as none: the next claim, else no name as when the provider gives none', async () => {
+    const c = await coffer({ OIDC_AUTO_CREATE: 'true' });
+    await seed.admin(c.t);
+    const none = c.t.client();
+    expect(await signInWithProvider(provider, none, person({ name: undefined }))).toBe('/');
+    const noName = (await json(await none.get('/api/profile'))).name;
+    const cases = [
+      { claims: { name: '\u202E\u200F\u0007 \u3000' }, stored: noName },
+      { claims: { name: '\u200B\u2060\uFEFF\u00AD\u3164' }, stored: noName },
+      { claims: { name: '\u202E\u200F', preferred_username: 'ida.p' }, stored: 'ida.p' },
+      { claims: { name: '\u200B', preferred_username: '\u2066\u2069' }, stored: noName },
+    ];
+    for (const { claims, stored } of cases) {
+      const client = c.t.client();
+      expect(await signInWithProvider(provider, client, person(claims))).toBe('/');
+      expect((await json(await client.get('/api/profile'))).name).toBe(stored);
+    }
+  });
 });
 
 describe('OIDC_DISABLE_PASSWORD_LOGIN', () => {

@@ -117,15 +117,24 @@ describe('POST /api/files/upload', () => {
     const res = await uploadRaw(o.client, 'over.bin', randomBytes(60_000));
     expect(res.status).toBe(413);
     expect(await json(res)).toEqual({ message: 'Storage limit exceeded. Required: 60000, available: 50000.' });
-    // Past the megabyte counted after the limit, the end is not waited for: at least the body's length is named.
+    // Past the megabyte counted after the limit, the end is not waited for: the declared length less what came before
+    // the file and the closing boundary is the file's size, as the file is the form's last part.
+    const dest = await folder(o.client, 'dest');
     setLimit(o.id, 1000);
-    const big = await uploadRaw(o.client, 'big.bin', randomBytes(3 * MiB));
+    const big = await uploadRaw(o.client, 'big.bin', randomBytes(3 * MiB), { parentId: dest.id, lastModified: '1700000000000' });
     expect(big.status).toBe(413);
-    const required = Number(/Required: (\d+),/.exec((await json(big)).message)![1]);
+    expect(await json(big)).toEqual({ message: `Storage limit exceeded. Required: ${3 * MiB}, available: 1000.` });
+    // A part after the file is counted in (never more than the request's length).
+    const form = new FormData();
+    form.append('file', new File([randomBytes(3 * MiB)], 'first.bin'));
+    form.append('lastModifiedTimes', '1700000000000');
+    const after = await o.client.request('/api/files/upload', { method: 'POST', body: form });
+    expect(after.status).toBe(413);
+    const required = Number(/Required: (\d+),/.exec((await json(after)).message)![1]);
     expect(required).toBeGreaterThan(3 * MiB);
     expect(required).toBeLessThan(3 * MiB + 1000);
     await settled();
-    expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
+    expect(rowCount(t, "account_id = ? AND type = 'file'", o.id)).toBe(0);
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(0);
   });
 
@@ -342,6 +351,18 @@ describe('POST /api/files/upload/bulk', () => {
     expect(body).toMatchObject({ total: 3, successful: 2, failedCount: 1 });
     expect(body.failed[0].error).toBe('Storage limit exceeded. Required: 600, available: 300.');
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(1200);
+  });
+
+  test("a large file over the quota, not the last part: the 413 names that file's size, and the next file still arrives", async () => {
+    const o = await seed.owner(t);
+    setLimit(o.id, 1000);
+    const form = new FormData();
+    form.append('files', new File([randomBytes(3 * MiB)], 'big.bin'));
+    form.append('files', new File([randomBytes(500)], 'small.bin'));
+    const body = await json(await o.client.request('/api/files/upload/bulk', { method: 'POST', body: form }));
+    expect(body).toMatchObject({ total: 2, successful: 1, failedCount: 1 });
+    expect(body.failed[0]).toMatchObject({ fileName: 'big.bin', error: `Storage limit exceeded. Required: ${3 * MiB}, available: 1000.` });
+    expect(t.server.ctx.services.quota.usage(o.id).used).toBe(500);
   });
 });
 
