@@ -1,5 +1,4 @@
 import { useEffect, useState } from 'preact/hooks';
-import { EMAIL_MAX } from '../../src/contract/limits.ts';
 import { parseSize } from '../../src/contract/size.ts';
 import type { InvitationEntry, UserEntry, UserSort } from '../../src/contract/admin.ts';
 import { api } from '../api/index.ts';
@@ -7,11 +6,11 @@ import { formatSize, sizeInput } from '../app/format.ts';
 import { usePages } from '../app/load.ts';
 import { loadStorage } from '../app/storage.ts';
 import { toast, toastError } from '../app/toasts.ts';
-import { confirmAsked, confirmIdentityDialog } from '../ui/confirm-identity.tsx';
-import { confirmDialog, Dialog, FormButtons, openDialog, promptDialog } from '../ui/dialog.tsx';
+import { Dialog, FormButtons, openDialog } from '../ui/dialog.tsx';
 import { ActionButton, Field, FormError, Options } from '../ui/form.tsx';
 import { LoadError, MoreButton, Section } from '../ui/page.tsx';
 import { AccountEntry, Invitations } from './account-entry.tsx';
+import { confirmAccountEmail, deleteAccount, setAccountDisabled } from './account-actions.tsx';
 import { addUser } from './add-user.tsx';
 import { useBusyKeys } from '../ui/busy-keys.ts';
 
@@ -170,76 +169,15 @@ export function Users() {
 
   const setDisabled = (u: UserEntry, disabled: boolean) =>
     whileBusy(u.id, async () => {
-      if (
-        disabled &&
-        !(await confirmDialog({
-          title: `Disable ${u.email}?`,
-          message:
-            'The account and its sub-users are signed out at once and cannot sign in until you enable it again. Their files are kept.',
-          confirm: 'Disable',
-          danger: true,
-        }))
-      )
-        return;
-      try {
-        await api.admin.setDisabled(u.id, disabled);
-        toast(`${u.email} ${disabled ? 'disabled' : 'enabled'}`);
-        await refresh(u);
-      } catch (err) {
-        toastError(err);
-      }
+      if (await setAccountDisabled(u, disabled)) await refresh(u);
     });
-
   const confirmEmail = (u: UserEntry) =>
     whileBusy(u.id, async () => {
-      if (
-        !(await confirmDialog({
-          title: `Confirm the email of ${u.email}?`,
-          message:
-            'Confirm it only if you know this address belongs to the person using this login: single sign-on will then let whoever the identity provider says owns the address into it.',
-          confirm: 'Confirm email',
-        }))
-      )
-        return;
-      try {
-        await api.admin.confirmEmail(u.id);
-        toast(`Email of ${u.email} confirmed`);
-        // A sub-user's entry is read again with its account's.
-        await refresh(users.items?.find((o) => o.id === (u.parentUserId ?? u.id)) ?? u);
-      } catch (err) {
-        toastError(err);
-      }
+      // A sub-user's entry is read again with its account's.
+      if (await confirmAccountEmail(u)) await refresh(users.items?.find((o) => o.id === (u.parentUserId ?? u.id)) ?? u);
     });
-
   const remove = async (u: UserEntry) => {
-    const typed = await promptDialog({
-      title: `Delete ${u.email}?`,
-      label: `Type ${u.email} to delete the account, its sub-users and all of its files (${formatSize(u.storageUsed)}). This cannot be undone.`,
-      confirm: 'Delete account',
-      maxLength: EMAIL_MAX,
-      validate: (v) => (v.trim().toLowerCase() === u.email.toLowerCase() ? null : 'The email typed does not match the account.'),
-      submit: async () => {
-        try {
-          await api.admin.deleteUser(u.id);
-          return null;
-        } catch (err) {
-          // Signed in a while ago: the server asks for the admin's own password (or a code) first.
-          const kind = confirmAsked(err);
-          if (kind === null) return (err as Error).message;
-          const proof = await confirmIdentityDialog(kind, 'Deleting an account cannot be undone', 'Delete account');
-          if (!proof) return (err as Error).message;
-          try {
-            await api.admin.deleteUser(u.id, proof);
-            return null;
-          } catch (again) {
-            return (again as Error).message;
-          }
-        }
-      },
-    });
-    if (typed === undefined) return;
-    toast(`Deleting ${u.email}: its files are being removed`);
-    await refresh(u);
+    if (await deleteAccount(u)) await refresh(u);
   };
 
   const shown = users.items;
