@@ -109,6 +109,41 @@ const COUNT_API_CALLS = `{
   };
 }`;
 
+/**
+ * Counts the page's event streams that are open now: counted at their `{"type":"connected"}` (the server
+ * subscribes before it sends it), no longer once closed or dropped. Counted in the page, so a page closed earlier
+ * whose socket the server has not yet let go, or another page of the account, never makes it look open.
+ */
+const COUNT_EVENT_STREAMS = `{
+  const Original = window.EventSource;
+  let open = 0;
+  Object.defineProperty(window, '__cofferStreamsOpen', { get: () => open });
+  window.EventSource = class extends Original {
+    constructor(url, init) {
+      super(url, init);
+      let counted = false;
+      const drop = () => counted && ((counted = false), open--);
+      this.addEventListener('message', (m) => {
+        if (!counted && String(m.data).includes('"type":"connected"')) (counted = true), open++;
+      });
+      this.addEventListener('error', drop);
+      const close = this.close.bind(this);
+      this.close = () => (drop(), close());
+    }
+  };
+}`;
+
+/**
+ * Waits until the page's event stream is open: a change made after this reaches the page live, one made
+ * before it may never (a page just loaded connects a moment later, much later on a loaded machine).
+ */
+export async function eventStreamOpen(page: Page): Promise<void> {
+  await eventually(async () => ((await page.evaluate('window.__cofferStreamsOpen')) as number) > 0, {
+    timeoutMs: 15_000,
+    message: "the page's event stream did not open",
+  });
+}
+
 /** Waits until every API call the page has made is answered: the page has what it asked for. */
 export async function apiSettled(page: Page): Promise<void> {
   await eventually(async () => (await page.evaluate('window.__cofferApiPending')) === 0, {
@@ -135,6 +170,7 @@ export async function openContext(
   });
   if (opts.lateFrames) await context.addInitScript(LATE_FRAMES);
   await context.addInitScript(COUNT_API_CALLS);
+  await context.addInitScript(COUNT_EVENT_STREAMS);
   // Races hunted on purpose: every API call but the event stream answered up to this many ms late, at random.
   const latency = Number(process.env.COFFER_UI_LATENCY_MS ?? 0);
   if (latency > 0)

@@ -175,6 +175,9 @@ export function readZip(buf: Buffer): ZipEntryInfo[] {
   return entries;
 }
 
+/** How long a read waits for a message by default: it fails only one that never comes (3 s can be short on a loaded machine). */
+const WAIT_FOR_EVENT_MS = 10_000;
+
 /** Reads Server-Sent Event messages from a response body. */
 export class SseReader {
   private readonly reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> };
@@ -188,7 +191,7 @@ export class SseReader {
   }
 
   /** The next message block (data lines or a comment), waiting at most `ms`. */
-  async next(ms = 3000): Promise<string> {
+  async next(ms = WAIT_FOR_EVENT_MS): Promise<string> {
     const deadline = Date.now() + ms;
     for (;;) {
       const end = this.buffer.indexOf('\n\n');
@@ -210,7 +213,7 @@ export class SseReader {
   }
 
   /** The next `data:` message as JSON (comments skipped). */
-  async nextData(ms = 3000): Promise<any> {
+  async nextData(ms = WAIT_FOR_EVENT_MS): Promise<any> {
     for (;;) {
       const block = await this.next(ms);
       // A change's `id:` line follows its `data:` line.
@@ -219,7 +222,7 @@ export class SseReader {
   }
 
   /** The next message with its `id:` and `event:` fields (comments skipped). */
-  async nextEvent(ms = 3000): Promise<{ data: any; id?: string; event?: string }> {
+  async nextEvent(ms = WAIT_FOR_EVENT_MS): Promise<{ data: any; id?: string; event?: string }> {
     for (;;) {
       const block = await this.next(ms);
       if (block.startsWith(':')) continue;

@@ -17,7 +17,10 @@ export function memoryLogger(): Logger & { lines: LogLine[] } {
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-/** Waits until a line matching `pred` has been logged (access-log lines come after the response). */
-export function waitForLine(logger: { lines: LogLine[] }, pred: (l: LogLine) => boolean, ms = 3000): Promise<LogLine> {
+/**
+ * Waits until a line matching `pred` has been logged (access-log lines come after the response); up to 10 s, which fails
+ * only a line that never comes (3 s can be short on a loaded machine).
+ */
+export function waitForLine(logger: { lines: LogLine[] }, pred: (l: LogLine) => boolean, ms = 10_000): Promise<LogLine> {
   return eventually(() => logger.lines.find(pred) ?? false, { timeoutMs: ms, intervalMs: 10, message: 'expected log line did not appear' });
 }

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { acquireBrowser, expectAccessible, holdRequests, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  eventStreamOpen,
+  expectAccessible,
+  holdRequests,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -96,6 +105,7 @@ describe('Activity', () => {
     await entries(page).first().waitFor();
     await screenshot(page, 'activity-dark-phone');
     await expectAccessible(page, 'Activity (dark, phone)');
+    await eventStreamOpen(page);
     await upload(o.client, 'later.jpg', 'x', { parentId: year.id });
     await entries(page).filter({ hasText: 'You uploaded later.jpg' }).waitFor();
     expect(errors).toEqual([]);

@@ -8,6 +8,7 @@ import {
   type DropEntry,
   dropFiles,
   dropTree,
+  eventStreamOpen,
   expectAccessible,
   hasFocus,
   PHONE,
@@ -804,6 +805,8 @@ describe('file manager', () => {
     const second = await openFolder(o);
     await first.page.getByText('This folder is empty.').waitFor();
     await second.page.getByText('This folder is empty.').waitFor();
+    await eventStreamOpen(first.page);
+    await eventStreamOpen(second.page);
     await button(first.page, 'New folder').click();
     await first.page.getByRole('dialog', { name: 'New folder' }).getByLabel('Name').fill('From tab one');
     await first.page.getByRole('dialog', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
@@ -826,6 +829,8 @@ describe('file manager', () => {
       if (new URL(r.url()).pathname === '/api/files/events') streams.push(Date.now());
     });
     await row(page, 'before.txt').waitFor();
+    // Open before the drop: a stream that never connected has no missed changes to ask for.
+    await eventStreamOpen(page);
     const offline = page.getByRole('status').filter({ hasText: 'You are offline or Coffer cannot be reached' });
     const reconnecting = page.getByRole('status').filter({ hasText: 'Reconnecting to live updates' });
 

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { acquireBrowser, expectAccessible, PHONE, releaseBrowser, screenshot, signedInContext } from '../helpers/browser.ts';
+import {
+  acquireBrowser,
+  eventStreamOpen,
+  expectAccessible,
+  PHONE,
+  releaseBrowser,
+  screenshot,
+  signedInContext,
+} from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
 import * as img from '../helpers/images.ts';
@@ -205,6 +213,7 @@ describe('focus after the photo opened or focused leaves', () => {
     // The one opened goes to the trash from another device while it shows.
     await page.keyboard.press('Enter');
     await page.getByRole('dialog', { name: 'F1.jpg' }).waitFor();
+    await eventStreamOpen(page);
     expect((await o.client.post('/api/files/delete', { ids: [ids[1]] })).status).toBe(200);
     await grid.locator('[aria-label="F1.jpg"]').waitFor({ state: 'detached' });
     await page.keyboard.press('Escape');
@@ -229,6 +238,7 @@ describe('focus after the photo opened or focused leaves', () => {
     await grid.getByRole('option', { name: 'G3.jpg', exact: true }).focus();
     await page.keyboard.press('ArrowRight');
     await eventually(async () => (await focusedName()) === 'G2.jpg');
+    await eventStreamOpen(page);
     expect((await o.client.post('/api/files/delete', { ids: [ids[2]] })).status).toBe(200);
     await grid.locator('[aria-label="G2.jpg"]').waitFor({ state: 'detached' });
     await eventually(async () => (await focusedName()) === 'G1.jpg');
@@ -257,6 +267,7 @@ describe('focus after the photo opened or focused leaves', () => {
     const counter = page.locator('.viewer-counter');
     await page.getByRole('dialog', { name: 'H2.jpg' }).waitFor();
     expect(await counter.textContent()).toStartWith('2 of 4');
+    await eventStreamOpen(page);
     expect((await o.client.post('/api/files/delete', { ids: [ids[2]] })).status).toBe(200);
     await page.getByRole('dialog', { name: 'H1.jpg' }).waitFor();
     await eventually(async () => (await counter.textContent())!.startsWith('2 of 3'));

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import type { Browser, Page } from 'playwright-core';
-import { expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { eventStreamOpen, expectAccessible, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { json } from '../helpers/client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
@@ -256,7 +256,7 @@ describe('sharing with people', () => {
       const suffix = 'dark' in opts ? 'dark-phone' : 'light-desktop';
       await page.goto('/files');
       // The page's event stream is open before anything happens.
-      await eventually(() => t.server.ctx.hub.subscriberCount(member.id) > 0);
+      await eventStreamOpen(page);
       if (suffix === 'light-desktop') {
         await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'viewer' });
         // Delivered live: a toast says it, and the bell counts it.

