@@ -237,6 +237,15 @@ export class MembersRepo {
     return new Set(rows.map((r) => r.id));
   }
 
+  /** How many shares make one item shared out (oc:permissions' S, as sharedOutIds): its people and the links it is in. */
+  sharedOutCount(itemId: string): number {
+    return this.sqlite
+      .query<{ n: number }, [string]>(
+        'SELECT (SELECT COUNT(*) FROM item_members WHERE item_id = ?1) + (SELECT COUNT(*) FROM share_items WHERE item_id = ?1) AS n',
+      )
+      .get(itemId)!.n;
+  }
+
   /** How many items each of the given owners shares with people or groups. */
   sharedCounts(ownerIds: readonly string[]): Map<string, number> {
     const rows = this.sqlite

@@ -1,0 +1,72 @@
+import { Database } from 'bun:sqlite';
+import { describe, expect, test } from 'bun:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import { davLogin } from '../../helpers/dav.ts';
+import { folder, upload } from '../../helpers/files.ts';
+import { memoryLogger } from '../../helpers/logs.ts';
+import { NO_NEXTCLOUDCMD, nextcloudcmd, nextcloudcmdServer, succeeded } from '../../helpers/nextcloudcmd.ts';
+import * as seed from '../../helpers/seed.ts';
+import type { TestServer } from '../../helpers/server.ts';
+
+const logger = memoryLogger();
+let t: TestServer;
+let dir: string;
+
+nextcloudcmdServer(logger, 'coffer-nextcloudcmd-sync-', (s) => ({ t, dir } = s));
+
+/** One sync run that must succeed; its requests under /remote.php, with the account's prefix cut off. */
+const sync = async (email: string, password: string, local: string) =>
+  (await succeeded(nextcloudcmd(t.url, logger, email, password, local))).requests
+    .filter((r) => r.includes(' /remote.php/'))
+    .map((r) => r.replace(/\/remote\.php\/dav\/files\/[^/]+/, ''));
+
+/** The oc:permissions the client's journal holds for each synced path: what it shows (a shared item's icon) and acts on. */
+function journalPermissions(local: string): Record<string, string> {
+  const file = fs.readdirSync(local).find((n) => /^\.sync_.*\.db$/.test(n))!;
+  const db = new Database(path.join(local, file), { readonly: true });
+  try {
+    const rows = db.query<{ path: string; remotePerm: string }, []>('SELECT path, remotePerm FROM metadata ORDER BY path').all();
+    return Object.fromEntries(rows.map((r) => [r.path, r.remotePerm]));
+  } finally {
+    db.close();
+  }
+}
+
+describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): what it learns of changes below the root', () => {
+  test('sharing an item deep in the tree (by a link or with a person) and ending it reaches the client: S in its permissions, one branch listed, nothing downloaded', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const a = await folder(o.client, 'A');
+    const b = await folder(o.client, 'B', a.id);
+    const x = await upload(o.client, 'x.txt', 'x', { parentId: b.id });
+    await folder(o.client, 'Other');
+    const local = path.join(dir, 'shared-deep');
+    fs.mkdirSync(local);
+    await sync(o.email, dav.password, local);
+    expect(journalPermissions(local)['A/B/x.txt']).not.toContain('S');
+
+    expect((await o.client.post('/api/files/share', { ids: [x.id], shared: true })).status).toBe(200);
+    // The folders above the item list it again, and only they: its content did not change.
+    expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /', 'PROPFIND /A', 'PROPFIND /A/B']);
+    expect(journalPermissions(local)['A/B/x.txt']).toContain('S');
+
+    expect((await o.client.post(`/api/files/${b.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    // The client lists a folder whose permissions changed again itself.
+    expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /', 'PROPFIND /A', 'PROPFIND /A/B']);
+    expect(journalPermissions(local)['A/B']).toContain('S');
+    // A link on an item shared already changes nothing the client sees.
+    expect((await o.client.post('/api/files/share', { ids: [b.id], shared: true })).status).toBe(200);
+    expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+
+    expect((await o.client.post('/api/files/share', { ids: [x.id], shared: false })).status).toBe(200);
+    expect((await o.client.request(`/api/files/${b.id}/members/${member.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await o.client.post('/api/files/share', { ids: [b.id], shared: false })).status).toBe(200);
+    await sync(o.email, dav.password, local);
+    const after = journalPermissions(local);
+    expect([after['A/B'], after['A/B/x.txt']].filter((p) => p?.includes('S'))).toEqual([]);
+    // Nothing changed since: one PROPFIND.
+    expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+  });
+});
