@@ -324,6 +324,7 @@ export class MemberService {
         addedAt: this.d.clock.now(),
       });
       this.d.changes.record(principal, ChangeKinds.memberAdded, item, { details: { groupId, role } });
+      sharedOutChanged({ members: this.d.members, items: this.d.tree.items }, [item], true);
     });
     this.record(principal, AuditActions.memberAdd, item, { group: group.name, groupId, role });
     const text = `${this.ownerName(principal)} shared "${item.name}" with ${group.name} as ${role}.`;
@@ -361,6 +362,7 @@ export class MemberService {
       this.d.transactions.immediate(() => {
         if (!this.d.groups.unshare(item.id, groupId)) return false;
         this.d.changes.record(principal, ChangeKinds.memberRemoved, item, { details: { groupId } });
+        sharedOutChanged({ members: this.d.members, items: this.d.tree.items }, [item], false);
         return true;
       });
     if (!before || !removed) throw notFound('This item is not shared with this group.');

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
 import { folder, upload } from '../../helpers/files.ts';
+import { newGroup } from '../../helpers/groups.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import { NO_NEXTCLOUDCMD, nextcloudcmd, nextcloudcmdServer, succeeded } from '../../helpers/nextcloudcmd.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -12,8 +13,9 @@ import type { TestServer } from '../../helpers/server.ts';
 const logger = memoryLogger();
 let t: TestServer;
 let dir: string;
+let admin: seed.SeededLogin;
 
-nextcloudcmdServer(logger, 'coffer-nextcloudcmd-sync-', (s) => ({ t, dir } = s));
+nextcloudcmdServer(logger, 'coffer-nextcloudcmd-sync-', (s) => ({ t, dir, admin } = s));
 
 /** One sync run that must succeed; its requests under /remote.php, with the account's prefix cut off. */
 const sync = async (email: string, password: string, local: string) =>
@@ -67,6 +69,29 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): w
     const after = journalPermissions(local);
     expect([after['A/B'], after['A/B/x.txt']].filter((p) => p?.includes('S'))).toEqual([]);
     // Nothing changed since: one PROPFIND.
+    expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+  });
+
+  test('a folder shared with a group shows S like one shared with a person, and the client learns it when it comes and goes', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const a = await folder(o.client, 'A');
+    const team = await folder(o.client, 'Team', a.id);
+    await upload(o.client, 'plan.txt', 'plan', { parentId: team.id });
+    const group = await newGroup(admin, 'Planners', member);
+    const local = path.join(dir, 'group-shared');
+    fs.mkdirSync(local);
+    await sync(o.email, dav.password, local);
+    expect(journalPermissions(local)['A/Team']).not.toContain('S');
+
+    expect((await o.client.post(`/api/files/${team.id}/members`, { groupId: group, role: 'editor' })).status).toBe(201);
+    expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /', 'PROPFIND /A', 'PROPFIND /A/Team']);
+    expect(journalPermissions(local)['A/Team']).toContain('S');
+
+    expect((await o.client.request(`/api/files/${team.id}/groups/${group}`, { method: 'DELETE' })).status).toBe(200);
+    await sync(o.email, dav.password, local);
+    expect(journalPermissions(local)['A/Team']).not.toContain('S');
     expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
   });
 });
