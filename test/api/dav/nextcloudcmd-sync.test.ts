@@ -72,7 +72,7 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): w
     expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
   });
 
-  test('a folder shared with a group shows S like one shared with a person, and the client learns it when it comes and goes', async () => {
+  test('a folder shared with a group shows S like one shared with a person, and the client learns it when the share comes and goes, or the group is deleted', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);
     const dav = await davLogin(t, o, 'nextcloudcmd');
@@ -93,5 +93,13 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): w
     await sync(o.email, dav.password, local);
     expect(journalPermissions(local)['A/Team']).not.toContain('S');
     expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+
+    // The group deleted ends its shares: the same.
+    expect((await o.client.post(`/api/files/${team.id}/members`, { groupId: group, role: 'viewer' })).status).toBe(201);
+    await sync(o.email, dav.password, local);
+    expect(journalPermissions(local)['A/Team']).toContain('S');
+    expect((await admin.client.request(`/api/admin/groups/${group}`, { method: 'DELETE' })).status).toBe(200);
+    expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /', 'PROPFIND /A', 'PROPFIND /A/Team']);
+    expect(journalPermissions(local)['A/Team']).not.toContain('S');
   });
 });
