@@ -238,6 +238,15 @@ export class MembersRepo {
     return new Set(rows.map((r) => r.id));
   }
 
+  /** The items shared with the account itself (not through a group), with their owners. */
+  itemsSharedWith(accountId: string): Array<{ itemId: string; ownerId: string }> {
+    return this.sqlite
+      .query<{ itemId: string; ownerId: string }, [string]>(
+        'SELECT item_id AS itemId, owner_id AS ownerId FROM item_members WHERE account_id = ?',
+      )
+      .all(accountId);
+  }
+
   /** How many shares make one item shared out (oc:permissions' S, as sharedOutIds): its people, its groups and the links it is in. */
   sharedOutCount(itemId: string): number {
     return this.sqlite

@@ -3,6 +3,7 @@ import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import { newGroup } from '../../helpers/groups.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
@@ -101,5 +102,22 @@ describe.skipIf(NO_NEXTCLOUDCMD)('the Nextcloud desktop client (nextcloudcmd): w
     expect((await admin.client.request(`/api/admin/groups/${group}`, { method: 'DELETE' })).status).toBe(200);
     expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /', 'PROPFIND /A', 'PROPFIND /A/Team']);
     expect(journalPermissions(local)['A/Team']).not.toContain('S');
+  });
+
+  test('the only person an item was shared with deleted: the client learns it is no longer shared', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const dav = await davLogin(t, o, 'nextcloudcmd');
+    const a = await folder(o.client, 'A');
+    const b = await folder(o.client, 'B', a.id);
+    expect((await o.client.post(`/api/files/${b.id}/members`, { email: member.email, role: 'editor' })).status).toBe(201);
+    const local = path.join(dir, 'member-deleted');
+    fs.mkdirSync(local);
+    await sync(o.email, dav.password, local);
+    expect(journalPermissions(local)['A/B']).toContain('S');
+    expect((await admin.client.delete(`/api/user/${member.id}`)).status).toBe(202);
+    await eventually(() => expect(t.server.ctx.repos.users.byId(member.id)).toBeNull());
+    expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /', 'PROPFIND /A', 'PROPFIND /A/B']);
+    expect(journalPermissions(local)['A/B']).not.toContain('S');
   });
 });
