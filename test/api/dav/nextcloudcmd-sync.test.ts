@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { davLogin } from '../../helpers/dav.ts';
 import { eventually } from '../../helpers/eventually.ts';
-import { folder, listAll, upload } from '../../helpers/files.ts';
+import { downloaded, folder, listAll, upload } from '../../helpers/files.ts';
 import { newGroup } from '../../helpers/groups.ts';
 import { memoryLogger } from '../../helpers/logs.ts';
 import { localFiles, NO_NEXTCLOUDCMD, nextcloudcmd, nextcloudcmdServer, succeeded } from '../../helpers/nextcloudcmd.ts';
@@ -147,6 +147,44 @@ describe.skipIf(NO_NEXTCLOUDCMD)(
         ]),
       );
       expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+    });
+
+    test('a folder trashed or moved on the server while the client changed files in it: nothing made locally is lost, and the runs after settle', async () => {
+      const o = await seed.owner(t);
+      const dav = await davLogin(t, o, 'nextcloudcmd');
+      const local = path.join(dir, 'changed-below');
+      const write = (rel: string, content: string) => {
+        fs.mkdirSync(path.dirname(path.join(local, rel)), { recursive: true });
+        fs.writeFileSync(path.join(local, rel), content);
+      };
+      write('Gone/x.txt', 'x');
+      write('Gone/inner/deep.txt', 'deep');
+      write('Moved/z.txt', 'z');
+      fs.mkdirSync(path.join(local, 'Into'));
+      await sync(o.email, dav.password, local);
+      await sync(o.email, dav.password, local);
+      const root = await listAll(o.client, '/api/files');
+      const id = (name: string) => root.find((i) => i.name === name)!.id as string;
+      expect((await o.client.post('/api/files/delete', { ids: [id('Gone')] })).status).toBe(200);
+      expect((await o.client.post('/api/files/move', { ids: [id('Moved')], parentId: id('Into') })).status).toBe(200);
+      write('Gone/x.txt', 'x, edited offline');
+      write('Gone/inner/new.txt', 'made offline');
+      write('Moved/z.txt', 'z, edited offline');
+      await sync(o.email, dav.password, local);
+      const expected = new Map([
+        ['Gone/x.txt', 'x, edited offline'],
+        ['Gone/inner/new.txt', 'made offline'],
+        ['Into/Moved/z.txt', 'z, edited offline'],
+      ]);
+      expect(new Map([...localFiles(local)].map(([rel, content]) => [rel, content.toString()]))).toEqual(expected);
+      await sync(o.email, dav.password, local);
+      expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+      const into = await listAll(o.client, `/api/files?parentId=${id('Into')}`);
+      const moved = await listAll(o.client, `/api/files?parentId=${into[0].id}`);
+      expect(moved.map((i) => i.name)).toEqual(['z.txt']);
+      expect((await downloaded(o.client, moved[0].id)).toString()).toBe('z, edited offline');
+      const gone = (await listAll(o.client, '/api/files')).find((i) => i.name === 'Gone')!;
+      expect(gone.id).not.toBe(id('Gone'));
     });
   },
 );
