@@ -278,6 +278,17 @@ export class ItemsRepo {
     this.touchRoot(accountId, bytes);
   }
 
+  /**
+   * Marks a change of what live items show of themselves without a change below any folder (oc:permissions' S:
+   * shared with people or by a link, or no longer): the ETags of the folders above each and of the account's root
+   * move, so that a sync client lists them again and learns it. Trashed items show nowhere: nothing moves for them.
+   */
+  touchAbove(items: ReadonlyArray<Pick<Item, 'accountId' | 'parentId' | 'deletedAt'>>): void {
+    const marks = new Map<string, { accountId: string; parentId: string | null }>();
+    for (const i of items) if (i.deletedAt === null) marks.set(`${i.accountId}\n${i.parentId}`, i);
+    if (marks.size) this.changing(() => marks.forEach((m) => this.touchAncestors(m.accountId, m.parentId)));
+  }
+
   private touchFolders(parentId: string | null, bytes: number): void {
     if (parentId !== null)
       this.sqlite

@@ -226,15 +226,35 @@ export class MembersRepo {
       .all(ownerId);
   }
 
-  /** The owner's items shared with people or by a link (oc:permissions' S). */
+  /** The owner's items shared with people, with groups or by a link (oc:permissions' S). */
   sharedOutIds(ownerId: string): Set<string> {
     const rows = this.sqlite
       .query<{ id: string }, [string]>(
         `SELECT item_id AS id FROM item_members WHERE owner_id = ?1
+         UNION SELECT item_id FROM item_groups WHERE owner_id = ?1
          UNION SELECT si.item_id FROM share_items si JOIN share_links l ON l.id = si.link_id WHERE l.account_id = ?1`,
       )
       .all(ownerId);
     return new Set(rows.map((r) => r.id));
+  }
+
+  /** The items shared with the account itself (not through a group), with their owners. */
+  itemsSharedWith(accountId: string): Array<{ itemId: string; ownerId: string }> {
+    return this.sqlite
+      .query<{ itemId: string; ownerId: string }, [string]>(
+        'SELECT item_id AS itemId, owner_id AS ownerId FROM item_members WHERE account_id = ?',
+      )
+      .all(accountId);
+  }
+
+  /** How many shares make one item shared out (oc:permissions' S, as sharedOutIds): its people, its groups and the links it is in. */
+  sharedOutCount(itemId: string): number {
+    return this.sqlite
+      .query<{ n: number }, [string]>(
+        `SELECT (SELECT COUNT(*) FROM item_members WHERE item_id = ?1) + (SELECT COUNT(*) FROM item_groups WHERE item_id = ?1)
+              + (SELECT COUNT(*) FROM share_items WHERE item_id = ?1) AS n`,
+      )
+      .get(itemId)!.n;
   }
 
   /** How many items each of the given owners shares with people or groups. */

@@ -16,6 +16,7 @@ import type { QuotaService } from '../files/quota.ts';
 import type { ConfirmationPurpose, ConfirmedActor, IdentityCheck } from './identity-check.ts';
 import type { SessionService } from './sessions.ts';
 import type { BatchRun, TrashService } from '../files/trash.ts';
+import { sharedOutChanged } from '../sharing/shared-out.ts';
 
 export interface UsersDeps {
   clock: Clock;
@@ -191,7 +192,14 @@ export class UsersService {
     // Everything in its trash goes, whenever it was trashed.
     this.d.trash.emptyTrash({ accountId, loginId: accountId }, Number.MAX_SAFE_INTEGER, run, true);
     const logins = this.d.users.loginIdsOfAccount(accountId);
-    const removed = this.d.users.deleteAccount(accountId);
+    const removed = this.d.transactions.immediate(() => {
+      const memberOf = this.d.members.itemsSharedWith(accountId);
+      const gone = this.d.users.deleteAccount(accountId);
+      // Its memberships went with it: items shared with it alone are no longer shared out.
+      const shared = memberOf.flatMap((m) => this.d.items.get(m.ownerId, m.itemId) ?? []);
+      sharedOutChanged({ members: this.d.members, items: this.d.items }, shared, false);
+      return gone;
+    });
     for (const loginId of logins) this.d.sessions.forgetLogin(loginId);
     for (const listener of this.purgedListeners) listener(accountId);
     this.d.audit.record({

@@ -3,12 +3,14 @@ import { GROUP_NAME_MAX, type GroupChoice, type GroupDetail, type GroupMember, t
 import type { Transactions } from '../../db/repos/index.ts';
 import type { GroupMemberRow, GroupRow, GroupSource, GroupsRepo } from '../../db/repos/groups.ts';
 import type { MembersRepo } from '../../db/repos/members.ts';
+import type { ItemsRepo } from '../../db/repos/items.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import { AppError, badRequest, conflict, forbidden, Messages, notFound } from '../../errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { AuditActions, type AuditPrincipal, type AuditService } from '../admin/audit.ts';
 import { iso } from '../files/item-views.ts';
 import { type MemberService, NotificationType, type NotificationService } from './members.ts';
+import { sharedOutChanged } from './shared-out.ts';
 
 /** Who changes a group: a signed-in login (the admin or a group administrator), the command line, or single sign-on. */
 export type GroupActor = { principal: AuditPrincipal & { isAdmin: boolean } } | { cli: true } | { idp: AuditPrincipal };
@@ -18,6 +20,7 @@ interface GroupDeps {
   transactions: Transactions;
   groups: GroupsRepo;
   members: MembersRepo;
+  items: ItemsRepo;
   users: UsersRepo;
   audit: AuditService;
 }
@@ -118,7 +121,11 @@ export class GroupService {
     const group = this.require(id);
     const accounts = this.d.groups.members(id).map((m) => m.accountId);
     const items = this.d.groups.itemsOf(id);
-    this.d.groups.delete(id);
+    this.d.transactions.immediate(() => {
+      this.d.groups.delete(id);
+      const shared = items.flatMap((i) => this.d.items.get(i.ownerId, i.itemId) ?? []);
+      sharedOutChanged(this.d, shared, false);
+    });
     for (const accountId of accounts) this.accessEnded(accountId, items, `The group "${group.name}" was deleted.`);
     this.record(actor, AuditActions.groupDelete, id, { name: group.name, members: accounts.length, shares: items.length });
     return { message: `Deleted the group ${group.name}` };

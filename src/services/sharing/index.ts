@@ -43,6 +43,7 @@ export function createSharingServices(infra: Infrastructure, { audit, settings, 
     transactions,
     shares: repos.shares,
     items: repos.items,
+    members: repos.members,
     users: repos.users,
     tree,
     events,
@@ -70,7 +71,7 @@ export function createSharingServices(infra: Infrastructure, { audit, settings, 
     notifications,
   );
   const groups = new GroupService(
-    { clock, transactions, groups: repos.groups, members: repos.members, users: repos.users, audit },
+    { clock, transactions, groups: repos.groups, members: repos.members, items: repos.items, users: repos.users, audit },
     members,
     notifications,
   );

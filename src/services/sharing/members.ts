@@ -15,6 +15,7 @@ import { EDITOR_PERMISSIONS } from '../identity/permissions.ts';
 import { type Principal, requirePermission } from '../identity/principal.ts';
 import { iso, type ItemViews } from '../files/item-views.ts';
 import type { Tree } from '../files/tree.ts';
+import { sharedOutChanged } from './shared-out.ts';
 
 /** The notification types (named like those of docs/compatibility.md › Events; clients show `text`). */
 export const NotificationType = {
@@ -240,6 +241,7 @@ export class MemberService {
         addedAt: now,
       });
       this.d.changes.record(principal, ChangeKinds.memberAdded, item, { details: { memberId: account.id, role: input.role } });
+      sharedOutChanged({ members: this.d.members, items: this.d.tree.items }, [item], true);
     });
     this.record(principal, AuditActions.memberAdd, item, { email: account.email, role: input.role });
     this.notifications.notify(
@@ -283,6 +285,7 @@ export class MemberService {
       this.d.transactions.immediate(() => {
         if (!this.d.members.remove(item.id, accountId)) return false;
         this.d.changes.record(principal, ChangeKinds.memberRemoved, item, { details: { memberId: accountId } });
+        sharedOutChanged({ members: this.d.members, items: this.d.tree.items }, [item], false);
         return true;
       });
     if (!before || !removed) throw notFound('This person is not a member of this item.');
@@ -321,6 +324,7 @@ export class MemberService {
         addedAt: this.d.clock.now(),
       });
       this.d.changes.record(principal, ChangeKinds.memberAdded, item, { details: { groupId, role } });
+      sharedOutChanged({ members: this.d.members, items: this.d.tree.items }, [item], true);
     });
     this.record(principal, AuditActions.memberAdd, item, { group: group.name, groupId, role });
     const text = `${this.ownerName(principal)} shared "${item.name}" with ${group.name} as ${role}.`;
@@ -358,6 +362,7 @@ export class MemberService {
       this.d.transactions.immediate(() => {
         if (!this.d.groups.unshare(item.id, groupId)) return false;
         this.d.changes.record(principal, ChangeKinds.memberRemoved, item, { details: { groupId } });
+        sharedOutChanged({ members: this.d.members, items: this.d.tree.items }, [item], false);
         return true;
       });
     if (!before || !removed) throw notFound('This item is not shared with this group.');

@@ -5,6 +5,7 @@ import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import type { ShareLinkView } from '../../contract/sharing.ts';
 import type { LinkOptions, OwnedLink, ShareLink, ShareMode, SharesRepo } from '../../db/repos/shares.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
+import type { MembersRepo } from '../../db/repos/members.ts';
 import { AppError, badRequest, forbidden, Messages, notFound } from '../../errors.ts';
 import { permissionFor } from '../identity/permissions.ts';
 import { requirePermission } from '../identity/principal.ts';
@@ -21,6 +22,7 @@ import { hashPassword } from '../identity/passwords.ts';
 import { countedZip, type DownloadCap, downloadCap, LinkLockedError, type LinkVisit, LinkVisits, UnlockAttempts } from './link-access.ts';
 import type { Principal } from '../identity/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
+import { sharedOutChanged } from './shared-out.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { ZipDownload } from '../files/downloads.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
@@ -100,6 +102,7 @@ export interface ShareDeps {
   transactions: Transactions;
   shares: SharesRepo;
   items: ItemsRepo;
+  members: MembersRepo;
   users: UsersRepo;
   tree: Tree;
   events: FileEvents;
@@ -188,6 +191,7 @@ export class ShareService {
           };
           this.d.shares.insertLink(link, principal.loginId, now);
           this.d.changes.record(principal, ChangeKinds.linkCreated, item, { details: { linkId: link.id, mode } });
+          sharedOutChanged(this.d, [item], true);
           created.push(link);
         }
         links[item.id] = this.linkBase(requestOrigin, link.token);
@@ -216,6 +220,7 @@ export class ShareService {
       const removed = this.d.shares.removeForItems(itemIds);
       this.recordRemoved(principal, removed, rows);
       const left = this.recordLeft(principal, joined).filter((item) => !itemIds.includes(item.id));
+      sharedOutChanged(this.d, [...rows, ...left], false);
       return { rows: [...rows, ...left], removed };
     });
     for (const l of removed) {
@@ -299,7 +304,7 @@ export class ShareService {
           ? { accountId: link.accountId, actor: { kind: 'system', id: null } }
           : { loginId: by.loginId, accountId: link.accountId };
       if (item) this.recordRemoved(changer, removed, [item]);
-      this.recordLeft(changer, joined);
+      sharedOutChanged(this.d, [...(item ? [item] : []), ...this.recordLeft(changer, joined)], false);
     });
     this.d.audit.record({
       action: AuditActions.shareRemove,
@@ -359,6 +364,7 @@ export class ShareService {
         this.d.shares.addMember(parentLink.id, item.id, now);
         // Recorded as every link change is, so a stream resumed over it replays the `file.shared` sent live.
         this.d.changes.record(principal, ChangeKinds.linkCreated, item, { details: { linkId: parentLink.id, joined: true } });
+        sharedOutChanged(this.d, [item], true);
         links[item.id] = `${this.linkBase(requestOrigin, parentLink.token)}/${item.type === 'folder' ? 'folder' : 'file'}/${item.id}`;
         joined.push(item);
       }
@@ -380,7 +386,9 @@ export class ShareService {
         if (!this.d.tree.isInside(new Set([m.linkRootId]), m.itemId) && this.d.shares.removeMember(m.linkId, m.itemId) > 0) left.push(m);
       }
     }
-    return this.recordLeft(by, left);
+    const items = this.recordLeft(by, left);
+    sharedOutChanged(this.d, items, false);
+    return items;
   }
 
   /**
@@ -413,7 +421,9 @@ export class ShareService {
           this.d.changes.record(by, ChangeKinds.linkRemoved, item, { details: { linkId: link.id, expired: true } });
           unshared.push(item, ...this.recordLeft(by, this.d.shares.joinedEndedBy({ linkIds: [link.id] }), { expired: true }));
         }
-        return this.d.shares.removeLinks(links.map((l) => l.id));
+        const count = this.d.shares.removeLinks(links.map((l) => l.id));
+        sharedOutChanged(this.d, unshared, false);
+        return count;
       });
       // Announced as an unshare is: open lists drop the mark, and the changes' seqs stop holding streams' ids back.
       for (const item of unshared)
