@@ -12,6 +12,8 @@ import { Rng } from './random.ts';
 export interface MatrixTarget extends FuzzTarget {
   /** HTTP Basic for WebDAV and the Nextcloud door: the admin's and the sub-user's app passwords. */
   dav: { admin: string; sub: string };
+  /** The admin's login id: the Nextcloud doors name the login in their paths (/remote.php/dav/uploads/<login id>/…). */
+  loginId: string;
   /** An item of another account, which every caller here must get 404 for. */
   foreignId: string;
   /** The app's own OpenAPI document: each route's body and query schemas, to break one field at a time. */
@@ -45,6 +47,8 @@ export interface MatrixResult {
   failures: Array<{ request: string; status: number; body: string }>;
   /** Requests answered later than `slowMs`, or not at all (status 0). */
   slow: Array<{ request: string; ms: number; status: number }>;
+  /** Answers of 200 to 299 to a request naming another account's item in its path: each should be a 404. */
+  leaks: Array<{ request: string; status: number; body: string }>;
   /** /api answers of 400 to 499 whose body is not JSON with a message (or a rate limiter's error). */
   unreadable: Array<{ request: string; status: number; body: string }>;
 }
@@ -437,8 +441,22 @@ const endsSession = (method: string, path: string) =>
 
 const hasBody = (method: string) => !['GET', 'HEAD'].includes(method);
 
+/** What follows each Nextcloud door: its folders, a file, a chunked upload and its chunks, a version, a trashed entry. */
+const doorTails = (loginId: string) => [
+  `${loginId}/`,
+  `${loginId}/fuzz`,
+  `${loginId}/fuzz/fuzz.txt`,
+  `${loginId}/t1`,
+  `${loginId}/t1/00001`,
+  `${loginId}/t1/.file`,
+  `${loginId}/versions/1`,
+  `${loginId}/versions/99999999999999999/v`,
+  `${loginId}/trash/x.d1`,
+  `${loginId}/restore/x`,
+];
+
 /** The route's path with each parameter filled: a real id by default, or `segment` for all of them. */
-function fill(route: Route, ids: FuzzTarget['ids'], segment?: string): string {
+function fill(route: Route, ids: FuzzTarget['ids'], segment?: string, loginId = '', rng?: Rng): string {
   const real: Record<string, string> = {
     id: ids.folder,
     itemId: ids.file,
@@ -454,7 +472,7 @@ function fill(route: Route, ids: FuzzTarget['ids'], segment?: string): string {
   };
   return route.path
     .replace(/:(\w+)/g, (_m, name: string) => segment ?? real[name] ?? 'x')
-    .replace(/\*$/, segment ?? (route.path.startsWith('/remote.php/dav/files/') ? 'fuzz-admin@example.test/fuzz' : 'fuzz'));
+    .replace(/\*$/, segment ?? (route.path.startsWith('/remote.php/dav/') && rng ? rng.pick(doorTails(loginId)) : 'fuzz'));
 }
 
 function casesFor(route: Route, index: number, target: MatrixTarget, seed: number): Case[] {
@@ -553,19 +571,20 @@ function casesFor(route: Route, index: number, target: MatrixTarget, seed: numbe
 
   // WebDAV: each method with the headers and bodies that steer it.
   if (dav) {
+    const door = () => fill(route, ids, undefined, target.loginId, rng);
     DAV_METHODS.forEach((m, i) => {
       for (const w of ['admin', 'sub'] as const) {
         const h = DAV_HEADERS[(i + (w === 'sub' ? 7 : 0)) % DAV_HEADERS.length]!;
-        out.push({ method: m, path: base, who: w, headers: h, body: hasBody(m) ? rng.pick(DAV_BODIES) : undefined, label: `dav ${m}` });
+        out.push({ method: m, path: door(), who: w, headers: h, body: hasBody(m) ? rng.pick(DAV_BODIES) : undefined, label: `dav ${m}` });
       }
     });
     DAV_HEADERS.forEach((h, i) =>
-      out.push({ method: method(), path: base, who: who(i), headers: h, body: rng.pick(DAV_BODIES), label: 'dav headers' }),
+      out.push({ method: method(), path: door(), who: who(i), headers: h, body: rng.pick(DAV_BODIES), label: 'dav headers' }),
     );
     DAV_BODIES.forEach((b, i) =>
       out.push({
         method: rng.pick(['PROPFIND', 'PROPPATCH', 'LOCK', 'REPORT', 'SEARCH']),
-        path: base,
+        path: door(),
         who: who(i),
         body: b,
         label: 'dav body',
@@ -614,7 +633,7 @@ export async function runMatrix(
   },
 ): Promise<MatrixResult> {
   const cases = target.routes.filter((r) => opts.only?.(r) ?? true).flatMap((r, i) => casesFor(r, i, target, opts.seed));
-  const result: MatrixResult = { requests: 0, byStatus: {}, failures: [], slow: [], unreadable: [] };
+  const result: MatrixResult = { requests: 0, byStatus: {}, failures: [], slow: [], unreadable: [], leaks: [] };
   let next = 0;
   const one = async (c: Case) => {
     const who: Who = c.who !== 'anon' && endsSession(c.method, c.path) ? 'anon' : c.who;
@@ -698,10 +717,12 @@ export async function prepareMatrixTarget(base: FuzzTarget): Promise<MatrixTarge
   const other = await post('/api/signup', { email: 'fuzz-other@example.test', password: 'fuzz other password', name: 'Other' });
   await post('/api/user/signup-toggle', { enabled: false }, base.admin.cookie);
   const folder = await post('/api/files/folder', { name: 'theirs' }, other.cookie);
+  const profile = (await (await fetch(`${base.url}/api/profile`, { headers: { cookie: base.admin.cookie } })).json()) as { id: string };
   const openapi = (await (await fetch(`${base.url}/api/openapi.json`)).json()) as MatrixTarget['openapi'];
   return {
     ...base,
     openapi,
+    loginId: profile.id,
     dav: { admin: basic(base.admin.email, adminApp.json.password), sub: basic('fuzz-sub@example.test', subApp.json.password) },
     foreignId: folder.json.id,
   };
