@@ -269,6 +269,7 @@ const DAV_METHODS = [
 ];
 const DAV_HEADERS: Array<Record<string, string>> = [
   { depth: 'x' },
+  { 'oc-total-length': '0' },
   { depth: '-1' },
   { depth: 'infinity' },
   { destination: 'http://evil.example/dav/x' },
@@ -530,6 +531,21 @@ function casesFor(route: Route, index: number, target: MatrixTarget, seed: numbe
       raw: true,
       label: 'body on GET',
     });
+
+  // HEAD of every GET (the headers alone, at once, whatever the body would be) and a CORS preflight from elsewhere.
+  if (methods.includes('GET'))
+    out.push({ method: 'HEAD', path: base, who: 'admin', headers: { range: 'bytes=0-1' }, label: 'HEAD of a GET' });
+  out.push({
+    method: 'OPTIONS',
+    path: base,
+    who: who(index),
+    headers: {
+      origin: 'http://evil.example',
+      'access-control-request-method': 'DELETE',
+      'access-control-request-headers': 'x-a, '.repeat(500),
+    },
+    label: 'CORS preflight',
+  });
 
   // Query strings: duplicates, wrong types, odd escapes.
   const keys = QUERY_KEYS;
