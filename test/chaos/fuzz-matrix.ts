@@ -338,10 +338,10 @@ function plausible(schema: Schema | undefined, name: string, ids: FuzzTarget['id
   return schema.maxLength ? text.slice(0, schema.maxLength) : text;
 }
 
-/** What each field gets in turn, the rest of the body left plausible. */
+/** What each field gets in turn, the rest of the body left plausible: every JSON type for each field… */
+const WRONG_TYPES: unknown[] = ['x', 1, null, true, [], {}];
+/** …and a window of these extremes and odd strings, a different one for each field. */
 const WRONG_VALUES: unknown[] = [
-  'x',
-  1,
   -1,
   0.5,
   1e308,
@@ -349,16 +349,12 @@ const WRONG_VALUES: unknown[] = [
   'NaN',
   '1e309',
   '-0',
-  null,
-  true,
-  [],
-  {},
   [null],
   [[]],
   [{}],
-  '\ud800',
-  '\u0000',
-  '\u202e\u200f',
+  '\\ud800',
+  '\\u0000',
+  '\\u202e\\u200f',
   '../../etc/passwd',
   'x'.repeat(5000),
   { __proto__: null, constructor: { prototype: { admin: true } } },
@@ -380,8 +376,9 @@ function schemaCases(route: Route, index: number, target: MatrixTarget, rng: Rng
       body: JSON.stringify(good),
       label: 'plausible body',
     });
-    for (const field of Object.keys(schema.properties)) {
-      const wrong = [...WRONG_VALUES, 'INFINITY', 'MISSING', ...(field === Object.keys(schema.properties)[0] ? ['MEGABYTE'] : [])];
+    Object.keys(schema.properties).forEach((field, f) => {
+      const first = f === 0;
+      const wrong = [...WRONG_TYPES, ...share(WRONG_VALUES, index + f, 6), 'INFINITY', 'MISSING', ...(first ? ['MEGABYTE'] : [])];
       wrong.forEach((v, i) => {
         const { [field]: _dropped, ...rest } = good;
         let body: string;
@@ -398,7 +395,7 @@ function schemaCases(route: Route, index: number, target: MatrixTarget, rng: Rng
           label: `${field}=${String(typeof v === 'string' ? v : JSON.stringify(v)).slice(0, 30)}`,
         });
       });
-    }
+    });
   }
   const query = (op.parameters ?? []).filter((p) => p.in === 'query');
   if (query.length > 0) {
