@@ -4,12 +4,21 @@ import { route, routes } from './route.ts';
 import { RateLimitedError } from '../errors.ts';
 import type { Replay, SseStreams } from '../events/sse.ts';
 
+const STREAM_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache',
+  'X-Accel-Buffering': 'no',
+  Connection: 'keep-alive',
+};
+
 /** GET /api/files/events: the account's file events as Server-Sent Events (docs/compatibility.md › Events), resumed after `Last-Event-ID`. */
 export function eventRoutes(ctx: AppContext, streams: SseStreams) {
   return routes([
     route('GET /api/files/events', {
       query: eventsQuery,
       handler: ({ principal, request, server, query }) => {
+        // The headers alone: a stream opened for a HEAD was never answered and held one of the login's streams while the connection lasted.
+        if (request.method === 'HEAD') return new Response(null, { headers: STREAM_HEADERS });
         const lastEventId = request.headers.get('last-event-id') ?? query.lastEventId ?? null;
         const changes = ctx.services.changeEvents;
         const replay: Replay = {
@@ -34,14 +43,7 @@ export function eventRoutes(ctx: AppContext, streams: SseStreams) {
         }
         // A stream is quiet between events: the idle timeout that closes stalled connections must not close it.
         server?.timeout(request, 0);
-        return new Response(stream, {
-          headers: {
-            'Content-Type': 'text/event-stream; charset=utf-8',
-            'Cache-Control': 'no-cache',
-            'X-Accel-Buffering': 'no',
-            Connection: 'keep-alive',
-          },
-        });
+        return new Response(stream, { headers: STREAM_HEADERS });
       },
     }),
   ]);

@@ -205,6 +205,11 @@ export class ChunkedUploadService {
       upload.totalLength !== null && upload.totalLength < max
         ? () => badRequest(`This chunk takes the upload past its OC-Total-Length of ${upload.totalLength} bytes`)
         : () => fileTooLarge(max);
+    // All of OC-Total-Length is here: a byte more is refused, and an empty chunk adds nothing (appended to the whole object, it failed the MOVE as corrupt).
+    if (upload.totalLength !== null && limit <= 0) {
+      for await (const _ of this.checked(body, 0, tooLarge));
+      return { created: !before };
+    }
     const state = this.enter(upload.id, 'put');
     try {
       if (!before && this.isNext(upload, name) && !this.appending.has(upload.id)) {

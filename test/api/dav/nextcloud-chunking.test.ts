@@ -350,6 +350,32 @@ describe('Nextcloud chunked upload (/remote.php/dav/uploads/)', () => {
     expect(chunkRows()).toBe(before - 1);
   });
 
+  test('a chunk past a whole OC-Total-Length is a 400, not dropped (0 declared) nor a 500; an empty one after it adds nothing and the MOVE still works', async () => {
+    const c = await nc(await seed.owner(t));
+    const past = (total: number) => `This chunk takes the upload past its OC-Total-Length of ${total} bytes`;
+    expect((await c.uploads('MKCOL', 'zero', { headers: { 'oc-total-length': '0' } })).status).toBe(201);
+    const dropped = await c.uploads('PUT', 'zero/00001', { body: 'hello' });
+    expect(dropped.status).toBe(400);
+    expect(await dropped.text()).toContain(past(0));
+    expect((await c.finish('zero', 'zero.txt')).status).toBe(201);
+    expect(await (await c.files('GET', 'zero.txt')).text()).toBe('');
+
+    // In order (sealed into the upload's object as they come) and out of order (each waits as its own object).
+    for (const [transfer, order] of [
+      ['whole', ['00001', '00002']],
+      ['swapped', ['00002', '00001']],
+    ] as const) {
+      expect((await c.uploads('MKCOL', transfer, { headers: { 'oc-total-length': '10' } })).status).toBe(201);
+      for (const chunk of order) expect((await c.uploads('PUT', `${transfer}/${chunk}`, { body: 'hello' })).status).toBe(201);
+      const extra = await c.uploads('PUT', `${transfer}/00003`, { body: 'extra' });
+      expect(extra.status).toBe(400);
+      expect(await extra.text()).toContain(past(10));
+      expect((await c.uploads('PUT', `${transfer}/00004`, { body: '' })).status).toBe(201);
+      expect((await c.finish(transfer, `${transfer}.txt`)).status).toBe(201);
+      expect(await (await c.files('GET', `${transfer}.txt`)).text()).toBe('hellohello');
+    }
+  });
+
   test('the final MOVE checks the limit as it stands then: lowered meanwhile, 507 and the upload kept for a MOVE once it fits', async () => {
     const o = await seed.owner(t);
     const c = await nc(o);

@@ -122,6 +122,18 @@ describe('GET /api/files/events', () => {
     streams.push(await connect(o.client));
     await Promise.all([...streams, subStream].map((s) => s.close()));
   });
+
+  test('HEAD is answered at once with the stream headers and holds no stream: 25 of them leave every slot free', async () => {
+    const o = await seed.owner(t);
+    const heads = await Promise.all(
+      Array.from({ length: 25 }, () => o.client.request('/api/files/events', { method: 'HEAD', signal: AbortSignal.timeout(5000) })),
+    );
+    expect(heads.map((r) => r.status)).toEqual(Array(25).fill(200));
+    expect(heads[0]!.headers.get('content-type')).toStartWith('text/event-stream');
+    expect(t.server.ctx.hub.subscriberCount(o.id)).toBe(0);
+    const stream = await connect(o.client);
+    await stream.close();
+  });
 });
 
 describe('SseStreams', () => {
