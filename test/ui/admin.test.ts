@@ -204,6 +204,17 @@ describe('admin console', () => {
     expect(await own.getByText('Email not confirmed').count()).toBe(0);
     expect(await own.getByRole('button', { name: `Confirm email of ${admin.email}` }).count()).toBe(0);
     await expectAccessible(page, 'admin users with an unconfirmed address');
+    await entry.scrollIntoViewIfNeeded();
+    // A sub-user's button is as wide as its label, not as the widest line beside it.
+    const subButton = (await entry.getByRole('button', { name: `Confirm email of ${sub.email}` }).boundingBox())!;
+    expect(subButton.width).toBeLessThan(200);
+    await screenshot(page, 'admin-users-email-unconfirmed-light-desktop');
+    const phone = await signedInContext(browser, t.url, admin, { viewport: PHONE, dark: true, touch: true });
+    await phone.page.goto('/admin/users');
+    await (await showAccount(phone.page, email)).getByText(sub.email).scrollIntoViewIfNeeded();
+    await screenshot(phone.page, 'admin-users-email-unconfirmed-dark-phone');
+    expect(phone.errors).toEqual([]);
+    await phone.context.close();
 
     for (const address of [email, sub.email]) {
       await entry.getByRole('button', { name: `Confirm email of ${address}` }).click();

@@ -10,10 +10,10 @@ const WEB = path.resolve(import.meta.dir, '../../web');
  * 47,671 once split beside their screens, 47,752 with the radii and type scale as tokens, 46,910 once the build
  * wrote the static tokens (spacing, radii, type scale) in place, 47,917 with a deep path's breadcrumb folded into its
  * "…" menu, 47,983 with the phone's upload panel leaving the New button its room, 47,988 with the breadcrumb's row
- * leaving room inside its clip for a focus ring, 48,014 with a phone's current tab scrolled clear of the row's fade. It may
- * shrink; growing it past this takes a reason and a new figure.
+ * leaving room inside its clip for a focus ring, 48,014 with a phone's current tab scrolled clear of the row's fade, 48,061
+ * with a sub-user's Confirm email as wide as its label. It may shrink; growing it past this takes a reason and a new figure.
  */
-const CSS_BUDGET = 48_014;
+const CSS_BUDGET = 48_061;
 
 const files = (ext: RegExp) =>
   fs
