@@ -1290,3 +1290,100 @@ describe('coffer promote against another program', () => {
     }
   }, 30_000);
 });
+
+describe('a write to the destination that a crash cut off', () => {
+  test('a primary killed while it copies an object into a directory replica leaves a hidden partial file: a start removes it once it is an hour old, and keeps a recent one', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const dataDir = path.join(dir, 'data');
+    const serve = () =>
+      serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+        env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '50' },
+      });
+    const partials = () => (fs.existsSync(dest) ? fs.readdirSync(dest).filter((n) => n.endsWith('.partial')) : []);
+    let server = await serve();
+    const client = new TestClient(server.url);
+    expect(
+      (await client.post('/api/signup', { email: seed.uniqueEmail('admin'), password: 'correct horse battery', name: 'A' })).status,
+    ).toBe(200);
+    // Each start begins a generation (its descriptor, master key and snapshot go out): the kill lands while one is aside.
+    let left: string[] = [];
+    for (let attempt = 0; attempt < 30 && left.length === 0; attempt++) {
+      const deadline = Date.now() + 10_000;
+      while (partials().length === 0 && Date.now() < deadline) await Bun.sleep(1);
+      server.proc.kill('SIGKILL');
+      await server.proc.exited;
+      left = partials();
+      server = await serve();
+      await eventually(() => expect(partials().filter((n) => !left.includes(n))).toEqual([]));
+    }
+    await server.stop();
+    expect(left.length).toBeGreaterThan(0);
+    const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    for (const name of left) fs.utimesSync(path.join(dest, name), hoursAgo, hoursAgo);
+    // Another writer's copy in progress (its mtime is now) is not the start's to remove.
+    const recent = `.g20260101T000000000Z-0000aaaa_snapshot.${process.pid}.partial`;
+    fs.writeFileSync(path.join(dest, recent), 'in progress');
+
+    server = await serve();
+    try {
+      await eventually(() => expect(partials()).toEqual([recent]), { timeoutMs: 20_000 });
+      const other = new TestClient(server.url);
+      for (const [k, v] of client.cookies) other.cookies.set(k, v);
+      await upload(other, 'after.txt', 'shipped after the crash');
+      await eventually(() => expect(fs.readdirSync(path.join(dataDir, 'replication', 'outbox'))).toEqual([]));
+    } finally {
+      await server.stop();
+    }
+    fs.rmSync(path.join(dest, recent));
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['after.txt']);
+  }, 120_000);
+
+  test('a primary killed while it uploads a snapshot to a bucket replica in parts leaves an incomplete multipart upload: a start aborts it once it is an hour old', async () => {
+    const s3 = await startTestS3();
+    const { env } = workDir();
+    const { prefix, dest, bucketEnv } = bucketReplica(s3, 'cut-off', env);
+    // A database larger than two 5 MiB parts, so its snapshot goes up as a multipart upload.
+    const t = await startTestServer();
+    try {
+      const a = await seed.admin(t);
+      seedRows(t, a.id, null, 60_000, (i) => ({ name: `row-${i}-${randomBytes(40).toString('hex')}`, type: 'folder' }));
+      await t.restart({
+        whileDown: async () => {
+          const serve = () =>
+            serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', t.dataDir], {
+              env: { ...bucketEnv, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', BACKUP_S3_PART_SIZE: '5M' },
+            });
+          const snapshotParts = () =>
+            s3.requests.filter((r) => r.startsWith('PUT') && r.includes('_snapshot') && r.includes('partNumber='));
+          let server = await serve();
+          await eventually(() => expect(snapshotParts().length).toBeGreaterThan(0), { timeoutMs: 30_000, intervalMs: 5 });
+          server.proc.kill('SIGKILL');
+          await server.proc.exited;
+          const cut = s3.incompleteUploads(prefix);
+          expect(cut.length).toBe(1);
+          // The part the kill cut off is dropped by the store (its directory changes) before the upload is aged.
+          const upload = path.join(s3.dir, s3.bucket, '._S3rver_uploads', cut[0]!.uploadId);
+          await eventually(() => expect(fs.readdirSync(upload).filter((n) => n.endsWith('.writing'))).toEqual([]));
+          await Bun.sleep(200);
+          const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+          fs.utimesSync(upload, hoursAgo, hoursAgo);
+          server = await serve();
+          try {
+            await eventually(() => expect(s3.incompleteUploads(prefix)).toEqual([]), { timeoutMs: 30_000 });
+            await eventually(() => expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]), {
+              timeoutMs: 30_000,
+            });
+          } finally {
+            await server.stop();
+          }
+        },
+      });
+    } finally {
+      await t.stop();
+      await s3.stop();
+    }
+  }, 120_000);
+});

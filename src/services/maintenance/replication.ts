@@ -40,6 +40,8 @@ const MAX_BACKOFF_MS = 5000;
 const BEHIND_MS = 10_000;
 /** How often a stopped replication tries to begin a new generation. */
 const RETRY_BROKEN_MS = 30_000;
+/** A partial write at the destination older than this is a crash's leftover, not another writer's in progress. */
+const INTERRUPTED_WRITE_AGE_MS = 3_600_000;
 /** The segment thread's module: its own entry point in the executable (scripts/build.ts), the .ts beside this one from source. */
 const SEGMENT_WORKER = import.meta.url.includes('/$bunfs/')
   ? '/$bunfs/root/src/services/maintenance/segment-worker.js'
@@ -293,7 +295,8 @@ export class ReplicationService {
     this.sending ??= (async () => {
       try {
         const empty = await this.upload();
-        if (this.deps.clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
+        // Fenced off, the destination is another server's: nothing there is this one's to delete.
+        if (!this.fenced && this.deps.clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
         return empty;
       } catch (err) {
         this.deps.log.warn('replication: pruning old generations failed', { error: String(err) });
@@ -644,9 +647,14 @@ export class ReplicationService {
     this.outbox.clear();
   }
 
-  /** Deletes generations no moment within REPLICATE_RETENTION needs: those whose successor began before it. */
+  /**
+   * Deletes generations no moment within REPLICATE_RETENTION needs: those whose successor began before it; and
+   * what a write a crash cut off left at the destination (a snapshot's partial copy is as large as the database).
+   */
   private async prune(): Promise<void> {
     this.lastPruneAt = this.deps.clock.now();
+    const interrupted = await this.store.sweepInterrupted(this.lastPruneAt - INTERRUPTED_WRITE_AGE_MS);
+    if (interrupted) this.deps.log.info('replication: removed what interrupted writes left at the destination', { count: interrupted });
     const objects = await this.store.list();
     const generations = [...new Set(objects.map((o) => parseObjectName(o.name)?.generation).filter((g): g is string => !!g))].sort();
     const complete = new Set(
