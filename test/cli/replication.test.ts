@@ -1387,3 +1387,43 @@ describe('a write to the destination that a crash cut off', () => {
     }
   }, 120_000);
 });
+
+describe('objects deleted while the replica waits for the change', () => {
+  test('a primary killed right after a permanent delete: the restored replica names no object the bucket no longer holds (coffer doctor is clean)', async () => {
+    const s3 = await startTestS3();
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const dataDir = path.join(dir, 'data');
+    const prefix = `files-${randomBytes(3).toString('hex')}/`;
+    const storageEnv = { ...env, ...s3.env(prefix) };
+    // A long interval: the deletion's commit waits up to 2 s for its segment, the object's deletion is queued at once.
+    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+      env: { ...storageEnv, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '2000' },
+    });
+    try {
+      const client = new TestClient(server.url);
+      expect(
+        (await client.post('/api/signup', { email: seed.uniqueEmail('admin'), password: 'correct horse battery', name: 'A' })).status,
+      ).toBe(200);
+      const file = await upload(client, 'kept.bin', randomBytes(5000));
+      expect((await client.post('/api/files/delete', { ids: [file.id] })).status).toBe(200);
+      const objects = () => s3.objectKeys(prefix).filter((k) => !k.includes('_thumb_'));
+      expect(objects().length).toBe(1);
+      await eventually(() => expect(fs.readdirSync(path.join(dataDir, 'replication', 'outbox'))).toEqual([]), { timeoutMs: 20_000 });
+      expect((await client.post('/api/files/trash/delete', { ids: [file.id] })).status).toBe(202);
+      // Killed as soon as the object is gone (or after 3 s): by then the replica must have the deletion.
+      await eventually(() => objects().length === 0, { timeoutMs: 3000, intervalMs: 2 }).catch(() => {});
+    } finally {
+      server.proc.kill('SIGKILL');
+      await server.proc.exited;
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    const doctor = await runCli(['doctor', '--json', '--data-dir', out], { env: { ...storageEnv, COFFER_MIN_FREE_BYTES: '16M' } });
+    const report = parseJson(doctor);
+    expect({ missing: report.missingObjects.items, names: fileNames(out), objects: s3.objectKeys(prefix).length }).toEqual(
+      fileNames(out).length ? { missing: [], names: ['kept.bin'], objects: 1 } : { missing: [], names: [], objects: 0 },
+    );
+    await s3.stop();
+  }, 60_000);
+});
