@@ -604,19 +604,20 @@ export class ReplicationService {
   /**
    * Whether every commit made before the first call with `key` is at the destination, waiting up to `waitMs` for it:
    * what a restore or a promoted standby would hold. True at once when this process does not ship (a command beside
-   * the server), or no longer may (another server took the fence over).
+   * the server), no longer may (another server took the fence over), or stopped shipping (a full disk, a dropped
+   * backlog: the admin is told, and the space deletions free may be what it needs to start again).
    */
   async reached(key: string, waitMs: number): Promise<boolean> {
-    if (!this.started || this.fenced) return true;
+    if (!this.started || this.fenced || this.broken) return true;
     let mark = this.marks.get(key);
     if (mark === undefined) {
       mark = this.rounds + 1;
       this.marks.set(key, mark);
     }
     for (const until = performance.now() + waitMs; this.shippedRound < mark; await Bun.sleep(20)) {
-      if (this.fenced) break;
-      // The destination failing, or shipping stopped: not within the wait, so the caller's slot is not held for it.
-      if (this.stopped || this.broken || this.uploadFailures > 0 || performance.now() >= until) return false;
+      if (this.fenced || this.broken) break;
+      // The destination failing: not within the wait, so the caller's slot is not held for it.
+      if (this.stopped || this.uploadFailures > 0 || performance.now() >= until) return false;
     }
     this.marks.delete(key);
     return true;
