@@ -1427,3 +1427,51 @@ describe('objects deleted while the replica waits for the change', () => {
     await s3.stop();
   }, 60_000);
 });
+
+describe('a standby killed between writing the master key and moving it into place', () => {
+  test('starts again: it follows the replica, and nothing it was writing is left in the data directory', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const following = path.join(dir, 'standby');
+    // The fault point: the process dies (SIGKILL) just before the master key it wrote would be moved into place.
+    const dies = path.join(dir, 'dies-before-secrets.ts');
+    fs.writeFileSync(
+      dies,
+      `const fs = require('node:fs');
+       const rename = fs.renameSync;
+       fs.renameSync = (from, to) => { if (String(to).endsWith('secrets.json')) process.kill(process.pid, 'SIGKILL'); return rename(from, to); };\n`,
+    );
+    const startStandby = (preload: string[]) =>
+      Bun.spawn(
+        [process.execPath, ...preload, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', following, '--standby', dest],
+        {
+          env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', ...env, REPLICATE_INTERVAL_MS: '100' },
+          stdout: 'ignore',
+          stderr: 'ignore',
+        },
+      );
+    try {
+      const a = await seed.admin(primary);
+      await upload(a.client, 'on-the-primary.txt', 'one');
+      await eventually(() => expect(fs.readdirSync(path.join(primary.dataDir, 'replication', 'outbox'))).toEqual([]));
+      const killed = startStandby(['--preload', dies]);
+      expect(await killed.exited).not.toBe(0);
+      expect(killed.signalCode).toBe('SIGKILL');
+      const standby = await standbyOn(dest, dir, env);
+      try {
+        await eventually(async () => {
+          const h = (await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null; lagSeconds: number };
+          expect(h.generation).not.toBeNull();
+          expect(h.lagSeconds).toBe(0);
+        });
+        expect(fs.readdirSync(following).sort()).toEqual(['blobs', 'coffer.db', 'replication', 'secrets.json']);
+      } finally {
+        await standby.stop();
+      }
+      expect(fileNames(following)).toEqual(['on-the-primary.txt']);
+    } finally {
+      await primary.stop();
+    }
+  }, 60_000);
+});
