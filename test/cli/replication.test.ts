@@ -1475,3 +1475,40 @@ describe('a standby killed between writing the master key and moving it into pla
     }
   }, 60_000);
 });
+
+describe('a restore from the replica cut off part-way', () => {
+  test('run again into the same directory, it restores: the hidden database the killed one was building is removed, not taken for data', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    try {
+      const a = await seed.admin(primary);
+      await upload(a.client, 'replicated.txt', 'one');
+      await eventually(() => expect(fs.readdirSync(path.join(primary.dataDir, 'replication', 'outbox'))).toEqual([]));
+    } finally {
+      await primary.stop();
+    }
+    const out = path.join(dir, 'restored');
+    fs.mkdirSync(out);
+    // The fault point: the restore dies (SIGKILL, as Ctrl-C or a reboot would stop it) once its database is built and checked.
+    const dies = path.join(dir, 'dies-after-build.ts');
+    fs.writeFileSync(
+      dies,
+      `const fs = require('node:fs');
+       const mkdir = fs.mkdirSync;
+       fs.mkdirSync = (p, ...rest) => { if (String(p).endsWith('blobs')) process.kill(process.pid, 'SIGKILL'); return mkdir(p, ...rest); };\n`,
+    );
+    const killed = Bun.spawn([process.execPath, '--preload', dies, MAIN, 'restore', '--from-replica', dest, '--data-dir', out, '--json'], {
+      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', ...env },
+      stdout: 'ignore',
+      stderr: 'ignore',
+    });
+    await killed.exited;
+    expect(killed.signalCode).toBe('SIGKILL');
+    expect(fs.readdirSync(out).filter((n) => n.startsWith('.replica-restore-')).length).toBe(1);
+    const r = await runCli(['restore', '--from-replica', dest, '--data-dir', out, '--json'], { env });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(fs.readdirSync(out).sort()).toEqual(['blobs', 'coffer.db', 'replication', 'secrets.json']);
+    expect(fileNames(out)).toEqual(['replicated.txt']);
+  }, 60_000);
+});
