@@ -13,6 +13,21 @@ const BACKUP_HOLD_RETRY_MS = 30_000;
 // How long a deletion waits before asking a bucket that did not answer again.
 const STORAGE_AWAY_RETRY_MS = 60_000;
 
+// How long a deletion waits in its slot for the replica to receive the commit that let its objects go, and then out of it.
+const REPLICA_WAIT_MS = 2_000;
+const REPLICA_RETRY_MS = 5_000;
+
+/**
+ * Objects are deleted once the commit that let them go is at the replica destination: a replica restored or
+ * promoted after a crash would otherwise hold rows (a file in the trash, the content a replace left) naming
+ * objects that are gone.
+ */
+async function waitForReplica(ctx: AppContext, run: JobRunContext): Promise<void> {
+  const replication = ctx.services.replication;
+  if (replication && !(await replication.reached(run.job.id, REPLICA_WAIT_MS)))
+    throw new RetryLaterError(REPLICA_RETRY_MS, 'the replica destination has not received the deletion yet');
+}
+
 /** Objects a running full backup may still read are deleted once it has finished. */
 function waitForBackup(ctx: AppContext): void {
   if (ctx.services.backup.objectDeletionsHeld()) throw new RetryLaterError(BACKUP_HOLD_RETRY_MS, 'a full backup is reading objects');
@@ -79,8 +94,9 @@ function jobHandlers(ctx: AppContext): Handlers {
       trash.purgeExpired(ctx.config.trashRetentionDays, { signal: run.signal, onBatch: run.addProgress });
       return { count: run.totalProgress() };
     },
-    storageDelete: async (p) => {
+    storageDelete: async (p, run) => {
       waitForBackup(ctx);
+      await waitForReplica(ctx, run);
       let count = 0;
       try {
         for (const key of p.keys) {

@@ -1290,3 +1290,225 @@ describe('coffer promote against another program', () => {
     }
   }, 30_000);
 });
+
+describe('a write to the destination that a crash cut off', () => {
+  test('a primary killed while it copies an object into a directory replica leaves a hidden partial file: a start removes it once it is an hour old, and keeps a recent one', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const dataDir = path.join(dir, 'data');
+    const serve = () =>
+      serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+        env: { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '50' },
+      });
+    const partials = () => (fs.existsSync(dest) ? fs.readdirSync(dest).filter((n) => n.endsWith('.partial')) : []);
+    let server = await serve();
+    const client = new TestClient(server.url);
+    expect(
+      (await client.post('/api/signup', { email: seed.uniqueEmail('admin'), password: 'correct horse battery', name: 'A' })).status,
+    ).toBe(200);
+    // Each start begins a generation (its descriptor, master key and snapshot go out): the kill lands while one is aside.
+    let left: string[] = [];
+    for (let attempt = 0; attempt < 30 && left.length === 0; attempt++) {
+      const deadline = Date.now() + 10_000;
+      while (partials().length === 0 && Date.now() < deadline) await Bun.sleep(1);
+      server.proc.kill('SIGKILL');
+      await server.proc.exited;
+      left = partials();
+      server = await serve();
+      await eventually(() => expect(partials().filter((n) => !left.includes(n))).toEqual([]));
+    }
+    await server.stop();
+    expect(left.length).toBeGreaterThan(0);
+    const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    for (const name of left) fs.utimesSync(path.join(dest, name), hoursAgo, hoursAgo);
+    // Another writer's copy in progress (its mtime is now) is not the start's to remove.
+    const recent = `.g20260101T000000000Z-0000aaaa_snapshot.${process.pid}.partial`;
+    fs.writeFileSync(path.join(dest, recent), 'in progress');
+
+    server = await serve();
+    try {
+      await eventually(() => expect(partials()).toEqual([recent]), { timeoutMs: 20_000 });
+      const other = new TestClient(server.url);
+      for (const [k, v] of client.cookies) other.cookies.set(k, v);
+      await upload(other, 'after.txt', 'shipped after the crash');
+      await eventually(() => expect(fs.readdirSync(path.join(dataDir, 'replication', 'outbox'))).toEqual([]));
+    } finally {
+      await server.stop();
+    }
+    fs.rmSync(path.join(dest, recent));
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    expect(fileNames(out)).toEqual(['after.txt']);
+  }, 120_000);
+
+  test('a primary killed while it uploads a snapshot to a bucket replica in parts leaves an incomplete multipart upload: a start aborts it once it is an hour old', async () => {
+    const s3 = await startTestS3();
+    const { env } = workDir();
+    const { prefix, dest, bucketEnv } = bucketReplica(s3, 'cut-off', env);
+    // A database larger than two 5 MiB parts, so its snapshot goes up as a multipart upload.
+    const t = await startTestServer();
+    try {
+      const a = await seed.admin(t);
+      seedRows(t, a.id, null, 60_000, (i) => ({ name: `row-${i}-${randomBytes(40).toString('hex')}`, type: 'folder' }));
+      await t.restart({
+        whileDown: async () => {
+          const serve = () =>
+            serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', t.dataDir], {
+              env: { ...bucketEnv, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100', BACKUP_S3_PART_SIZE: '5M' },
+            });
+          const snapshotParts = () =>
+            s3.requests.filter((r) => r.startsWith('PUT') && r.includes('_snapshot') && r.includes('partNumber='));
+          let server = await serve();
+          await eventually(() => expect(snapshotParts().length).toBeGreaterThan(0), { timeoutMs: 30_000, intervalMs: 5 });
+          server.proc.kill('SIGKILL');
+          await server.proc.exited;
+          const cut = s3.incompleteUploads(prefix);
+          expect(cut.length).toBe(1);
+          // The part the kill cut off is dropped by the store (its directory changes) before the upload is aged.
+          const upload = path.join(s3.dir, s3.bucket, '._S3rver_uploads', cut[0]!.uploadId);
+          await eventually(() => expect(fs.readdirSync(upload).filter((n) => n.endsWith('.writing'))).toEqual([]));
+          await Bun.sleep(200);
+          const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+          fs.utimesSync(upload, hoursAgo, hoursAgo);
+          server = await serve();
+          try {
+            await eventually(() => expect(s3.incompleteUploads(prefix)).toEqual([]), { timeoutMs: 30_000 });
+            await eventually(() => expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]), {
+              timeoutMs: 30_000,
+            });
+          } finally {
+            await server.stop();
+          }
+        },
+      });
+    } finally {
+      await t.stop();
+      await s3.stop();
+    }
+  }, 120_000);
+});
+
+describe('objects deleted while the replica waits for the change', () => {
+  test('a primary killed right after a permanent delete: the restored replica names no object the bucket no longer holds (coffer doctor is clean)', async () => {
+    const s3 = await startTestS3();
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const dataDir = path.join(dir, 'data');
+    const prefix = `files-${randomBytes(3).toString('hex')}/`;
+    const storageEnv = { ...env, ...s3.env(prefix) };
+    // A long interval: the deletion's commit waits up to 2 s for its segment, the object's deletion is queued at once.
+    const server = await serveCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+      env: { ...storageEnv, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '2000' },
+    });
+    try {
+      const client = new TestClient(server.url);
+      expect(
+        (await client.post('/api/signup', { email: seed.uniqueEmail('admin'), password: 'correct horse battery', name: 'A' })).status,
+      ).toBe(200);
+      const file = await upload(client, 'kept.bin', randomBytes(5000));
+      expect((await client.post('/api/files/delete', { ids: [file.id] })).status).toBe(200);
+      const objects = () => s3.objectKeys(prefix).filter((k) => !k.includes('_thumb_'));
+      expect(objects().length).toBe(1);
+      await eventually(() => expect(fs.readdirSync(path.join(dataDir, 'replication', 'outbox'))).toEqual([]), { timeoutMs: 20_000 });
+      expect((await client.post('/api/files/trash/delete', { ids: [file.id] })).status).toBe(202);
+      // Killed as soon as the object is gone (or after 3 s): by then the replica must have the deletion.
+      await eventually(() => objects().length === 0, { timeoutMs: 3000, intervalMs: 2 }).catch(() => {});
+    } finally {
+      server.proc.kill('SIGKILL');
+      await server.proc.exited;
+    }
+    const { r, out } = await restore(dest, env);
+    expect(r.code).toBe(0);
+    const doctor = await runCli(['doctor', '--json', '--data-dir', out], { env: { ...storageEnv, COFFER_MIN_FREE_BYTES: '16M' } });
+    const report = parseJson(doctor);
+    expect({ missing: report.missingObjects.items, names: fileNames(out), objects: s3.objectKeys(prefix).length }).toEqual(
+      fileNames(out).length ? { missing: [], names: ['kept.bin'], objects: 1 } : { missing: [], names: [], objects: 0 },
+    );
+    await s3.stop();
+  }, 60_000);
+});
+
+describe('a standby killed between writing the master key and moving it into place', () => {
+  test('starts again: it follows the replica, and nothing it was writing is left in the data directory', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    const following = path.join(dir, 'standby');
+    // The fault point: the process dies (SIGKILL) just before the master key it wrote would be moved into place.
+    const dies = path.join(dir, 'dies-before-secrets.ts');
+    fs.writeFileSync(
+      dies,
+      `const fs = require('node:fs');
+       const rename = fs.renameSync;
+       fs.renameSync = (from, to) => { if (String(to).endsWith('secrets.json')) process.kill(process.pid, 'SIGKILL'); return rename(from, to); };\n`,
+    );
+    const startStandby = (preload: string[]) =>
+      Bun.spawn(
+        [process.execPath, ...preload, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', following, '--standby', dest],
+        {
+          env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', ...env, REPLICATE_INTERVAL_MS: '100' },
+          stdout: 'ignore',
+          stderr: 'ignore',
+        },
+      );
+    try {
+      const a = await seed.admin(primary);
+      await upload(a.client, 'on-the-primary.txt', 'one');
+      await eventually(() => expect(fs.readdirSync(path.join(primary.dataDir, 'replication', 'outbox'))).toEqual([]));
+      const killed = startStandby(['--preload', dies]);
+      expect(await killed.exited).not.toBe(0);
+      expect(killed.signalCode).toBe('SIGKILL');
+      const standby = await standbyOn(dest, dir, env);
+      try {
+        await eventually(async () => {
+          const h = (await (await fetch(`${standby.url}/health`)).json()) as { generation: string | null; lagSeconds: number };
+          expect(h.generation).not.toBeNull();
+          expect(h.lagSeconds).toBe(0);
+        });
+        expect(fs.readdirSync(following).sort()).toEqual(['blobs', 'coffer.db', 'replication', 'secrets.json']);
+      } finally {
+        await standby.stop();
+      }
+      expect(fileNames(following)).toEqual(['on-the-primary.txt']);
+    } finally {
+      await primary.stop();
+    }
+  }, 60_000);
+});
+
+describe('a restore from the replica cut off part-way', () => {
+  test('run again into the same directory, it restores: the hidden database the killed one was building is removed, not taken for data', async () => {
+    const { dir, env } = workDir();
+    const dest = path.join(dir, 'replica');
+    const primary = await startTestServer({ env: { ...env, COFFER_STORAGE: 'local', REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' } });
+    try {
+      const a = await seed.admin(primary);
+      await upload(a.client, 'replicated.txt', 'one');
+      await eventually(() => expect(fs.readdirSync(path.join(primary.dataDir, 'replication', 'outbox'))).toEqual([]));
+    } finally {
+      await primary.stop();
+    }
+    const out = path.join(dir, 'restored');
+    fs.mkdirSync(out);
+    // The fault point: the restore dies (SIGKILL, as Ctrl-C or a reboot would stop it) once its database is built and checked.
+    const dies = path.join(dir, 'dies-after-build.ts');
+    fs.writeFileSync(
+      dies,
+      `const fs = require('node:fs');
+       const mkdir = fs.mkdirSync;
+       fs.mkdirSync = (p, ...rest) => { if (String(p).endsWith('blobs')) process.kill(process.pid, 'SIGKILL'); return mkdir(p, ...rest); };\n`,
+    );
+    const killed = Bun.spawn([process.execPath, '--preload', dies, MAIN, 'restore', '--from-replica', dest, '--data-dir', out, '--json'], {
+      env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', ...env },
+      stdout: 'ignore',
+      stderr: 'ignore',
+    });
+    await killed.exited;
+    expect(killed.signalCode).toBe('SIGKILL');
+    expect(fs.readdirSync(out).filter((n) => n.startsWith('.replica-restore-')).length).toBe(1);
+    const r = await runCli(['restore', '--from-replica', dest, '--data-dir', out, '--json'], { env });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(fs.readdirSync(out).sort()).toEqual(['blobs', 'coffer.db', 'replication', 'secrets.json']);
+    expect(fileNames(out)).toEqual(['replicated.txt']);
+  }, 60_000);
+});

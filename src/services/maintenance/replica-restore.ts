@@ -7,6 +7,7 @@ import { DatabaseRepo } from '../../db/repos/database.ts';
 import { type AppError, badRequest } from '../../errors.ts';
 import { formatSize } from '../../contract/size.ts';
 import { isDiskFullError } from '../files/disk-space.ts';
+import { isAlive } from '../../lib/pid.ts';
 import {
   FENCE_NAME,
   type Fence,
@@ -312,6 +313,17 @@ function sameMoment(at: number | undefined): number {
 }
 
 /**
+ * What a restore cut off part-way (Ctrl-C, kill -9) left: the hidden database it was building, as large as the
+ * replica's, whose process is gone. `ls` does not show it, so the directory looked empty and was refused as not.
+ */
+function removeInterruptedRestores(root: string): void {
+  for (const name of fs.readdirSync(root)) {
+    const pid = /^\.replica-restore-(\d+)\.db(?:-wal|-shm|-journal)?$/.exec(name)?.[1];
+    if (pid && !isAlive(Number(pid))) fs.rmSync(path.join(root, name), { force: true });
+  }
+}
+
+/**
  * `coffer restore --from-replica`: the newest state, or the state as shipped by `at`, into an empty or new
  * data directory (database and secrets.json). The database is built and checked (integrity, schema)
  * before it is moved into place; on any failure the directory is left as it was found.
@@ -324,6 +336,7 @@ export async function restoreFromReplica(
   const root = path.resolve(dataDir);
   const existed = fs.existsSync(root);
   if (existed && !fs.statSync(root).isDirectory()) throw badRequest(`${root} is not a directory`);
+  if (existed) removeInterruptedRestores(root);
   if (existed && !isEmptyDir(root)) {
     throw badRequest(`${root} is not empty: restore only into an empty or new directory (move the old data directory aside first)`);
   }

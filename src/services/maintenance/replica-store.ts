@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { type ReplicaDestination, secretText } from '../../config.ts';
+import { StorageCallNotImplementedError } from '../../storage/driver.ts';
 import { S3Driver } from '../../storage/s3.ts';
 
 /** Where a replica's objects go: the same flat names in a directory or under a bucket prefix. */
@@ -20,9 +21,20 @@ export interface ReplicaStore {
   /** The objects, or with `startAfter` only those whose names sort after it. */
   list(startAfter?: string): Promise<Array<{ name: string; size: number }>>;
   delete(name: string): Promise<void>;
+  /**
+   * Removes what a write cut off by a crash left at the destination, begun before `before` (ms) and not being
+   * written by this process: a directory's hidden partial file, a bucket's incomplete multipart upload. Answers how many.
+   */
+  sweepInterrupted(before: number): Promise<number>;
 }
 
+// A write in progress holds its object aside under this name, hidden from list(), until it is renamed into place.
+const PARTIAL = /^\..+\.\d+\.partial$/;
+
 class DirectoryStore implements ReplicaStore {
+  /** The partial files this process is writing now. */
+  private readonly writing = new Set<string>();
+
   constructor(private readonly dir: string) {}
 
   get where(): string {
@@ -35,6 +47,7 @@ class DirectoryStore implements ReplicaStore {
     else if (!fs.existsSync(this.dir))
       throw new Error(`the directory ${this.dir} is gone (an unmounted share?); changes wait on disk until it is back`);
     const aside = path.join(this.dir, `.${name}.${process.pid}.partial`);
+    this.writing.add(aside);
     try {
       await write(aside);
       const handle = await fsp.open(aside, 'r');
@@ -46,6 +59,7 @@ class DirectoryStore implements ReplicaStore {
       await dir.close();
     } finally {
       await fsp.rm(aside, { force: true });
+      this.writing.delete(aside);
     }
   }
 
@@ -81,9 +95,26 @@ class DirectoryStore implements ReplicaStore {
   async delete(name: string): Promise<void> {
     await fsp.rm(path.join(this.dir, name), { force: true });
   }
+
+  async sweepInterrupted(before: number): Promise<number> {
+    if (!fs.existsSync(this.dir)) return 0;
+    let removed = 0;
+    for (const name of await fsp.readdir(this.dir)) {
+      const file = path.join(this.dir, name);
+      if (!PARTIAL.test(name) || this.writing.has(file)) continue;
+      const st = await fsp.stat(file).catch(() => null);
+      if (!st?.isFile() || st.mtimeMs >= before) continue;
+      await fsp.rm(file, { force: true });
+      removed++;
+    }
+    return removed;
+  }
 }
 
 class BucketStore implements ReplicaStore {
+  /** The objects this process is uploading now (a multipart upload of one is incomplete until it ends). */
+  private readonly writing = new Set<string>();
+
   constructor(private readonly driver: S3Driver) {}
 
   get where(): string {
@@ -92,7 +123,12 @@ class BucketStore implements ReplicaStore {
   }
 
   async putFile(name: string, file: string): Promise<void> {
-    await this.driver.put(name, Bun.file(file).stream());
+    this.writing.add(name);
+    try {
+      await this.driver.put(name, Bun.file(file).stream());
+    } finally {
+      this.writing.delete(name);
+    }
   }
 
   async putBytes(name: string, data: Uint8Array): Promise<void> {
@@ -122,6 +158,20 @@ class BucketStore implements ReplicaStore {
 
   async delete(name: string): Promise<void> {
     await this.driver.delete(name);
+  }
+
+  async sweepInterrupted(before: number): Promise<number> {
+    let removed = 0;
+    try {
+      for await (const u of this.driver.listIncompleteUploads()) {
+        if (u.initiated.getTime() >= before || this.writing.has(u.key)) continue;
+        if (await this.driver.abortIncompleteUpload(u.key, u.uploadId)) removed++;
+      }
+    } catch (err) {
+      // A store without ListMultipartUploads: its parts are its own lifecycle rule's to expire.
+      if (!(err instanceof StorageCallNotImplementedError)) throw err;
+    }
+    return removed;
   }
 }
 

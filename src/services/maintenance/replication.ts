@@ -40,6 +40,8 @@ const MAX_BACKOFF_MS = 5000;
 const BEHIND_MS = 10_000;
 /** How often a stopped replication tries to begin a new generation. */
 const RETRY_BROKEN_MS = 30_000;
+/** A partial write at the destination older than this is a crash's leftover, not another writer's in progress. */
+const INTERRUPTED_WRITE_AGE_MS = 3_600_000;
 /** The segment thread's module: its own entry point in the executable (scripts/build.ts), the .ts beside this one from source. */
 const SEGMENT_WORKER = import.meta.url.includes('/$bunfs/')
   ? '/$bunfs/root/src/services/maintenance/segment-worker.js'
@@ -152,6 +154,15 @@ export class ReplicationService {
   private sending: Promise<boolean> | null = null;
   /** The newest time stamped on a generation or segment: see stamp(). */
   private lastStamp = 0;
+  /** Reads of the log (rounds, and generations' snapshots) begun, numbered from 1; the newest whose read is in the outbox; the newest at the destination. */
+  private rounds = 0;
+  private readRound = 0;
+  private shippedRound = 0;
+  /** Counts the times reads were dropped unsent (a stop, a backlog dropped, a fence): a sending begun before must not count them as sent. */
+  private drops = 0;
+  /** Per waiter (reached()): the read that must be at the destination, the first begun after its first call. */
+  private readonly marks = new Map<string, number>();
+  private started = false;
 
   constructor(private readonly deps: Deps) {
     this.outbox = new ReplicaOutbox(path.join(deps.paths.root, 'replication', 'outbox'));
@@ -197,6 +208,7 @@ export class ReplicationService {
         this.outbox.load();
         if (!this.deps.passphrase()) throw new Error('BACKUP_PASSPHRASE_FILE is empty: a replica is sealed with its passphrase');
         this.shippingSince = this.deps.clock.now();
+        this.started = true;
         const state = readReplicationState(this.deps.paths.root);
         this.lastStamp = Math.max(state.stampedUpTo ?? 0, ...state.generations.map(generationTime));
         // Each start begins a generation: what a process that ran meanwhile (or a crash) left in the log is in its
@@ -292,8 +304,13 @@ export class ReplicationService {
   private send(): Promise<boolean> {
     this.sending ??= (async () => {
       try {
+        // Every read up to this one is in the outbox (none waits beside it): once the outbox is sent, it is at the destination.
+        const read = this.unsynced.length === 0 ? this.readRound : 0;
+        const drops = this.drops;
         const empty = await this.upload();
-        if (this.deps.clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
+        if (empty && drops === this.drops) this.shippedRound = Math.max(this.shippedRound, read);
+        // Fenced off, the destination is another server's: nothing there is this one's to delete.
+        if (!this.fenced && this.deps.clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
         return empty;
       } catch (err) {
         this.deps.log.warn('replication: pruning old generations failed', { error: String(err) });
@@ -314,6 +331,7 @@ export class ReplicationService {
     this.failures.inc();
     this.broken = true;
     this.retryAt = this.deps.clock.now() + RETRY_BROKEN_MS;
+    this.dropReads();
     for (const { aside } of this.unsynced) fs.rmSync(aside, { force: true });
     this.unsynced = [];
     this.gen = null;
@@ -330,6 +348,7 @@ export class ReplicationService {
   private dropBacklog(): void {
     const { log, config } = this.deps;
     this.outbox.clear();
+    this.dropReads();
     this.problem = `The replica destination ${this.store.where} has been unreachable for longer than REPLICATE_MAX_LAG_BYTES (${config.maxLagBytes} bytes) of changes; a new generation starts once it is back`;
     log.error('replication: backlog over REPLICATE_MAX_LAG_BYTES dropped', { destination: this.store.where });
     this.broken = true;
@@ -338,6 +357,12 @@ export class ReplicationService {
     this.unsynced = [];
     this.gen = null;
     this.releaseHold();
+  }
+
+  /** What was read and not sent is gone: only a later read (a new generation's snapshot) can reach the destination now. */
+  private dropReads(): void {
+    this.readRound = this.shippedRound;
+    this.drops++;
   }
 
   private async reachable(): Promise<boolean> {
@@ -355,7 +380,8 @@ export class ReplicationService {
 
   /** Reads what was committed since the last segment into the next one, on this thread: the caller may hold the write lock. */
   private shipNew(): void {
-    this.applySegment(writeSegment(this.segmentInput()));
+    const round = ++this.rounds;
+    this.applySegment(writeSegment(this.segmentInput()), round);
   }
 
   /**
@@ -364,6 +390,7 @@ export class ReplicationService {
    */
   private async shipOffThread(): Promise<void> {
     const g = this.gen!;
+    const round = ++this.rounds;
     const input = this.segmentInput();
     this.worker ??= new Worker(SEGMENT_WORKER);
     const worker = this.worker;
@@ -381,7 +408,7 @@ export class ReplicationService {
       if (reply.output.segment) fs.rmSync(reply.output.segment.aside, { force: true });
       return;
     }
-    this.applySegment(reply.output);
+    this.applySegment(reply.output, round);
   }
 
   private segmentInput(): SegmentInput {
@@ -407,9 +434,10 @@ export class ReplicationService {
     return this.lastStamp;
   }
 
-  private applySegment(out: SegmentOutput): void {
+  private applySegment(out: SegmentOutput, round: number): void {
     const g = this.gen!;
     g.position = out.position;
+    this.readRound = Math.max(this.readRound, round);
     if (!out.segment) return;
     g.nextIndex++;
     g.walBytes += out.segment.bytes;
@@ -497,6 +525,7 @@ export class ReplicationService {
   private async startGeneration(): Promise<boolean> {
     const { paths, passphrase } = this.deps;
     const startedAt = this.stamp(1);
+    const round = ++this.rounds;
     const id = newGenerationId(startedAt);
     const descriptor = newDescriptor(id);
     const key = await generationKey(passphrase()!, descriptor);
@@ -558,6 +587,7 @@ export class ReplicationService {
       w.finish();
       this.gen.snapshotBytes = w.bytes;
       this.unsynced.push({ aside, name: objectName.snapshot(id) });
+      this.readRound = Math.max(this.readRound, round);
     } catch (err) {
       fs.rmSync(aside, { force: true });
       throw err;
@@ -568,6 +598,28 @@ export class ReplicationService {
     await this.settle();
     this.problem = null;
     this.deps.log.info('replication: generation started', { generation: id, destination: this.store.where });
+    return true;
+  }
+
+  /**
+   * Whether every commit made before the first call with `key` is at the destination, waiting up to `waitMs` for it:
+   * what a restore or a promoted standby would hold. True at once when this process does not ship (a command beside
+   * the server), no longer may (another server took the fence over), or stopped shipping (a full disk, a dropped
+   * backlog: the admin is told, and the space deletions free may be what it needs to start again).
+   */
+  async reached(key: string, waitMs: number): Promise<boolean> {
+    if (!this.started || this.fenced || this.broken) return true;
+    let mark = this.marks.get(key);
+    if (mark === undefined) {
+      mark = this.rounds + 1;
+      this.marks.set(key, mark);
+    }
+    for (const until = performance.now() + waitMs; this.shippedRound < mark; await Bun.sleep(20)) {
+      if (this.fenced || this.broken) break;
+      // The destination failing: not within the wait, so the caller's slot is not held for it.
+      if (this.stopped || this.uploadFailures > 0 || performance.now() >= until) return false;
+    }
+    this.marks.delete(key);
     return true;
   }
 
@@ -638,15 +690,21 @@ export class ReplicationService {
   /** Fenced: nothing more is shipped, the log goes back to SQLite, and what waited in the outbox goes. */
   private standDown(): void {
     this.broken = true;
+    this.dropReads();
     this.unsynced = [];
     this.gen = null;
     this.releaseHold();
     this.outbox.clear();
   }
 
-  /** Deletes generations no moment within REPLICATE_RETENTION needs: those whose successor began before it. */
+  /**
+   * Deletes generations no moment within REPLICATE_RETENTION needs: those whose successor began before it; and
+   * what a write a crash cut off left at the destination (a snapshot's partial copy is as large as the database).
+   */
   private async prune(): Promise<void> {
     this.lastPruneAt = this.deps.clock.now();
+    const interrupted = await this.store.sweepInterrupted(this.lastPruneAt - INTERRUPTED_WRITE_AGE_MS);
+    if (interrupted) this.deps.log.info('replication: removed what interrupted writes left at the destination', { count: interrupted });
     const objects = await this.store.list();
     const generations = [...new Set(objects.map((o) => parseObjectName(o.name)?.generation).filter((g): g is string => !!g))].sort();
     const complete = new Set(

@@ -129,8 +129,10 @@ export class StandbyFollower {
     try {
       const { secrets, applied, stateAt } = await build(store, g, passphrase, building, Number.POSITIVE_INFINITY);
       checkDatabase(building, g.generation);
-      fs.writeFileSync(`${paths.secrets}.partial`, secrets, { mode: 0o600 });
-      fs.renameSync(`${paths.secrets}.partial`, paths.secrets);
+      // Beside the database being built, under a name a start removes: a kill before the rename leaves nothing that stops the next start.
+      const secretsAside = `${building}.secrets`;
+      fs.writeFileSync(secretsAside, secrets, { mode: 0o600 });
+      fs.renameSync(secretsAside, paths.secrets);
       for (const suffix of ['-wal', '-shm']) fs.rmSync(`${paths.database}${suffix}`, { force: true });
       fs.renameSync(building, paths.database);
       const head = Buffer.alloc(18);
@@ -143,6 +145,7 @@ export class StandbyFollower {
       log.info('standby: following a generation', { generation: g.generation, segments: applied });
     } finally {
       fs.rmSync(building, { force: true });
+      fs.rmSync(`${building}.secrets`, { force: true });
     }
   }
 
