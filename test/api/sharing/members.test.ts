@@ -64,6 +64,18 @@ const status = async (res: Promise<Response>) => (await res).status;
 const setLimit = (accountId: string, bytes: number | null) =>
   t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(bytes, accountId);
 
+/** A tus PATCH of 2,000 bytes to `location` whose second half waits for `release`: the request is under way meanwhile. */
+async function heldPatch(client: TestClient, location: string): Promise<{ patch: Promise<Response>; release: () => void }> {
+  const { body, release } = heldBody();
+  const patch = client.request(location, {
+    method: 'PATCH',
+    headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': '2000' },
+    body,
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  return { patch, release };
+}
+
 describe('members of an item', () => {
   test('add, list, change role and remove; the member is named with account id, email, name, role and time', async () => {
     const { owner, root } = await sharedFolder();
@@ -670,13 +682,7 @@ describe('the other doors', () => {
       const created = await createUpload(editor.client, 2000, { filename: name, parentId: sub.id });
       expect(created.status).toBe(201);
       const location = new URL(created.headers.get('location')!, t.url).pathname;
-      const { body, release } = heldBody();
-      const patch = editor.client.request(location, {
-        method: 'PATCH',
-        headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': '2000' },
-        body,
-      });
-      await new Promise((r) => setTimeout(r, 50));
+      const { patch, release } = await heldPatch(editor.client, location);
       expect((await leave(sub.id)).status).toBe(200);
       release();
       const res = await patch;
@@ -700,13 +706,7 @@ describe('the other doors', () => {
       const created = await createUpload(editor.client, 2000, { filename: name, parentId: root.id });
       expect(created.status).toBe(201);
       const location = new URL(created.headers.get('location')!, t.url).pathname;
-      const { body, release } = heldBody();
-      const patch = editor.client.request(location, {
-        method: 'PATCH',
-        headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': '2000' },
-        body,
-      });
-      await new Promise((r) => setTimeout(r, 50));
+      const { patch, release } = await heldPatch(editor.client, location);
       const ended =
         end === 'remove'
           ? owner.client.delete(`/api/files/${root.id}/members/${editor.id}`)
