@@ -85,15 +85,6 @@ export class TusUploadsRepo {
       .map((r) => toRow(r)!);
   }
 
-  /** The account a login belongs to (its own, or its owner's for a sub-user); null once the login is gone. */
-  accountOfLogin(loginId: string): string | null {
-    return (
-      this.sqlite
-        .query<{ account: string }, [string]>('SELECT COALESCE(parent_user_id, id) AS account FROM users WHERE id = ?')
-        .get(loginId)?.account ?? null
-    );
-  }
-
   /** A login's uploads not completed yet. */
   unfinishedOf(loginId: string): TusUpload[] {
     return this.sqlite

@@ -28,6 +28,7 @@ export function createResumableUploadServices(infra: Infrastructure, d: Resumabl
     log,
     transactions: repos.transactions,
     repo: repos.tusUploads,
+    users: repos.users,
     tree: d.tree,
     quota: d.quota,
     settings: d.settings,

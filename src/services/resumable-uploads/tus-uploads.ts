@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
 import type { TusUpload, TusUploadsRepo } from '../../db/repos/tus-uploads.ts';
+import type { UsersRepo } from '../../db/repos/users.ts';
 import {
   AppError,
   badRequest,
@@ -137,6 +138,8 @@ export class TusUploadService {
       log: Logger;
       transactions: Transactions;
       repo: TusUploadsRepo;
+      /** The sender's login, read again when the sweep finishes its upload. */
+      users: Pick<UsersRepo, 'byId'>;
       tree: Tree;
       quota: QuotaService;
       settings: SettingsService;
@@ -375,7 +378,8 @@ export class TusUploadService {
         if (fresh?.state !== 'sealed') continue;
         // Who sent it is not known here: nothing of the account's history is removed for it. A member's login acts for its
         // own account, so the file lands only where the member still edits (a gone login's account is none).
-        const sender = this.d.repo.accountOfLogin(fresh.loginId) ?? '';
+        const login = this.d.users.byId(fresh.loginId);
+        const sender = login ? (login.parentUserId ?? login.id) : '';
         await this.finish(fresh, { accountId: sender, loginId: fresh.loginId }, false);
         out.finished++;
       } catch (err) {
