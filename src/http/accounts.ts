@@ -62,6 +62,12 @@ export function accountRoutes(ctx: AppContext) {
         return result;
       },
     }),
-    route('GET /api/profile', { handler: ({ principal, set }) => keptJson(accounts.profile(principal), set) }),
+    route('GET /api/profile', {
+      handler: ({ principal, set }) => {
+        // A first event stream opened with it as lastEventId replays the changes made after this read (docs/activity.md › Live streams that resume).
+        set.headers['X-Last-Event-Id'] = ctx.services.changeEvents.position();
+        return keptJson(accounts.profile(principal), set);
+      },
+    }),
   ]);
 }

@@ -143,6 +143,39 @@ describe('Activity', () => {
     await context.close();
   });
 
+  test('a change made while the first stream is still on its way shows once it is live; with none, nothing is listed again', async () => {
+    const { o, year } = await holidays();
+    const { context, page, errors } = await signedInContext(browser, t.url, o);
+    const listings: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/api/files') listings.push(r.url());
+    });
+    // Nothing changes while the stream is held: the folder is listed once.
+    let held = await holdRequests(page, '**/api/files/events**', 'GET');
+    await page.goto(`/files/${year.id}`);
+    await page.getByRole('row', { name: /^beach\.jpg,/ }).waitFor();
+    await eventually(() => held.count() === 1);
+    await page.waitForTimeout(1000);
+    held.release();
+    await eventStreamOpen(page);
+    await eventually(() => t.server.ctx.hub.subscriberCount(o.id) === 1);
+    await page.waitForTimeout(500);
+    expect(listings).toHaveLength(1);
+
+    // Another device uploads after the folder was read and before the stream is subscribed on the server.
+    await page.unrouteAll();
+    held = await holdRequests(page, '**/api/files/events**', 'GET');
+    await page.reload();
+    await page.getByRole('row', { name: /^beach\.jpg,/ }).waitFor();
+    await eventually(() => held.count() === 1 && t.server.ctx.hub.subscriberCount(o.id) === 0);
+    await upload(o.client, 'meanwhile.jpg', 'm', { parentId: year.id });
+    await page.waitForTimeout(1000);
+    held.release();
+    await page.getByRole('row', { name: /^meanwhile\.jpg,/ }).waitFor({ timeout: 15_000 });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test("the details pane's Activity tab: a file's own history, a folder's with what changed inside", async () => {
     const { o, year } = await holidays();
     const { context, page, errors } = await signedInContext(browser, t.url, o);

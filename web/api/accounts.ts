@@ -1,5 +1,6 @@
 import type { ApiBody } from '../../src/contract/api.ts';
-import { call, urlOf } from '../app/api.ts';
+import type { Profile } from '../../src/contract/accounts.ts';
+import { call, send, urlOf } from '../app/api.ts';
 
 // Sign-in calls expect 401 and must not be treated as an expired session.
 const anonymous = true;
@@ -14,6 +15,11 @@ export const accounts = {
   signOnUrl: (next: string | null) => urlOf('GET /api/idp/login', {}, { next: next || undefined }),
   signOnVerify: (code: string) => call('POST /api/idp/mfa-verify', { body: { code }, anonymous }),
   profile: (opts: { anonymous?: boolean } = {}) => call('GET /api/profile', opts),
+  /** The profile, with the event stream's position when it was read (`X-Last-Event-Id`; null from a server without it). */
+  profileAt: async (opts: { anonymous?: boolean } = {}) => {
+    const res = await send('GET /api/profile', opts);
+    return { profile: (await res.json()) as Profile, eventId: res.headers.get('X-Last-Event-Id') };
+  },
   /** The account's opt-out from content search; the owner changes it. */
   contentSearchPreference: () => call('GET /api/user/content-search-preference'),
   setContentSearchOptOut: (optOut: boolean) => call('PUT /api/user/content-search-preference', { body: { optOut } }),

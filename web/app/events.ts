@@ -25,6 +25,13 @@ let backoff = 1000;
 let everConnected = false;
 // The id of the last event received: a reconnect asks the server to replay what came after it.
 let lastId = '';
+// The position read with the session, before the screens' first reads: the first stream replays what came after it.
+let firstId = '';
+
+/** Where the next `startEvents` starts: after this id (from `X-Last-Event-Id`), not at whatever is newest when its stream is subscribed. */
+export function eventsStartAfter(id: string | null): void {
+  firstId = id && /^\d+$/.test(id) ? id : '';
+}
 
 function connect(): void {
   streamState.value = everConnected ? 'reconnecting' : 'connecting';
@@ -80,7 +87,8 @@ const onOnline = () => {
 export function startEvents(): void {
   if (source) return;
   everConnected = false;
-  lastId = '';
+  lastId = firstId;
+  firstId = '';
   addEventListener('online', onOnline);
   connect();
 }

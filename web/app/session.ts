@@ -6,6 +6,7 @@ import type { InstanceStatus } from '../../src/contract/admin.ts';
 import type { Permission } from '../../src/contract/permissions.ts';
 import { currentUrl, navigate, route } from './router.ts';
 import { api } from '../api/index.ts';
+import { eventsStartAfter } from './events.ts';
 
 export type SessionState = 'loading' | 'signed-in' | 'signed-out' | 'desktop-only';
 
@@ -110,7 +111,9 @@ async function loadSignInOptions(): Promise<void> {
 /** Asks the server who is signed in; a 401 means nobody (no redirect loop: the caller decides). */
 export async function loadSession(): Promise<void> {
   try {
-    const p = await api.accounts.profile({ anonymous: true });
+    const { profile: p, eventId } = await api.accounts.profileAt({ anonymous: true });
+    // Read before any screen's data: the first stream starts after it, so a change made in between is not lost.
+    eventsStartAfter(eventId);
     await Promise.all([loadInstanceSettings(), loadSignInOptions()]);
     profile.value = p;
     sessionState.value = 'signed-in';

@@ -39,6 +39,11 @@ const SEQ = /^\d{1,15}$/;
 export class ChangeEvents {
   constructor(private readonly log: ChangeLog) {}
 
+  /** The id a stream opened now would start after (the newest seq): given as `lastEventId`, a later stream misses none of the changes since. */
+  position(): string {
+    return String(this.log.latestSeq());
+  }
+
   /** Where a stream opened with `Last-Event-ID: lastEventId` (or without) starts; a seq not handed out (or from before a restore) or since thinned is a reset. */
   resumeFrom(lastEventId: string | null): ResumePoint {
     const latest = this.log.latestSeq();

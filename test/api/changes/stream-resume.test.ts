@@ -178,6 +178,22 @@ describe('GET /api/files/events with Last-Event-ID', () => {
     expect((await o.client.get(`/api/files/events?lastEventId=${'9'.repeat(40)}`)).status).toBe(422);
   });
 
+  test("the profile's `X-Last-Event-Id` is where a first stream starts: a change made after the read and before the stream is replayed", async () => {
+    const o = await seed.owner(t);
+    const read = await o.client.get('/api/profile');
+    expect(read.status).toBe(200);
+    const position = read.headers.get('X-Last-Event-Id')!;
+    expect(position).toBe(String(t.server.ctx.services.changes.latestSeq()));
+    const between = await folder(o.client, 'between');
+    const reader = await open(o.client, position);
+    expect((await reader.nextEvent()).data).toMatchObject({ type: 'folder.created', data: { id: between.id } });
+    await reader.close();
+    // Nothing since: the stream replays nothing and goes on live.
+    const quiet = await open(o.client, (await o.client.get('/api/profile')).headers.get('X-Last-Event-Id')!);
+    expect(await quiet.untilQuiet()).toEqual([]);
+    await quiet.close();
+  });
+
   test('changes made while the replay is running come once, after it', async () => {
     const o = await seed.owner(t);
     const mark = await open(o.client);
