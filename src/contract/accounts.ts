@@ -92,6 +92,12 @@ export interface PublicUser {
   mfaEnabled: boolean;
 }
 
+/**
+ * Sent as `Prefer: last-event-id` with `GET /api/profile`: the answer then carries `X-Last-Event-Id`, the newest change's
+ * seq, for a first event stream to start after (docs/activity.md › Live streams that resume).
+ */
+export const LAST_EVENT_ID_PREFERENCE = 'last-event-id';
+
 export interface Profile extends PublicUser {
   /** null for an account owner, who holds every permission. */
   permissions: Permission[] | null;

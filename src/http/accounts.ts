@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.ts';
-import { changePasswordBody, loginBody, logoutAllBody, signupBody } from '../contract/accounts.ts';
+import { changePasswordBody, LAST_EVENT_ID_PREFERENCE, loginBody, logoutAllBody, signupBody } from '../contract/accounts.ts';
 import { acceptInvitationBody, invitationTokenBody } from '../contract/admin.ts';
 import { clearedTokenCookie, tokenCookie } from './cookies.ts';
 import { keptJson } from './fields.ts';
@@ -63,9 +63,11 @@ export function accountRoutes(ctx: AppContext) {
       },
     }),
     route('GET /api/profile', {
-      handler: ({ principal, set }) => {
-        // A first event stream opened with it as lastEventId replays the changes made after this read (docs/activity.md › Live streams that resume).
-        set.headers['X-Last-Event-Id'] = ctx.services.changeEvents.position();
+      handler: ({ principal, request, set }) => {
+        // A first event stream opened with it as lastEventId replays the changes made after this read (docs/activity.md › Live
+        // streams that resume); read only when asked, so the hot profile route pays no statement for it.
+        if (request.headers.get('prefer')?.includes(LAST_EVENT_ID_PREFERENCE))
+          set.headers['X-Last-Event-Id'] = ctx.services.changeEvents.position();
         return keptJson(accounts.profile(principal), set);
       },
     }),

@@ -1,5 +1,5 @@
 import type { ApiBody } from '../../src/contract/api.ts';
-import type { Profile } from '../../src/contract/accounts.ts';
+import { LAST_EVENT_ID_PREFERENCE, type Profile } from '../../src/contract/accounts.ts';
 import { call, send, urlOf } from '../app/api.ts';
 
 // Sign-in calls expect 401 and must not be treated as an expired session.
@@ -17,7 +17,7 @@ export const accounts = {
   profile: (opts: { anonymous?: boolean } = {}) => call('GET /api/profile', opts),
   /** The profile, with the event stream's position when it was read (`X-Last-Event-Id`; null from a server without it). */
   profileAt: async (opts: { anonymous?: boolean } = {}) => {
-    const res = await send('GET /api/profile', opts);
+    const res = await send('GET /api/profile', { ...opts, headers: { Prefer: LAST_EVENT_ID_PREFERENCE } });
     return { profile: (await res.json()) as Profile, eventId: res.headers.get('X-Last-Event-Id') };
   },
   /** The account's opt-out from content search; the owner changes it. */
