@@ -1377,7 +1377,7 @@ export class DavService {
     const itemCaps = `an item keeps at most ${perItem.toLocaleString('en-US')} WebDAV properties and ${formatSize(bytesPerItem)} of them`;
     if (patches.length > perItem)
       throw propertiesFull(`This PROPPATCH has ${patches.length.toLocaleString('en-US')} instructions; ${itemCaps}`);
-    this.d.transactions.immediate(() => {
+    const announce = this.d.transactions.immediate(() => {
       const before = this.d.properties.usage(row.id);
       for (const p of patches) {
         if (p.value === null) this.d.properties.remove(row.id, p.ns, p.name);
@@ -1388,8 +1388,9 @@ export class DavService {
       if (after.count > perItem || after.bytes > bytesPerItem)
         throw propertiesFull(`${row.name} would have ${after.count} properties of ${formatSize(after.bytes)}; ${itemCaps}`);
       if (after.bytes > Math.max(before.bytes, PROPERTY_LIMITS.freeBytesPerItem)) this.assertPropertyRoom(principal.accountId, 0);
-      if (modifiedMs !== null && !this.d.copy.inLibraries([row.id])) this.d.items.setModified(row.id, modifiedMs);
+      return modifiedMs !== null && !this.d.copy.inLibraries([row.id]) ? this.d.listing.setModified(principal, row, modifiedMs) : null;
     });
+    announce?.();
   }
 
   /** 507 when the account's properties beyond each item's free KiB, plus `more`, exceed PROPERTY_LIMITS.accountBytes. */
