@@ -318,6 +318,27 @@ describe('request bodies', () => {
   });
 });
 
+test('a JSON body sent compressed (Content-Encoding) → 415 naming the encoding, not "not valid JSON"', async () => {
+  const body = Bun.gzipSync(JSON.stringify({ email: 'a@b.io', password: 'secret1' }));
+  for (const encoding of ['gzip', 'br, gzip']) {
+    const res = await t.client().request('/api/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      body,
+    });
+    expect(res.status).toBe(415);
+    expect(await json(res)).toEqual({
+      message: `Content-Encoding ${encoding} is not supported: send the request body uncompressed`,
+    });
+  }
+  const plain = await t.client().request('/api/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+    body: JSON.stringify({ email: 'nobody@b.io', password: 'secret1' }),
+  });
+  expect(plain.status).toBe(401);
+});
+
 describe('display names', () => {
   const invisible = '\u200B\u202E \u200F\u3164';
 
