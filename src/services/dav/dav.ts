@@ -829,12 +829,17 @@ export class DavService {
       if (heldEtag !== undefined && etagOf(current) !== heldEtag) throw new AppError(412, CHANGED_WHILE_SENT);
       this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
     };
+    // And where a copy to a new destination lands: its folder (or one above) may have been locked meanwhile.
+    const landing = () => {
+      this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
+      this.assertMembersUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref);
+    };
     return this.transfer(
       destPlace.principal,
       op,
       { path: walk.path, item: target.item },
       destPlace.path,
-      { ...opts, atCommit },
+      { ...opts, atCommit, landing },
       walk.principal,
     );
   }
@@ -1288,7 +1293,7 @@ export class DavService {
     op: 'copy' | 'move',
     source: { path: DavPath; item: HeldItem },
     dest: DavPath,
-    opts: { overwrite: boolean; shallow: boolean; atCommit?: (current: Item) => void },
+    opts: { overwrite: boolean; shallow: boolean; atCommit?: (current: Item) => void; landing?: () => void },
     from: Principal = principal,
   ): Promise<{ created: boolean }> {
     this.allow(principal, op === 'copy' ? 'copy.start' : 'items.move');
@@ -1341,13 +1346,21 @@ export class DavService {
     }
     try {
       if (op === 'move' && this.d.copy.crossesLibraries([source.item.id], parentId)) {
-        await this.d.copy.moveAcross(principal, [source.item.id], parentId, name);
+        await this.d.copy.moveAcross(principal, [source.item.id], parentId, name, opts.landing);
         this.d.locks.forget(principal.accountId, source.path.key);
       } else if (op === 'move') {
         this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
         this.d.locks.forget(principal.accountId, source.path.key);
       } else {
-        const copy = await this.d.copy.copyNow(principal, this.stored(from, source.item.id), parentId, name, opts.shallow, replaced?.id);
+        const copy = await this.d.copy.copyNow(
+          principal,
+          this.stored(from, source.item.id),
+          parentId,
+          name,
+          opts.shallow,
+          replaced?.id ?? null,
+          opts.landing,
+        );
         this.d.properties.copy(source.item.id, copy.id);
       }
     } catch (err) {
