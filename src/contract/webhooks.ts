@@ -18,6 +18,7 @@ export const CHANGE_EVENTS = [
   'member.added',
   'member.removed',
   'item.dropped',
+  'item.touched',
 ] as const;
 
 /** Events raised where they happen rather than from the change log. */

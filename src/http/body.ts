@@ -72,8 +72,17 @@ export function readJson(request: Request): Promise<unknown> {
   return body;
 }
 
+/** 415 for a compressed body: JSON and form bodies are read as sent, so gzip bytes would read as broken JSON. */
+function refuseEncoded(request: Request): void {
+  const encoding = request.headers.get('content-encoding')?.trim();
+  if (encoding && encoding.toLowerCase() !== 'identity') {
+    throw new AppError(415, `Content-Encoding ${encoding.slice(0, 100)} is not supported: send the request body uncompressed`);
+  }
+}
+
 async function parseJson(request: Request): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
+  refuseEncoded(request);
   const text = await readLimited(request, JSON_BODY_LIMIT);
   if (text.trim() === '') return {};
   if (!/^application\/(.+\+)?json\b/i.test(type)) throw badRequest(Messages.notJson);
@@ -101,6 +110,7 @@ export function readXmlText(request: Request): Promise<string> {
  */
 export async function readJsonOrForm(request: Request, arrayFields: readonly string[]): Promise<unknown> {
   if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers.get('content-type') ?? '')) return readJson(request);
+  refuseEncoded(request);
   const out = new Map<string, string | string[]>();
   // One pass over the fields: a lookup by name scans the whole form, so one per field was quadratic (a MiB of fields: a minute of CPU).
   for (const [key, value] of new URLSearchParams(await readLimited(request, JSON_BODY_LIMIT))) {

@@ -78,6 +78,11 @@ export class JobQueue {
     return this.repo.hasWaiting(job.name);
   }
 
+  /** The id of a waiting or running job of `job` with the same payload, if any. */
+  pendingWith<J extends JobSpec>(job: J, payload: PayloadOf<J>): string | null {
+    return this.repo.pendingWith(job.name, JSON.stringify(payload ?? null));
+  }
+
   get(id: string): Job | null {
     const row = this.repo.get(id);
     return row ? parse(row) : null;

@@ -7,6 +7,7 @@ export const KINDS: Record<string, { label: string; verb: string; files?: string
   'item.uploaded': { label: 'Uploads', verb: 'uploaded', files: 'uploaded' },
   'item.dropped': { label: 'Files received by link', verb: 'sent through a link', files: 'sent through a link' },
   'item.replaced': { label: 'New content', verb: 'updated' },
+  'item.touched': { label: 'Modified times set', verb: 'set the modified time of' },
   'item.renamed': { label: 'Renames', verb: 'renamed' },
   'item.moved': { label: 'Moves', verb: 'moved' },
   'item.copied': { label: 'Copies', verb: 'copied' },

@@ -29,6 +29,7 @@ const EVENT_LABELS: Record<WebhookEvent, string> = {
   'member.added': 'Shared with a person',
   'member.removed': 'Person removed from a share',
   'item.dropped': 'File dropped through a link',
+  'item.touched': 'Modified time set',
   'share.link_opened': 'Share link opened',
   'account.signed_in': 'Signed in',
   'backup.failed': 'Scheduled backup failed',

@@ -56,6 +56,17 @@ export class JobsRepo {
     return this.sqlite.query("SELECT 1 FROM jobs WHERE kind = ? AND status = 'created' LIMIT 1").get(kind) !== null;
   }
 
+  /** The newest job of `kind` with exactly `payload` that waits or runs: one to join rather than queue the same work again. */
+  pendingWith(kind: string, payload: string): string | null {
+    return (
+      this.sqlite
+        .query<{ id: string }, [string, string]>(
+          "SELECT id FROM jobs WHERE status IN ('created', 'active') AND kind = ? AND payload = ? ORDER BY seq DESC LIMIT 1",
+        )
+        .get(kind, payload)?.id ?? null
+    );
+  }
+
   get(id: string): JobRow | null {
     return this.sqlite.query<JobRow, [string]>(`SELECT ${JOB} FROM jobs WHERE id = ?`).get(id);
   }

@@ -29,6 +29,7 @@ import type { Principal } from '../identity/principal.ts';
 import type { RequestInfo, SessionService } from './sessions.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { SetupCodeService } from './setup-code.ts';
+import { personName } from '../files/names.ts';
 
 export function toPublicUser(row: Pick<User, 'id' | 'email' | 'name' | 'mfaEnabled' | 'createdAt'>): PublicUser {
   return { id: row.id, email: row.email, name: row.name, createdAt: new Date(row.createdAt).toISOString(), mfaEnabled: row.mfaEnabled };
@@ -61,9 +62,12 @@ function checkPassword(password: string, opts: { subUser: boolean; field?: strin
 
 const MAX_NAME = DISPLAY_NAME_MAX;
 
-/** A login's display name: trimmed, at most 100 characters (sub-users must have one). 422 naming `name`. */
+/**
+ * A login's display name, by the one rule for a person's name (`personName`, as sign-on uses): only invisible characters
+ * is no name. At most 100 characters (sub-users must have one). 422 naming `name`.
+ */
 export function displayName(name: string, opts: { required?: boolean } = {}): string {
-  const trimmed = name.trim();
+  const trimmed = personName(name, Number.MAX_SAFE_INTEGER);
   if (opts.required && trimmed === '') throw validationFailed([{ field: 'name', message: 'Name is required' }]);
   if (trimmed.length > MAX_NAME) throw validationFailed([{ field: 'name', message: `Name must be at most ${MAX_NAME} characters` }]);
   return trimmed;

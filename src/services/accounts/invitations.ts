@@ -150,7 +150,8 @@ export class InvitationService {
   async accept(input: { token: string; password: string; name?: string }, info: RequestInfo): Promise<{ user: PublicUser; token: string }> {
     this.d.accounts.refuseWhenPasswordLoginDisabled();
     const invitation = this.usable(input.token);
-    const name = input.name?.trim() ? input.name : invitation.name;
+    // A name with nothing visible in it is no name: the one the admin chose stays.
+    const name = displayName(input.name ?? '') || invitation.name;
     const row = await this.createInvited(invitation, input.password, name);
     const { token } = await this.d.sessions.start(row.id, info);
     this.d.audit.record({

@@ -20,6 +20,7 @@ const EVENT_OF: Partial<Record<ChangeKind, FileEventName>> = {
   [ChangeKinds.dropped]: FileEventType.uploaded,
   [ChangeKinds.replaced]: FileEventType.updated,
   [ChangeKinds.versionRestored]: FileEventType.updated,
+  [ChangeKinds.touched]: FileEventType.updated,
   [ChangeKinds.renamed]: FileEventType.renamed,
   [ChangeKinds.moved]: FileEventType.moved,
   [ChangeKinds.trashed]: FileEventType.deleted,

@@ -22,6 +22,7 @@ export const ChangeKinds = {
   memberAdded: 'member.added',
   memberRemoved: 'member.removed',
   dropped: 'item.dropped',
+  touched: 'item.touched',
 } as const;
 
 export type ChangeKind = (typeof ChangeKinds)[keyof typeof ChangeKinds];

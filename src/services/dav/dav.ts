@@ -829,12 +829,17 @@ export class DavService {
       if (heldEtag !== undefined && etagOf(current) !== heldEtag) throw new AppError(412, CHANGED_WHILE_SENT);
       this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
     };
+    // And where a copy to a new destination lands: its folder (or one above) may have been locked meanwhile.
+    const landing = () => {
+      this.assertUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref, true);
+      this.assertMembersUnlocked(destPlace.principal, destPlace.path, { tokens }, destHref);
+    };
     return this.transfer(
       destPlace.principal,
       op,
       { path: walk.path, item: target.item },
       destPlace.path,
-      { ...opts, atCommit },
+      { ...opts, atCommit, landing },
       walk.principal,
     );
   }
@@ -1288,7 +1293,7 @@ export class DavService {
     op: 'copy' | 'move',
     source: { path: DavPath; item: HeldItem },
     dest: DavPath,
-    opts: { overwrite: boolean; shallow: boolean; atCommit?: (current: Item) => void },
+    opts: { overwrite: boolean; shallow: boolean; atCommit?: (current: Item) => void; landing?: () => void },
     from: Principal = principal,
   ): Promise<{ created: boolean }> {
     this.allow(principal, op === 'copy' ? 'copy.start' : 'items.move');
@@ -1341,13 +1346,21 @@ export class DavService {
     }
     try {
       if (op === 'move' && this.d.copy.crossesLibraries([source.item.id], parentId)) {
-        await this.d.copy.moveAcross(principal, [source.item.id], parentId, name);
+        await this.d.copy.moveAcross(principal, [source.item.id], parentId, name, opts.landing);
         this.d.locks.forget(principal.accountId, source.path.key);
       } else if (op === 'move') {
         this.d.listing.relocate(principal, { id: source.item.id, parentId, name });
         this.d.locks.forget(principal.accountId, source.path.key);
       } else {
-        const copy = await this.d.copy.copyNow(principal, this.stored(from, source.item.id), parentId, name, opts.shallow, replaced?.id);
+        const copy = await this.d.copy.copyNow(
+          principal,
+          this.stored(from, source.item.id),
+          parentId,
+          name,
+          opts.shallow,
+          replaced?.id ?? null,
+          opts.landing,
+        );
         this.d.properties.copy(source.item.id, copy.id);
       }
     } catch (err) {
@@ -1377,7 +1390,7 @@ export class DavService {
     const itemCaps = `an item keeps at most ${perItem.toLocaleString('en-US')} WebDAV properties and ${formatSize(bytesPerItem)} of them`;
     if (patches.length > perItem)
       throw propertiesFull(`This PROPPATCH has ${patches.length.toLocaleString('en-US')} instructions; ${itemCaps}`);
-    this.d.transactions.immediate(() => {
+    const announce = this.d.transactions.immediate(() => {
       const before = this.d.properties.usage(row.id);
       for (const p of patches) {
         if (p.value === null) this.d.properties.remove(row.id, p.ns, p.name);
@@ -1388,8 +1401,9 @@ export class DavService {
       if (after.count > perItem || after.bytes > bytesPerItem)
         throw propertiesFull(`${row.name} would have ${after.count} properties of ${formatSize(after.bytes)}; ${itemCaps}`);
       if (after.bytes > Math.max(before.bytes, PROPERTY_LIMITS.freeBytesPerItem)) this.assertPropertyRoom(principal.accountId, 0);
-      if (modifiedMs !== null && !this.d.copy.inLibraries([row.id])) this.d.items.setModified(row.id, modifiedMs);
+      return modifiedMs !== null && !this.d.copy.inLibraries([row.id]) ? this.d.listing.setModified(principal, row, modifiedMs) : null;
     });
+    announce?.();
   }
 
   /** 507 when the account's properties beyond each item's free KiB, plus `more`, exceed PROPERTY_LIMITS.accountBytes. */

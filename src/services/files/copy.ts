@@ -66,6 +66,8 @@ interface CopyTarget {
   mayCopy?: (source: Item, parentId: string | null) => boolean;
   /** A move's sources as they were copied (contentOf), by id: one changed since is not the copy's to delete. */
   copied?: Map<string, string>;
+  /** Throws when the copy may no longer land (a WebDAV lock taken on its folder meanwhile); asked where the copy commits. */
+  atCommit?: () => void;
 }
 
 /** What a file holds, as far as a copy of it is concerned (a folder: nothing of its own). */
@@ -125,6 +127,7 @@ export class CopyService {
     name: string,
     shallow: boolean,
     replacedId: string | null = null,
+    atCommit?: () => void,
   ): Promise<Item> {
     if (this.d.tree.isInsideAnyFolder([source], parentId)) throw badRequest(Messages.copyIntoSelf);
     if (shallow && source.type === 'folder') this.d.items.assertNests(parentId, 1);
@@ -140,6 +143,7 @@ export class CopyService {
       loginId: principal.loginId,
       folderGone: inRequestFolderGone,
       made: new Set<string>(),
+      atCommit,
     };
     const deep = source.type === 'folder' && !shallow;
     // A crash before the copy is whole: the next start removes what it made and puts the replaced destination back.
@@ -163,6 +167,7 @@ export class CopyService {
       if (deep) {
         try {
           await this.copyChildren(into, source.accountId, source.id, root.id);
+          atCommit?.();
         } catch (err) {
           // All or nothing: a folder copied part way (the storage limit reached meanwhile, say) goes, not left as if whole.
           this.removeOwn(principal, root.id, into.made);
@@ -234,7 +239,13 @@ export class CopyService {
    * target (under `name`, else a free name) with the quota rules of the target's account, then its source is
    * deleted for good (a library's host files with it). A failing copy is removed and leaves its source as it was.
    */
-  async moveAcross(principal: Principal, ids: readonly string[], parentId: string | null, name?: string): Promise<Item[]> {
+  async moveAcross(
+    principal: Principal,
+    ids: readonly string[],
+    parentId: string | null,
+    name?: string,
+    atCommit?: () => void,
+  ): Promise<Item[]> {
     const rows = this.d.tree.requireLiveMany(principal, ids);
     const targetId = this.d.tree.requireFolder(principal, parentId)?.id ?? null;
     if (this.d.tree.isInsideAnyFolder(rows, targetId)) throw badRequest(Messages.moveIntoSelf);
@@ -265,6 +276,8 @@ export class CopyService {
         try {
           copy = await this.copyItem(into, row, targetId, true, name);
           if (row.type === 'folder') await this.copyChildren(into, accountId, row.id, copy.id);
+          // Nothing awaited from here to the sources' delete: what is checked now still holds there.
+          atCommit?.();
         } catch (err) {
           if (copy) this.removeOwn(principal, copy.id, into.made);
           throw err;
@@ -481,6 +494,7 @@ export class CopyService {
         throw new PermanentJobError('access to the shared folder ended while the copy ran');
       // The folder was checked before the bytes were copied: it may have gone to the trash (or for good) since.
       if (parentId !== null && this.d.items.getLive(accountId, parentId)?.type !== 'folder') throw target.folderGone();
+      if (isRoot) target.atCommit?.();
       // An exact name (a WebDAV COPY's destination) may have been taken since: refused as a rename onto it is.
       if (name !== undefined && this.d.items.liveByName(accountId, parentId, name)) throw conflict(Messages.nameTaken);
       // A copy into a library takes no room in the store.

@@ -298,6 +298,17 @@ export class ItemService {
     return { id: row.id, name: row.name, type: row.type, modified: iso(row.modifiedAt) };
   }
 
+  /**
+   * A new modified time for `item` (WebDAV's PROPPATCH of DAV:lastmodified), inside the caller's transaction, logged as
+   * item.touched so sync, webhooks and activity see it; the returned announcement is made after the commit.
+   */
+  setModified(principal: Principal, item: Pick<Item, 'id' | 'name' | 'type' | 'parentId' | 'size' | 'mimeType'>, at: number): () => void {
+    this.d.items.setModified(item.id, at);
+    const details = { modified: iso(at), size: item.size, mimeType: item.mimeType };
+    this.d.changes.record(principal, ChangeKinds.touched, item, { details });
+    return () => this.d.events.item(principal, FileEventType.updated, item, { size: item.size, mimeType: item.mimeType });
+  }
+
   /** Sets what moves items across a library's edge (a copy then a delete). */
   moveAcrossWith(across: LibraryCrossing): void {
     this.across = across;

@@ -76,6 +76,9 @@ export class OrphanService {
 
   /** Queues a read-only scan (API). */
   startScan(principal: AuditPrincipal, graceMinutes: number): { jobId: string; status: 'created' } {
+    // A scan reads every stored object: another tab or a repeated call joins the one queued or running.
+    const running = this.d.queue.available ? this.d.queue.pendingWith(Jobs.orphansScan, { graceMinutes }) : null;
+    if (running) return { jobId: running, status: 'created' };
     const jobId = this.d.queue.enqueue(Jobs.orphansScan, { graceMinutes });
     this.d.audit.record({ action: AuditActions.orphansScan, principal, targetType: 'orphans', targetId: jobId, details: { graceMinutes } });
     return { jobId, status: 'created' };

@@ -317,3 +317,62 @@ describe('request bodies', () => {
     expect(form.status).toBe(400);
   });
 });
+
+test('a JSON body sent compressed (Content-Encoding) → 415 naming the encoding, not "not valid JSON"', async () => {
+  const body = Bun.gzipSync(JSON.stringify({ email: 'a@b.io', password: 'secret1' }));
+  for (const encoding of ['gzip', 'br, gzip']) {
+    const res = await t.client().request('/api/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      body,
+    });
+    expect(res.status).toBe(415);
+    expect(await json(res)).toEqual({
+      message: `Content-Encoding ${encoding} is not supported: send the request body uncompressed`,
+    });
+  }
+  const plain = await t.client().request('/api/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+    body: JSON.stringify({ email: 'nobody@b.io', password: 'secret1' }),
+  });
+  expect(plain.status).toBe(401);
+});
+
+describe('display names', () => {
+  const invisible = '\u200B\u202E \u200F\u3164';
+
+  test('a name of only invisible characters is no name: sign-up and invitation store none, a sub-user (name required) → 422', async () => {
+    t.server.ctx.services.settings.set('signupEnabled', true);
+    try {
+      const res = await t.client().post('/api/signup', { email: seed.uniqueEmail('blank'), password: 'secret1', name: invisible });
+      expect(res.status).toBe(200);
+      expect((await json(res)).user.name).toBe('');
+    } finally {
+      t.server.ctx.services.settings.set('signupEnabled', false);
+    }
+    const invited = await adminLogin.client.post('/api/user/invitations', { email: seed.uniqueEmail('blank-invite'), name: invisible });
+    expect(invited.status).toBe(201);
+    expect(JSON.stringify(await json(await adminLogin.client.get('/api/user/invitations')))).not.toContain('\u200B');
+
+    const sub = await adminLogin.client.post('/api/user/sub-users', {
+      email: seed.uniqueEmail('blank-sub'),
+      password: 'longenough',
+      name: invisible,
+      permissions: [],
+    });
+    expect(sub.status).toBe(422);
+    expect((await json(sub)).details).toEqual([{ field: 'name', message: 'Name is required' }]);
+  });
+
+  test('bidirectional controls inside a typed name are dropped, as in a name from sign-on', async () => {
+    const res = await adminLogin.client.post('/api/user/sub-users', {
+      email: seed.uniqueEmail('rlo-sub'),
+      password: 'longenough',
+      name: 'Ada\u202Egnp.exe',
+      permissions: [],
+    });
+    expect(res.status).toBe(201);
+    expect((await json(res)).subUser.name).toBe('Adagnp.exe');
+  });
+});

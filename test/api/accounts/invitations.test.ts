@@ -23,6 +23,14 @@ async function invite(body: Record<string, unknown>): Promise<{ id: string; toke
 }
 
 describe('invitations', () => {
+  test('a name of only invisible characters given at acceptance is no name: the one the admin chose stays', async () => {
+    const email = seed.uniqueEmail('invisible');
+    const { token } = await invite({ email, name: 'Ada' });
+    const accepted = await t.client().post('/api/invitations/accept', { token, password: 'a fine password', name: '\u200B\u202E\u3164' });
+    expect(accepted.status).toBe(201);
+    expect((await json(accepted)).user).toMatchObject({ email, name: 'Ada' });
+  });
+
   test('the admin invites; the link works once, with sign-up closed, and sets the name and storage limit', async () => {
     expect((await json(await admin.client.get('/api/user/signup-status'))).signupEnabled).toBe(false);
     const email = seed.uniqueEmail('invited');

@@ -170,6 +170,30 @@ describe('GET /api/user/orphans', () => {
     await t.server.worker.drain();
   });
 
+  test('repeated calls and other tabs join the scan queued or running (same grace window): one scan job, not one per call', async () => {
+    const scans = () => (ctx().db.$client.query("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'orphans.scan'").get() as { n: number }).n;
+    const before = scans();
+    const ids = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      const res = await admin.client.get('/api/user/orphans');
+      expect(res.status).toBe(202);
+      const body = await json(res);
+      expect(body.status).toBe('created');
+      ids.add(body.jobId);
+    }
+    expect(ids.size).toBe(1);
+    expect(scans()).toBe(before + 1);
+    // Another window is another scan; one asked for after the scan finished is a new one too.
+    const other = await json(await admin.client.get('/api/user/orphans?graceMinutes=60'));
+    expect(ids.has(other.jobId)).toBe(false);
+    expect(scans()).toBe(before + 2);
+    await t.server.worker.drain();
+    const after = await json(await admin.client.get('/api/user/orphans'));
+    expect(ids.has(after.jobId)).toBe(false);
+    expect(scans()).toBe(before + 3);
+    await t.server.worker.drain();
+  });
+
   test('a failed scan job is reported as 500', async () => {
     const jobId = ctx().queue.enqueue(Jobs.orphansScan, { graceMinutes: 1 });
     await t.server.worker.drain();

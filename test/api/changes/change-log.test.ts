@@ -200,6 +200,7 @@ describe('the change log through the API', () => {
         'member.added',
         'member.removed',
         'item.dropped',
+        'item.touched',
       ].sort() as ChangeKind[],
     );
   });

@@ -122,6 +122,26 @@ describe('sync-collection (RFC 6578)', () => {
     expect([sorted(again.members.keys()), again.removed]).toEqual([['/dav/home/mail.mbox'], []]);
   });
 
+  test('a PROPPATCH of DAV:lastmodified is a change: the next sync lists the file, the change log has one item.touched', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    expect((await dav.request('MKCOL', 'touch')).status).toBe(201);
+    await davPut(dav, 'touch/a.txt', 'a');
+    const first = await sync(dav, 'touch/', '');
+    const seqBefore = t.server.ctx.services.changes.latestSeq();
+    const res = await dav.request('PROPPATCH', 'touch/a.txt', {
+      headers: { 'content-type': 'application/xml' },
+      body: '<D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><D:lastmodified>1686125350</D:lastmodified></D:prop></D:set></D:propertyupdate>',
+    });
+    expect(res.status).toBe(207);
+    const next = await sync(dav, 'touch/', first.token);
+    expect([...next.members.keys()]).toEqual(['/dav/touch/a.txt']);
+    const page = t.server.ctx.services.changes.changesFor({ accountId: o.id }, { afterSeq: seqBefore, limit: 10 });
+    expect(page.rows.map((r) => [r.kind, r.nameAfter, JSON.parse(r.details ?? '{}').modified])).toEqual([
+      ['item.touched', 'a.txt', '2023-06-07T08:09:10.000Z'],
+    ]);
+  });
+
   test('DAV:sync-token is a live property of collections, named only; REPORT and the report are advertised', async () => {
     const o = await seed.owner(t);
     const dav = await davLogin(t, o);

@@ -303,4 +303,28 @@ describe('a WebDAV COPY onto a file racing another door', () => {
       expect(treeProblems(o.id)).toEqual([]);
     }
   });
+
+  test('a COPY to a new name: a depth-infinity LOCK taken on its folder by another client while the bytes are copied → 423, nothing lands', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const other = await davLogin(t, o, 'another device');
+    await upload(o.client, 'source.txt', 'the source');
+    for (const what of ['file', 'folder'] as const) {
+      const box = `Box-${what}`;
+      expect((await dav.request('MKCOL', box)).status).toBe(201);
+      if (what === 'folder') {
+        expect((await dav.request('MKCOL', 'Tree')).status).toBe(201);
+        expect((await dav.put('Tree/inside.txt', 'inside')).status).toBe(201);
+      }
+      const from = what === 'file' ? 'source.txt' : 'Tree';
+      const hold = holdCopies();
+      const answer = dav.request('COPY', from, { headers: { destination: `${t.url}/dav/${box}/copy` } });
+      await hold.held;
+      expect((await other.request('LOCK', box, { headers: { depth: 'infinity' }, body: lockBody })).status).toBe(200);
+      hold.release();
+      expect({ what, status: (await answer).status }).toEqual({ what, status: 423 });
+      expect({ what, status: (await dav.request('HEAD', `${box}/copy`)).status }).toEqual({ what, status: 404 });
+      expect(treeProblems(o.id)).toEqual([]);
+    }
+  });
 });

@@ -204,6 +204,26 @@ describe('moves between a library and the encrypted store: a copy, then a delete
     expect(await text(owner, cat.id)).toBe('purr');
   });
 
+  test('WebDAV MOVE into a library: a depth-infinity LOCK taken on the library folder by another client while the bytes are copied → 423, the source stays', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    const library = await addLibrary(admin, root, owner);
+    const mine = await upload(owner.client, 'mine.txt', 'my own');
+    const dav = await davLogin(t, owner);
+    const other = await davLogin(t, owner, 'another device');
+    const base = encodeURIComponent(library.name);
+    const hold = holdStoreCopies();
+    const move = dav.request('MOVE', 'mine.txt', { headers: { destination: `${t.url}/dav/${base}/mine.txt` } });
+    await hold.held;
+    const lockBody = `<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>other</D:owner></D:lockinfo>`;
+    expect((await other.request('LOCK', base, { headers: { depth: 'infinity' }, body: lockBody })).status).toBe(200);
+    hold.release();
+    expect((await move).status).toBe(423);
+    expect(await text(owner, mine.id)).toBe('my own');
+    expect(fs.readdirSync(root).filter((n) => n === 'mine.txt')).toEqual([]);
+    expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual([]);
+  });
+
   test('WebDAV MOVE of a file onto a library file: a source saved again while it is copied stays with its new content', async () => {
     const owner = await seed.owner(t);
     const root = hostDir();
