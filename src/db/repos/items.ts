@@ -1063,6 +1063,20 @@ export class ItemsRepo {
     });
   }
 
+  /** Live items whose folder row is gone (no listing reaches them), the first `limit` of them and how many in all: `coffer doctor`. */
+  unreachable(limit: number): { count: number; items: Array<{ id: string; name: string; accountId: string }> } {
+    const where = `FROM items c WHERE c.deleted_at IS NULL AND c.parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM items p WHERE p.id = c.parent_id)`;
+    const count = this.sqlite.query<{ n: number }, []>(`SELECT count(*) AS n ${where}`).get()?.n ?? 0;
+    const items = count
+      ? this.sqlite
+          .query<{ id: string; name: string; accountId: string }, [number]>(
+            `SELECT c.id, c.name, c.account_id AS accountId ${where} LIMIT ?`,
+          )
+          .all(limit)
+      : [];
+    return { count, items };
+  }
+
   /** How many rows (files and versions) each master key wraps. */
   countByKeyId(): Record<string, number> {
     const out: Record<string, number> = {};
