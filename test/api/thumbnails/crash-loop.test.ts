@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAIN } from '../../helpers/cli.ts';
+import { MAIN, parseJson, runCli } from '../../helpers/cli.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
@@ -23,7 +23,7 @@ const made = (dataDir: string) => {
 };
 
 describe('a photo whose decoding kills the process', () => {
-  test('is tried 3 times, then gets no thumbnail: the server settles and makes the others', async () => {
+  test('is tried 3 times, then gets no thumbnail: the server settles and makes the others; a rebuild tries it again', async () => {
     const dir = tempDir('coffer-thumbnail-crash-');
     // No worker: the sweeps the uploads queue wait for the starts below.
     const t = await startTestServer({ dataDir: dir, startWorker: false });
@@ -75,6 +75,12 @@ describe('a photo whose decoding kills the process', () => {
       expect(made(dir)).toEqual([
         { name: 'good.jpg', status: 'ready' },
         { name: 'poison.jpg', status: 'none' },
+      ]);
+      // The rebuild tries it again (this time nothing kills the process).
+      expect(parseJson(await runCli(['thumbnails', 'rebuild', '--json', '--data-dir', dir]))).toEqual({ made: 2, none: 0 });
+      expect(made(dir)).toEqual([
+        { name: 'good.jpg', status: 'ready' },
+        { name: 'poison.jpg', status: 'ready' },
       ]);
     } finally {
       fs.rmSync(dies, { force: true });
