@@ -52,6 +52,8 @@ export function registerDoctor(program: Command): void {
               print(`stored objects: ${r.missingObjects.count} of ${r.missingObjects.checked} file row(s) have no stored object`);
               for (const m of r.missingObjects.items) print(`  ${m.id} ${m.name} (key ${m.storageKey})`);
               if (r.missingObjects.count) print('  review with: coffer orphans scan');
+              print(`items out of reach: ${r.unreachableItems.count} live item(s) under a folder that is gone`);
+              for (const m of r.unreachableItems.items) print(`  ${m.id} ${m.name} (account ${m.accountId})`);
               print(
                 `master key ${r.keys.currentKeyId}: ${r.keys.notCurrent} file key(s) under older keys, ${r.keys.unavailable} under keys missing from secrets.json`,
               );

@@ -49,6 +49,7 @@ import m0045 from '../../migrations/0045_dav_property_xml_prefix.sql' with { typ
 import m0046 from '../../migrations/0046_mfa_enabled_at.sql' with { type: 'text' };
 import m0047 from '../../migrations/0047_content_pending_rename.sql' with { type: 'text' };
 import m0048 from '../../migrations/0048_email_trusted.sql' with { type: 'text' };
+import m0049 from '../../migrations/0049_unfinished_attempts.sql' with { type: 'text' };
 import { formerXmlBindingsRewritten } from './data-repairs.ts';
 
 export interface EmbeddedMigration {
@@ -136,6 +137,7 @@ export const embeddedMigrations: ReadonlyArray<EmbeddedMigration> = [
   { tag: '0046_mfa_enabled_at', sql: m0046 },
   { tag: '0047_content_pending_rename', sql: m0047 },
   { tag: '0048_email_trusted', sql: m0048 },
+  { tag: '0049_unfinished_attempts', sql: m0049 },
 ];
 
 /** Whether a database whose last migration is `tag` is one this Coffer can open (and upgrade). */

@@ -447,6 +447,7 @@ describe('0045_dav_property_xml_prefix', () => {
       '0046_mfa_enabled_at',
       '0047_content_pending_rename',
       '0048_email_trusted',
+      '0049_unfinished_attempts',
     ]);
     const values = Object.fromEntries(
       sqlite
@@ -497,7 +498,7 @@ describe('0048_email_trusted', () => {
     ]);
     user('sub', { parent: 'made' });
     user('team', { email: 'team:team' });
-    expect(migrate(db).applied).toEqual(['0048_email_trusted']);
+    expect(migrate(db).applied).toEqual(['0048_email_trusted', '0049_unfinished_attempts']);
     const trusted = sqlite
       .query<{ id: string; t: number }, []>('SELECT id, email_trusted AS t FROM users ORDER BY id')
       .all()

@@ -37,7 +37,8 @@ export interface ContentProgress {
   textBytes: number;
 }
 
-export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed';
+/** `gave-up`: its extraction began several times and never finished (it stopped the server each time). */
+export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed' | 'gave-up';
 
 /** What extraction made of one pending file, for recordMany. */
 export interface IndexedDoc {
@@ -189,6 +190,11 @@ export class ContentRepo {
       .get();
     const pending = this.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM content_pending').get();
     return { indexed: docs?.n ?? 0, pending: pending?.n ?? 0, textBytes: docs?.bytes ?? 0 };
+  }
+
+  /** Files whose extraction was given up on (it stopped the server each time), until a reindex. */
+  gaveUpCount(): number {
+    return this.sqlite.query<{ n: number }, []>(`SELECT count(*) AS n FROM content_docs WHERE state = 'gave-up'`).get()?.n ?? 0;
   }
 
   /** Rows of the index an account holds (tests and the opt-out check that they are gone). */

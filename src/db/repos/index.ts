@@ -4,6 +4,7 @@ import { AlbumsRepo } from './albums.ts';
 import { AppPasswordsRepo } from './app-passwords.ts';
 import { AuditRepo } from './audit.ts';
 import { ChangesRepo } from './changes.ts';
+import { AttemptsRepo } from './attempts.ts';
 import { ContentRepo } from './content.ts';
 import { BackupRunsRepo } from './backups.ts';
 import { DavPropertiesRepo } from './dav-properties.ts';
@@ -202,6 +203,7 @@ export interface Repos {
   appPasswords: AppPasswordsRepo;
   davProperties: DavPropertiesRepo;
   content: ContentRepo;
+  attempts: AttemptsRepo;
   thumbnails: ThumbnailsRepo;
   albums: AlbumsRepo;
   versions: VersionsRepo;
@@ -241,6 +243,7 @@ export function createRepos(db: Db): Repos {
     appPasswords: new AppPasswordsRepo(sqlite),
     davProperties: new DavPropertiesRepo(sqlite),
     content: new ContentRepo(sqlite),
+    attempts: new AttemptsRepo(sqlite),
     thumbnails: new ThumbnailsRepo(sqlite),
     albums: new AlbumsRepo(sqlite),
     versions: new VersionsRepo(sqlite),

@@ -785,7 +785,7 @@ export class ItemsRepo {
   /**
    * At start-up: a trash or restore made in a request commits its batches one by one, and a crash between two left
    * members trashed under a root still live (hidden from the folder and from the trash), or items restored under a
-   * folder still in the trash (kept, unseen, when that trash entry is purged). Both are put back as before the request,
+   * folder still in the trash (unseen; a purge of that entry takes them along, takeBackRestored). Both are put back as before the request,
    * but for the roots a waiting job of `jobKinds` names: that job finishes them when it runs again.
    */
   settleInterruptedTrash(jobKinds: readonly string[]): number {
@@ -808,6 +808,26 @@ export class ItemsRepo {
                           WHERE p.deleted_root_id IS NOT NULL AND p.deleted_at IS NOT NULL AND p.type = 'folder' AND p.deleted_root_id NOT IN (${held}))`,
         )
         .run(kinds).changes;
+      if (n === 0) return changed;
+      changed += n;
+    }
+  }
+
+  /**
+   * Items a restore in progress put back under a folder of `rootId`'s trash entry (members first, the root last) go back
+   * into it, a level a round, so a permanent delete of the entry takes them along rather than leaving them under a
+   * parent that is gone; returns how many.
+   */
+  takeBackRestored(rootId: string): number {
+    let changed = 0;
+    for (;;) {
+      const n = this.sqlite
+        .query(
+          `UPDATE items SET (deleted_at, deleted_root_id) = (SELECT p.deleted_at, p.deleted_root_id FROM items p WHERE p.id = items.parent_id)
+            WHERE deleted_at IS NULL
+              AND parent_id IN (SELECT id FROM items WHERE deleted_root_id = ?1 AND deleted_at IS NOT NULL AND type = 'folder')`,
+        )
+        .run(rootId).changes;
       if (n === 0) return changed;
       changed += n;
     }
@@ -1041,6 +1061,20 @@ export class ItemsRepo {
       this.touchIfLive(gone);
       return gone !== null;
     });
+  }
+
+  /** Live items whose folder row is gone (no listing reaches them), the first `limit` of them and how many in all: `coffer doctor`. */
+  unreachable(limit: number): { count: number; items: Array<{ id: string; name: string; accountId: string }> } {
+    const where = `FROM items c WHERE c.deleted_at IS NULL AND c.parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM items p WHERE p.id = c.parent_id)`;
+    const count = this.sqlite.query<{ n: number }, []>(`SELECT count(*) AS n ${where}`).get()?.n ?? 0;
+    const items = count
+      ? this.sqlite
+          .query<{ id: string; name: string; accountId: string }, [number]>(
+            `SELECT c.id, c.name, c.account_id AS accountId ${where} LIMIT ?`,
+          )
+          .all(limit)
+      : [];
+    return { count, items };
   }
 
   /** How many rows (files and versions) each master key wraps. */

@@ -9,6 +9,7 @@ export * from './storage-location.ts';
 export * from './docserver.ts';
 export * from './dav.ts';
 export * from './sign-on.ts';
+export * from './attempts.ts';
 export * from './content.ts';
 export * from './thumbnails.ts';
 export * from './versions.ts';

@@ -365,10 +365,17 @@ export class TrashService {
    */
   private purgeRoot(by: ChangeBy, rootId: string, run: BatchRun = {}): number {
     const { accountId } = by;
-    const root = this.d.items.trashRoot(accountId, rootId);
-    if (!root) return 0;
-    const removeBatch = (rows: PurgedItem[], last = false) =>
+    // Each batch takes back first what a restore racing this delete put back under the entry (members go back before
+    // their root), in the transaction that reads the batch: the root goes only once nothing is left under it.
+    const removeBatch = () =>
       this.d.transactions.immediate(() => {
+        // Restored whole meanwhile (the restore's last batch came first): what is live stays.
+        const root = this.d.items.trashRoot(accountId, rootId);
+        if (!root) return { count: 0, last: true };
+        this.d.items.takeBackRestored(rootId);
+        const members = this.d.items.trashSetPage(rootId, JOB_BATCH);
+        const last = members.length === 0;
+        const rows = last ? [root] : members;
         if (last) this.recordPurged(by, rootId);
         let bytes = 0;
         const keys: string[] = [];
@@ -385,16 +392,15 @@ export class TrashService {
         this.d.quota.adjust(accountId, -bytes);
         if (keys.length) this.d.queue.insert(Jobs.storageDelete, { keys });
         run.onBatch?.(rows.length);
-        return rows.length;
+        return { count: rows.length, last };
       });
     let count = 0;
     for (;;) {
       run.signal?.throwIfAborted();
-      const rows = this.d.items.trashSetPage(rootId, JOB_BATCH);
-      if (rows.length === 0) break;
-      count += removeBatch(rows);
+      const batch = removeBatch();
+      count += batch.count;
+      if (batch.last) return count;
     }
-    return count + removeBatch([root], true);
   }
 
   /** The change log's row of a trash root going for good, before its row does (its name and place are kept). */

@@ -28,6 +28,8 @@ export interface DoctorReport {
   database: { integrity: 'ok' | 'damaged'; messages: string[] };
   usage: { accounts: number; mismatches: UsageMismatch[] };
   missingObjects: { checked: number; count: number; items: Array<{ id: string; name: string; accountId: string; storageKey: string }> };
+  /** Live items whose folder is gone (no listing reaches them): what a trash or restore cut short would leave. */
+  unreachableItems: { count: number; items: Array<{ id: string; name: string; accountId: string }> };
   keys: { currentKeyId: string; notCurrent: number; unavailable: number };
   auditQueue: { pending: number; failed: number };
   /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
@@ -95,6 +97,7 @@ export class DoctorService {
     }
 
     const missing = await this.findMissingObjects(opts.onProgress);
+    const unreachableItems = this.d.items.unreachable(LISTED);
 
     const currentKeyId = this.d.keyring.current.id;
     let notCurrent = 0;
@@ -118,6 +121,7 @@ export class DoctorService {
       database: { integrity: databaseOk ? 'ok' : 'damaged', messages: databaseOk ? [] : integrity.slice(0, LISTED) },
       usage: { accounts: accounts.length, mismatches },
       missingObjects: missing,
+      unreachableItems,
       keys: { currentKeyId, notCurrent, unavailable },
       auditQueue: queue,
       disk,
@@ -132,6 +136,7 @@ export class DoctorService {
       databaseOk &&
       mismatches.every((m) => m.fixed) &&
       missing.count === 0 &&
+      unreachableItems.count === 0 &&
       unavailable === 0 &&
       queue.failed === 0 &&
       !disk.low &&

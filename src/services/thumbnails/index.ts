@@ -48,6 +48,7 @@ export function createThumbnailServices(infra: Infrastructure, { tree, libraryFi
     storage,
     items: repos.items,
     thumbnails: repos.thumbnails,
+    attempts: repos.attempts,
     tree,
     libraries: repos.libraries,
     libraryFiles,

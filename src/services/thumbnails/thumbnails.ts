@@ -1,3 +1,4 @@
+import type { AttemptsRepo } from '../../db/repos/attempts.ts';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { Item, ItemsRepo } from '../../db/repos/items.ts';
@@ -33,6 +34,8 @@ const SWEEP_BATCH = 16;
 const SWEEP_PAUSE_MS = 250;
 // Thumbnails of library content that changed or left, removed per round of the sweep.
 const PRUNE_BATCH = 500;
+// unfinished_attempts' purpose for making a stored object's thumbnails.
+const MAKING = 'thumbnail';
 // A photo taken further ahead than this is a camera's wrong clock (2100, 9999): it sorts by its modification time.
 const TAKEN_AHEAD_MS = 86_400_000;
 /**
@@ -151,6 +154,7 @@ export interface ThumbnailDeps {
   storage: SealedStore;
   items: ItemsRepo;
   thumbnails: ThumbnailsRepo;
+  attempts: AttemptsRepo;
   tree: Tree;
   libraries: LibrariesRepo;
   libraryFiles: Pick<LibraryFiles, 'locate' | 'open'>;
@@ -388,8 +392,15 @@ export class ThumbnailService {
     };
     let made: Made;
     if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`, true);
+    // The try is committed before the decoder gets the file: one that kills the process (a native crash, an
+    // out-of-memory abort) counts too, and after a few the file gets none rather than being decoded at every start.
+    else if (!this.d.attempts.begin(MAKING, key, this.d.clock.now()))
+      made = none('making it stopped the server each time it was tried', true);
     else {
-      const result = await this.d.pool.make(kind, this.source(kind, subject), urgent).catch(unreadable);
+      const result = await this.d.pool
+        .make(kind, this.source(kind, subject), urgent)
+        .catch(unreadable)
+        .finally(() => this.d.attempts.finish(MAKING, key));
       if (!result.ok) made = none(result.reason, 'final' in result);
       else {
         const put = (size: ThumbnailSize, data: Uint8Array) =>
@@ -553,6 +564,8 @@ export class ThumbnailService {
   /** `coffer thumbnails rebuild`: makes every thumbnail again (of one account's files when given), reporting progress. */
   async rebuild(opts: { accountId?: string; onProgress?: (done: number, total: number) => void }): Promise<{ made: number; none: number }> {
     const scope = { accountId: opts.accountId, all: true };
+    // The rebuild tries again the files given up on.
+    this.d.attempts.clear(MAKING);
     const total = this.d.thumbnails.countSources(this.types, scope) + this.d.thumbnails.countLibrarySources(this.types, scope);
     let done = 0;
     const result = { made: 0, none: 0 };

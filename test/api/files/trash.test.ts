@@ -519,4 +519,32 @@ describe('a trash or restore streamed in batches, racing other requests', () => 
     expect(rowCount(t, 'account_id = ? AND deleted_at IS NULL', o.id)).toBe(60);
     expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
   });
+  test('a restore whose folder another request deletes for good between two batches leaves no orphan: what it put back goes with the folder', async () => {
+    const o = await seed.owner(t);
+    const dir = await tree(o, 'doomed', 80);
+    const sub = await folder(o.client, 'sub', dir.id);
+    seedRows(t, o.id, sub.id, 30, (i) => ({ name: `deep-${i}` }));
+    expect((await o.client.post('/api/files/delete', { ids: [dir.id] })).status).toBe(200);
+    const hold = holdRun('planRestore', 3);
+    const answer = o.client.post('/api/files/trash/restore', { ids: [dir.id] }, { accept: 'application/x-ndjson' });
+    await hold.reached;
+    // The first batches put members back (live, unseen under the folder still in the trash); then the folder goes for good.
+    expect(rowCount(t, 'account_id = ? AND deleted_at IS NULL AND parent_id IS NOT NULL', o.id)).toBeGreaterThan(0);
+    const purge = await o.client.post('/api/files/trash/delete', { ids: [dir.id] });
+    const purged = await pollDone(o.client, (await json(purge)).jobId);
+    hold.release();
+    expect((await ndjson(await answer)).at(-1)).toEqual({
+      type: 'done',
+      message: 'Restored 0 items; 1 item was no longer in the trash (another request restored or deleted it)',
+    });
+    const doctor = await t.server.ctx.services.doctor.check();
+    expect(doctor.unreachableItems).toEqual({ count: 0, items: [] });
+    expect(doctor.usage.mismatches).toEqual([]);
+    expect(purged).toMatchObject({ status: 'completed', result: { count: 111 } });
+    expect(rowCount(t, 'account_id = ?', o.id)).toBe(0);
+    // No live item anywhere under a parent that is gone (a trash entry whose folder went is not one: it goes back home).
+    expect(rowCount(t, 'deleted_at IS NULL AND parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM items)')).toBe(0);
+    expect(await listAll(o.client, '/api/files')).toEqual([]);
+    expect(await listAll(o.client, '/api/files/trash')).toEqual([]);
+  });
 });
