@@ -2,7 +2,7 @@ import type { LibrariesRepo } from '../../db/repos/libraries.ts';
 import type { VersionsRepo } from '../../db/repos/versions.ts';
 import type { Clock } from '../../clock.ts';
 import type { Transactions } from '../../db/repos/index.ts';
-import type { Item, ItemsRepo, PurgedItem } from '../../db/repos/items.ts';
+import type { Item, ItemsRepo } from '../../db/repos/items.ts';
 import { Messages } from '../../errors.ts';
 import { Jobs } from '../../jobs/catalog.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
