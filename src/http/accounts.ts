@@ -64,8 +64,8 @@ export function accountRoutes(ctx: AppContext) {
     }),
     route('GET /api/profile', {
       handler: ({ principal, request, set }) => {
-        // A first event stream opened with it as lastEventId replays the changes made after this read (docs/activity.md › Live
-        // streams that resume); read only when asked, so the hot profile route pays no statement for it.
+        // Read only when asked, so the hot profile route pays no statement for it: a first event stream opened with it as
+        // lastEventId replays the changes made after this read (docs/activity.md › Live streams that resume).
         if (request.headers.get('prefer')?.includes(LAST_EVENT_ID_PREFERENCE))
           set.headers['X-Last-Event-Id'] = ctx.services.changeEvents.position();
         return keptJson(accounts.profile(principal), set);
