@@ -366,6 +366,28 @@ export class ThumbnailService {
     return pending;
   }
 
+  /**
+   * Counts a try at `key` before the decoder gets it (false: given up). A disk too full to count it on lets the try go
+   * uncounted: a request is still shown its thumbnail while the disk is full, as the images themselves are.
+   */
+  private beginTry(key: string): boolean {
+    try {
+      return this.d.attempts.begin(MAKING, key, this.d.clock.now());
+    } catch (err) {
+      if (isDiskFullError(err)) return true;
+      throw err;
+    }
+  }
+
+  /** The try at `key` ended; on a full disk its count stays, and is cleared by the next try that ends with room. */
+  private endTry(key: string): void {
+    try {
+      this.d.attempts.finish(MAKING, key);
+    } catch (err) {
+      if (!isDiskFullError(err)) throw err;
+    }
+  }
+
   private async makeNow(subject: Subject, kind: NonNullable<ReturnType<typeof sourceKind>>, urgent: boolean): Promise<Made | null> {
     const { row, key, wrappedKey } = subject;
     const none = (reason: string, final = false): ThumbnailRow => {
@@ -394,13 +416,12 @@ export class ThumbnailService {
     if (kind !== 'video' && row.size > MAX_SOURCE_BYTES) made = none(`the file is larger than ${MAX_SOURCE_BYTES} bytes`, true);
     // The try is committed before the decoder gets the file: one that kills the process (a native crash, an
     // out-of-memory abort) counts too, and after a few the file gets none rather than being decoded at every start.
-    else if (!this.d.attempts.begin(MAKING, key, this.d.clock.now()))
-      made = none('making it stopped the server each time it was tried', true);
+    else if (!this.beginTry(key)) made = none('making it stopped the server each time it was tried', true);
     else {
       const result = await this.d.pool
         .make(kind, this.source(kind, subject), urgent)
         .catch(unreadable)
-        .finally(() => this.d.attempts.finish(MAKING, key));
+        .finally(() => this.endTry(key));
       if (!result.ok) made = none(result.reason, 'final' in result);
       else {
         const put = (size: ThumbnailSize, data: Uint8Array) =>
