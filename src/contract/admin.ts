@@ -113,8 +113,6 @@ export interface ContentSearchConfig {
   pending: number;
   /** Bytes of text kept in the index. */
   textBytes: number;
-  /** Files given up on: their extraction stopped the server each of 3 times (tried again by `coffer search reindex`). */
-  gaveUp: number;
 }
 
 /** An account's choice about content search: whether the instance offers it, and whether the owner opted out. */

@@ -223,8 +223,6 @@ function ContentSearch() {
           {c.pending > 0
             ? `Indexing: ${plural(c.indexed, 'file')} done, ${c.pending} to go.`
             : `Up to date: ${plural(c.indexed, 'file')} indexed, ${formatSize(c.textBytes)} of text.`}
-          {c.gaveUp > 0 &&
-            ` ${plural(c.gaveUp, 'file')} given up on: reading it stopped the server 3 times (coffer search reindex tries again).`}
         </p>
       )}
       {current.error && <FormError message={current.error} />}

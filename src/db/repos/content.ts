@@ -37,8 +37,7 @@ export interface ContentProgress {
   textBytes: number;
 }
 
-/** `gave-up`: its extraction began several times and never finished (it stopped the server each time). */
-export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed' | 'gave-up';
+export type DocState = 'indexed' | 'empty' | 'skipped' | 'failed';
 
 /** What extraction made of one pending file, for recordMany. */
 export interface IndexedDoc {
@@ -190,11 +189,6 @@ export class ContentRepo {
       .get();
     const pending = this.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM content_pending').get();
     return { indexed: docs?.n ?? 0, pending: pending?.n ?? 0, textBytes: docs?.bytes ?? 0 };
-  }
-
-  /** Files whose extraction was given up on (it stopped the server each time), until a reindex. */
-  gaveUpCount(): number {
-    return this.sqlite.query<{ n: number }, []>(`SELECT count(*) AS n FROM content_docs WHERE state = 'gave-up'`).get()?.n ?? 0;
   }
 
   /** Rows of the index an account holds (tests and the opt-out check that they are gone). */

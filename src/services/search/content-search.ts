@@ -2,7 +2,6 @@ import type { Clock } from '../../clock.ts';
 import type { ContentSearchConfig, ContentSearchPreference } from '../../contract/admin.ts';
 import type { SearchHit } from '../../contract/files.ts';
 import { BusyRounds } from '../../db/busy.ts';
-import type { AttemptsRepo } from '../../db/repos/attempts.ts';
 import type { ContentHit, ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Logger } from '../../log.ts';
@@ -32,7 +31,6 @@ interface ContentSearchLimits {
 
 interface Deps {
   repo: ContentRepo;
-  attempts: AttemptsRepo;
   users: UsersRepo;
   items: ItemsRepo;
   itemService: ItemService;
@@ -68,8 +66,6 @@ const CONTENT_LIMIT = 20;
 const SHARED_CANDIDATES = 1000;
 const HEAD_BYTES = 8192;
 const SMALL_FILE_BYTES = 256 * 1024;
-// unfinished_attempts' purpose for a document's extraction.
-const EXTRACTION = 'content extraction';
 
 /**
  * Full-text search over documents (docs/search.md): the instance switch and each account's opt-out, the
@@ -97,7 +93,7 @@ export class ContentSearchService {
   }
 
   config(): ContentSearchConfig {
-    return { enabled: this.enabled(), ...this.d.repo.progress(), gaveUp: this.d.repo.gaveUpCount() };
+    return { enabled: this.enabled(), ...this.d.repo.progress() };
   }
 
   /** The admin's switch: on starts a backfill, off deletes the index at once. */
@@ -126,8 +122,6 @@ export class ContentSearchService {
   /** `coffer search reindex`: queues every file again (one account's with `accountId`); returns how many were queued. */
   reindex(accountId?: string): number {
     const before = this.d.repo.progress().pending;
-    // The rebuild tries again the documents given up on.
-    this.d.attempts.clear(EXTRACTION);
     for (let at: number | null = 0; at !== null; ) at = this.d.repo.queueMissing(at, BACKFILL_BATCH, { accountId, all: true });
     this.wake();
     return this.d.repo.progress().pending - before;
@@ -314,15 +308,8 @@ export class ContentSearchService {
     }
     let state: DocState;
     let text: TextRef | null = null;
-    // The try is committed before the document reaches a worker: one that kills the process (a native crash, an
-    // out-of-memory abort) counts too, and after a few the document is given up rather than read at every start.
-    const subject = `${file.seq}:${file.storageKey}`;
     if (file.size > this.d.limits.maxFileBytes) state = 'skipped';
-    else if (!this.d.attempts.begin(EXTRACTION, subject, this.d.clock.now())) {
-      // Shown as a failed job is: an error line, and the count in the admin's progress; `coffer search reindex` tries it again.
-      this.d.log.error('content extraction gave up on a document: the server stopped each time it read it', { id: file.id });
-      state = 'gave-up';
-    } else {
+    else {
       try {
         ({ state, text } = await this.extract(file, read));
       } catch (err) {
@@ -336,8 +323,6 @@ export class ContentSearchService {
         // An object that cannot be read (missing, tampered) is recorded, not retried forever.
         this.d.log.warn('content extraction could not read a file', { id: file.id, err: String(err) });
         state = 'failed';
-      } finally {
-        this.d.attempts.finish(EXTRACTION, subject);
       }
     }
     return { file, state, text };

@@ -57,7 +57,6 @@ describe('switch', () => {
       indexed: 0,
       pending: 0,
       textBytes: 0,
-      gaveUp: 0,
     });
   });
 
@@ -479,7 +478,7 @@ describe('turning it off', () => {
     await upload(o.client, 'keep.txt', 'a note about quokkas');
     await indexed();
     expect(content.progress().indexed).toBeGreaterThan(0);
-    expect(await setEnabled(false)).toEqual({ enabled: false, indexed: 0, pending: 0, textBytes: 0, gaveUp: 0 });
+    expect(await setEnabled(false)).toEqual({ enabled: false, indexed: 0, pending: 0, textBytes: 0 });
     expect(t.server.ctx.db.$client.query('SELECT count(*) AS n FROM content_fts').get()).toEqual({ n: 0 });
     expect(await search(o.client, 'quokkas')).toEqual([]);
 
