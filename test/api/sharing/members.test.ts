@@ -64,6 +64,12 @@ const status = async (res: Promise<Response>) => (await res).status;
 const setLimit = (accountId: string, bytes: number | null) =>
   t.server.ctx.db.$client.query('UPDATE users SET storage_limit = ? WHERE id = ?').run(bytes, accountId);
 
+/** The owner ends an editor's right to write: removes it, or makes it a viewer. */
+const endEditor = (owner: TestClient, itemId: string, memberId: string, end: 'remove' | 'viewer') =>
+  end === 'remove'
+    ? owner.delete(`/api/files/${itemId}/members/${memberId}`)
+    : owner.send('PATCH', `/api/files/${itemId}/members/${memberId}`, { role: 'viewer' });
+
 /** A tus PATCH of 2,000 bytes to `location` whose second half waits for `release`: the request is under way meanwhile. */
 async function heldPatch(client: TestClient, location: string): Promise<{ patch: Promise<Response>; release: () => void }> {
   const { body, release } = heldBody();
@@ -707,11 +713,7 @@ describe('the other doors', () => {
       expect(created.status).toBe(201);
       const location = new URL(created.headers.get('location')!, t.url).pathname;
       const { patch, release } = await heldPatch(editor.client, location);
-      const ended =
-        end === 'remove'
-          ? owner.client.delete(`/api/files/${root.id}/members/${editor.id}`)
-          : owner.client.send('PATCH', `/api/files/${root.id}/members/${editor.id}`, { role: 'viewer' });
-      expect((await ended).status).toBe(200);
+      expect((await endEditor(owner.client, root.id, editor.id, end)).status).toBe(200);
       release();
       expect({ end, status: (await patch).status }).toEqual({ end, status });
       // The maintenance sweep, which finishes fully stored uploads a crash left, must not make the file either.
@@ -754,11 +756,7 @@ describe('the other doors', () => {
           body,
         });
         await new Promise((r) => setTimeout(r, 50));
-        const ended =
-          end === 'remove'
-            ? owner.client.delete(`/api/files/${root.id}/members/${editor.id}`)
-            : owner.client.send('PATCH', `/api/files/${root.id}/members/${editor.id}`, { role: 'viewer' });
-        expect((await ended).status).toBe(200);
+        expect((await endEditor(owner.client, root.id, editor.id, end)).status).toBe(200);
         release();
         expect({ door, end, status: (await sent).status }).toEqual({ door, end, status });
         expect((await downloaded(owner.client, file.id)).toString()).toBe('photo bytes');
