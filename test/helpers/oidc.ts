@@ -18,6 +18,8 @@ export interface ProviderAccount {
   preferred_username?: string;
   /** The `groups` claim (scope `groups`). */
   groups?: string[];
+  /** Zitadel's project roles claim (scope `groups` here): role name → { organisation id: its domain }. */
+  'urn:zitadel:iam:org:project:roles'?: Record<string, Record<string, string>>;
 }
 
 type TokenBody = Record<string, unknown>;
@@ -58,7 +60,12 @@ export async function startTestProvider(): Promise<TestProvider> {
       const account = accounts.get(sub);
       return account ? { accountId: sub, claims: () => ({ sub, ...account }) } : undefined;
     },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'preferred_username'], groups: ['groups'] },
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'preferred_username'],
+      groups: ['groups', 'urn:zitadel:iam:org:project:roles'],
+    },
     features: { devInteractions: { enabled: true } },
     pkce: { required: () => true },
     ttl: { ...TTL, AuthorizationCode: () => state.codeTtlSeconds },

@@ -114,13 +114,20 @@ function classify(err: unknown, oidc: typeof Oidc): IdpFailure {
 
 const isTrue = (v: unknown) => v === true || v === 'true';
 
+/** Zitadel names a person's project roles as the keys of an object, each role's value an object of organisations. */
+function rolesObject(value: unknown): string[] | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const entries = Object.entries(value);
+  return entries.every(([, v]) => typeof v === 'object' && v !== null && !Array.isArray(v)) ? entries.map(([k]) => k) : null;
+}
+
 /**
- * The group names of a groups claim: a list of names, or one name; absent, none. Any other value is
- * unreadable (null): memberships are then left as they are rather than all taken away.
+ * The group names of a groups claim: a list of names, one name, or Zitadel's roles object; absent, none. Any
+ * other value is unreadable (null): memberships are then left as they are rather than all taken away.
  */
 function groupNames(value: unknown): string[] | null {
   if (value === undefined || value === null) return [];
-  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : null;
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : rolesObject(value);
   // Keycloak names groups by path ("/Design") when its mapper's "Full group path" is on.
   return list && list.filter((v): v is string => typeof v === 'string').map((v) => v.replace(/^\//, ''));
 }

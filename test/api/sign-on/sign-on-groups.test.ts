@@ -152,6 +152,39 @@ describe('groups from the identity provider (OIDC_GROUPS_CLAIM)', () => {
     expect(await groupsOf(email)).toEqual(['Kept (idp)']);
   });
 
+  test("Zitadel's project roles claim (an object keyed by role) is read as the group names; an empty one is no group", async () => {
+    const claim = 'urn:zitadel:iam:org:project:roles';
+    const zitadel = await startSsoServer(provider, {
+      env: { OIDC_SCOPES: 'openid email profile groups', OIDC_GROUPS_CLAIM: claim, OIDC_GROUPS_CREATE: 'true', OIDC_AUTO_CREATE: 'true' },
+    });
+    try {
+      const zAdmin = await seed.admin(zitadel.t);
+      const sub = newPerson(provider, {
+        [claim]: { Editors: { '2481': 'example.zitadel.cloud' }, Viewers: { '2481': 'example.zitadel.cloud' } },
+      });
+      const members = async () => {
+        expect(await signInWithProvider(provider, zitadel.t.client(), sub)).toBe('/');
+        return (await json(await zAdmin.client.get('/api/admin/groups'))).groups.map((g: any) => [g.name, g.size]);
+      };
+      expect(await members()).toEqual([
+        ['Editors', 1],
+        ['Viewers', 1],
+      ]);
+      provider.accounts.set(sub, { ...provider.accounts.get(sub)!, [claim]: { Viewers: { '2481': 'example.zitadel.cloud' } } });
+      expect(await members()).toEqual([
+        ['Editors', 0],
+        ['Viewers', 1],
+      ]);
+      provider.accounts.set(sub, { ...provider.accounts.get(sub)!, [claim]: {} });
+      expect(await members()).toEqual([
+        ['Editors', 0],
+        ['Viewers', 0],
+      ]);
+    } finally {
+      await zitadel.t.stop();
+    }
+  });
+
   test('an account with two-step verification: the claim is applied only once its code is entered, never by the provider step alone', async () => {
     const sub = newPerson(provider, { groups: ['Before'] });
     const email = provider.accounts.get(sub)!.email!;
