@@ -118,10 +118,14 @@ describe('a busy database', () => {
         library: false,
         optedOut: false,
       };
-      const err = await writer.record([{ file: doc, state: 'empty', text: null }], 0).catch((e: unknown) => e);
+      const err = await writer.record([{ file: doc, state: 'empty', text: null }], [], 0).catch((e: unknown) => e);
+      // The tries counted before extraction are written the same way.
+      const counting = await writer.begin(['1:k'], false, [], 0).catch((e: unknown) => e);
       holder.$client.run('ROLLBACK');
       expect(isDatabaseBusy(err)).toBe(true);
-      expect(await writer.record([{ file: doc, state: 'empty', text: null }], 0)).toBe(0);
+      expect(isDatabaseBusy(counting)).toBe(true);
+      expect(await writer.record([{ file: doc, state: 'empty', text: null }], [], 0)).toBe(0);
+      expect(await writer.begin(['1:k'], false, [], 0)).toEqual(['counted']);
     } finally {
       await writer.close();
       closeDatabase(holder);

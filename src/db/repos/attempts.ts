@@ -4,6 +4,12 @@ import type { Database } from 'bun:sqlite';
 const UNFINISHED_ATTEMPTS_LIMIT = 3;
 
 /**
+ * A subject of a batch begun together (beginBatch): `counted` (the batch goes on), `new` (no try yet, not counted: another
+ * has unfinished ones), `unfinished` (begin it alone), `given-up` (begun UNFINISHED_ATTEMPTS_LIMIT times, never finished).
+ */
+export type BatchTry = 'counted' | 'new' | 'unfinished' | 'given-up';
+
+/**
  * The SQL of `unfinished_attempts`: one row per subject whose work began and did not finish, counted before the
  * work starts (as the job queue counts a job's attempts), so a subject that kills the process cannot do so forever.
  */
@@ -30,6 +36,36 @@ export class AttemptsRepo {
         return true;
       })
       .immediate();
+  }
+
+  /**
+   * begin() for a batch in one transaction: every subject is counted when none has an unfinished try. Otherwise none
+   * is, so that after a crash each suspect is tried alone and the one that kills the process takes no neighbour's tries.
+   */
+  beginBatch(purpose: string, subjects: readonly string[], at: number): BatchTry[] {
+    return this.sqlite
+      .transaction(() => {
+        const read = this.sqlite.query<{ attempts: number }, [string, string]>(
+          'SELECT attempts FROM unfinished_attempts WHERE purpose = ? AND subject = ?',
+        );
+        const tries = subjects.map((subject) => read.get(purpose, subject)?.attempts ?? 0);
+        if (tries.some((n) => n > 0)) {
+          return tries.map((n): BatchTry => (n >= UNFINISHED_ATTEMPTS_LIMIT ? 'given-up' : n > 0 ? 'unfinished' : 'new'));
+        }
+        const insert = this.sqlite.query(
+          `INSERT INTO unfinished_attempts (purpose, subject, attempts, started_at) VALUES (?1, ?2, 1, ?3)
+           ON CONFLICT (purpose, subject) DO UPDATE SET attempts = attempts + 1, started_at = ?3`,
+        );
+        for (const subject of subjects) insert.run(purpose, subject, at);
+        return subjects.map((): BatchTry => 'counted');
+      })
+      .immediate();
+  }
+
+  /** finish() of several subjects, in the caller's transaction when there is one. */
+  finishAll(purpose: string, subjects: readonly string[]): void {
+    const remove = this.sqlite.query('DELETE FROM unfinished_attempts WHERE purpose = ? AND subject = ?');
+    for (const subject of subjects) remove.run(purpose, subject);
   }
 
   /** The work ended (with a result or an error it caught): its tries are forgotten. */

@@ -1,5 +1,14 @@
 import type { Database } from 'bun:sqlite';
 import { closeDatabase, openDatabase } from '../client.ts';
+import { AttemptsRepo } from './attempts.ts';
+
+/** unfinished_attempts' purpose for a document's extraction (docs/search.md: a document that kills the process). */
+export const EXTRACTION_TRIES = 'content extraction';
+
+/** A document's subject in unfinished_attempts: the file and the content it is read from (new content is tried afresh). */
+export function extractionSubject(file: Pick<PendingFile, 'seq' | 'storageKey'>): string {
+  return `${file.seq}:${file.storageKey}`;
+}
 
 /** `match` limited to the text of the given accounts' rows. */
 function scoped(accountIds: readonly string[], match: string): string {
@@ -230,7 +239,18 @@ export class ContentRepo {
 }
 
 /** A connection of its own to the database file, for the index writer thread (services/search/index-writer.ts). */
-export function openContentRepo(file: string): { repo: ContentRepo; close(): void } {
+export function openContentRepo(file: string): {
+  repo: ContentRepo;
+  attempts: AttemptsRepo;
+  /** Runs `work` in one write transaction (BEGIN IMMEDIATE) on this connection. */
+  inTransaction<T>(work: () => T): T;
+  close(): void;
+} {
   const db = openDatabase(file);
-  return { repo: new ContentRepo(db.$client), close: () => closeDatabase(db) };
+  return {
+    repo: new ContentRepo(db.$client),
+    attempts: new AttemptsRepo(db.$client),
+    inTransaction: (work) => db.$client.transaction(work).immediate(),
+    close: () => closeDatabase(db),
+  };
 }

@@ -2,7 +2,15 @@ import type { Clock } from '../../clock.ts';
 import type { ContentSearchConfig, ContentSearchPreference } from '../../contract/admin.ts';
 import type { SearchHit } from '../../contract/files.ts';
 import { BusyRounds } from '../../db/busy.ts';
-import type { ContentHit, ContentRepo, DocState, PendingFile } from '../../db/repos/content.ts';
+import type { AttemptsRepo, BatchTry } from '../../db/repos/attempts.ts';
+import {
+  type ContentHit,
+  type ContentRepo,
+  type DocState,
+  EXTRACTION_TRIES,
+  extractionSubject,
+  type PendingFile,
+} from '../../db/repos/content.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { Logger } from '../../log.ts';
 import type { SealedStore } from '../../storage/sealed.ts';
@@ -31,6 +39,7 @@ interface ContentSearchLimits {
 
 interface Deps {
   repo: ContentRepo;
+  attempts: AttemptsRepo;
   users: UsersRepo;
   items: ItemsRepo;
   itemService: ItemService;
@@ -83,6 +92,8 @@ export class ContentSearchService {
   private readonly rounds: BusyRounds;
   /** The wait before the next try of a storage that did not answer the last round (0: it answered); one warning per spell. */
   private storageRetryMs = 0;
+  /** Documents whose tries ended here (with a result, an error, or not begun) and are still counted: forgotten by the writer's next transaction. */
+  private readonly finished = new Set<string>();
 
   constructor(private readonly d: Deps) {
     this.rounds = new BusyRounds(d.log, 'content index');
@@ -122,6 +133,8 @@ export class ContentSearchService {
   /** `coffer search reindex`: queues every file again (one account's with `accountId`); returns how many were queued. */
   reindex(accountId?: string): number {
     const before = this.d.repo.progress().pending;
+    // The rebuild tries again the documents given up on.
+    this.d.attempts.clear(EXTRACTION_TRIES);
     for (let at: number | null = 0; at !== null; ) at = this.d.repo.queueMissing(at, BACKFILL_BATCH, { accountId, all: true });
     this.wake();
     return this.d.repo.progress().pending - before;
@@ -271,16 +284,59 @@ export class ContentSearchService {
   }
 
   /**
-   * Extracts a batch with one document in each extraction worker at a time, and hands the texts to the index
-   * writer a few at a time while the workers go on with the next ones.
+   * Counts a try at each document of the batch (in the index writer: no commit here), then extracts them. After a crash
+   * (some have unfinished tries) only those are extracted, one at a time, each counted alone: the one that killed the
+   * process reaches the limit and is given up, its neighbours are not. The others wait for the next round.
    */
   private async indexBatch(batch: PendingFile[]): Promise<void> {
+    if (batch.length === 0) return;
+    const tries = await this.begin(batch, false);
+    if (tries.every((t) => t === 'counted')) return this.extractBatch(batch);
+    for (const [i, file] of batch.entries()) {
+      if (!this.running || !this.enabled()) return;
+      if (tries[i] === 'new') continue;
+      if (tries[i] === 'unfinished' && (await this.begin([file], true))[0] === 'counted') await this.extractBatch([file]);
+      else {
+        // Recorded as a failed extraction is: an error line; `coffer search reindex` tries it again.
+        this.d.log.error('content extraction gave up on a document: the server stopped each time it read it', { id: file.id });
+        await this.record([{ file, state: 'failed', text: null }]);
+      }
+    }
+  }
+
+  private async begin(files: PendingFile[], alone: boolean): Promise<BatchTry[]> {
+    const finished = [...this.finished];
+    const tries = await this.d.writer.begin(files.map(extractionSubject), alone, finished, this.d.clock.now());
+    for (const subject of finished) this.finished.delete(subject);
+    return tries;
+  }
+
+  /** Stores texts with the index writer, the tries that ended forgotten in the same transaction. */
+  private async record(docs: QueuedDoc[]): Promise<number> {
+    const finished = [...this.finished];
+    const recorded = await this.d.writer.record(docs, finished, this.d.clock.now());
+    for (const subject of finished) this.finished.delete(subject);
+    return recorded;
+  }
+
+  /**
+   * Extracts a batch whose tries are counted with one document in each extraction worker at a time, and hands the texts
+   * to the index writer a few at a time while the workers go on with the next ones.
+   */
+  private async extractBatch(batch: PendingFile[]): Promise<void> {
     const queue = [...batch];
     const writes: Promise<number>[] = [];
     let ready: QueuedDoc[] = [];
     let readyBytes = 0;
-    const flush = () => {
-      if (ready.length > 0) writes.push(this.d.writer.record(ready, this.d.clock.now()));
+    const handed = new Set<PendingFile>();
+    const flush = (last: boolean) => {
+      // Every try of the batch has ended by its last write: read, left out, or not begun (a lane stopped by an error).
+      for (const file of last ? batch : ready.map((doc) => doc.file)) {
+        if (!handed.has(file)) this.finished.add(extractionSubject(file));
+        handed.add(file);
+      }
+      // Tries ended without a text to write (left out, not begun) are forgotten in the writer's next transaction, a begin's or a record's.
+      if (ready.length > 0) writes.push(this.record(ready));
       ready = [];
       readyBytes = 0;
     };
@@ -290,11 +346,11 @@ export class ContentSearchService {
         if (!doc) continue;
         ready.push(doc);
         readyBytes += doc.text?.bytes ?? 0;
-        if (ready.length >= WRITE_BATCH_DOCS || readyBytes >= WRITE_BATCH_BYTES) flush();
+        if (ready.length >= WRITE_BATCH_DOCS || readyBytes >= WRITE_BATCH_BYTES) flush(false);
       }
     };
     const lanes = await Promise.allSettled(Array.from({ length: this.d.extractor.size }, lane));
-    flush();
+    flush(true);
     const failed = [...lanes, ...(await Promise.allSettled(writes))].find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
   }

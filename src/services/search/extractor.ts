@@ -1,3 +1,4 @@
+import type { BatchTry } from '../../db/repos/attempts.ts';
 import type { ExtractReply, ExtractRequest, TextsPort } from './extract-worker.ts';
 import type { QueuedDoc, WriterReply, WriterRequest } from './index-writer.ts';
 import type { ReaderReply, ReaderRequest } from './snippet-reader.ts';
@@ -230,11 +231,21 @@ export class IndexWriter extends DatabaseThread<WriterRequest, WriterReply> impl
     super('index-writer', database);
   }
 
-  /** ContentRepo.recordMany on the writer's connection, each text taken from the channel it came through: how many were stored. */
-  async record(docs: QueuedDoc[], at: number): Promise<number> {
-    const reply = await this.call((id) => ({ kind: 'record', id, docs, at }));
+  /**
+   * ContentRepo.recordMany on the writer's connection, each text taken from the channel it came through, and the tries of
+   * `finished` forgotten in the same transaction: how many were stored.
+   */
+  async record(docs: QueuedDoc[], finished: string[], at: number): Promise<number> {
+    const reply = await this.call((id) => ({ kind: 'record', id, docs, finished, at }));
     if ('error' in reply) throw Object.assign(new Error(reply.error), { code: reply.code });
     return reply.recorded;
+  }
+
+  /** Counts a try at each of `subjects` on the writer's connection (AttemptsRepo.beginBatch, or begin() `alone`), forgetting `finished`'s. */
+  async begin(subjects: string[], alone: boolean, finished: string[], at: number): Promise<BatchTry[]> {
+    const reply = await this.call((id) => ({ kind: 'begin', id, subjects, alone, finished, at }));
+    if ('error' in reply) throw Object.assign(new Error(reply.error), { code: reply.code });
+    return reply.tries ?? [];
   }
 
   attach(port: MessagePort): number {

@@ -1,4 +1,5 @@
-import { type ContentRepo, type DocState, type IndexedDoc, openContentRepo, type PendingFile } from '../../db/repos/content.ts';
+import type { BatchTry } from '../../db/repos/attempts.ts';
+import { type DocState, EXTRACTION_TRIES, type IndexedDoc, openContentRepo, type PendingFile } from '../../db/repos/content.ts';
 import { jitAtFullSpeed } from '../../lib/jit-policy.ts';
 import { type TextRef, TextChannels } from './text-channels.ts';
 
@@ -20,17 +21,23 @@ export interface QueuedDoc {
 export type WriterRequest =
   | { kind: 'open'; id: number; database: string }
   | { kind: 'attach'; id: number; channel: number; port: MessagePort }
-  | { kind: 'record'; id: number; docs: QueuedDoc[]; at: number }
+  /**
+   * Counts a try at each document before extraction gets it (AttemptsRepo.beginBatch; `alone`: one document, begin()), so
+   * one that kills the process is given up; `finished`: documents whose tries ended, forgotten in the same transaction.
+   */
+  | { kind: 'begin'; id: number; subjects: string[]; alone: boolean; finished: string[]; at: number }
+  /** `finished`: documents whose tries ended, forgotten in the transaction that records the texts. */
+  | { kind: 'record'; id: number; docs: QueuedDoc[]; finished: string[]; at: number }
   | { kind: 'detach'; id: number; channel: number; lastJob: number }
   | { kind: 'held'; id: number }
   | { kind: 'close'; id: number };
 
-/** `recorded`: texts stored; to `held`, the texts waiting here and the channels open; an error's `code` goes along (SQLITE_BUSY). */
+/** `recorded`: texts stored; to `begin`, each document's try; to `held`, the texts waiting here and the channels open; an error's `code` goes along (SQLITE_BUSY). */
 export type WriterReply =
-  | { id: number; recorded: number; texts?: number; channels?: number }
+  | { id: number; recorded: number; tries?: BatchTry[]; texts?: number; channels?: number }
   | { id: number; error: string; code?: string };
 
-let connection: { repo: ContentRepo; close(): void } | null = null;
+let connection: ReturnType<typeof openContentRepo> | null = null;
 const channels = new TextChannels();
 const MERGE_PAGES = 128;
 const NO_TEXT = new Uint8Array(0);
@@ -44,6 +51,15 @@ async function handle(m: WriterRequest): Promise<WriterReply> {
     channels.open(m.channel, m.port);
   } else if (m.kind === 'detach') {
     channels.detach(m.channel, m.lastJob);
+  } else if (m.kind === 'begin') {
+    if (!connection) throw new Error('index writer used before it was opened');
+    const { attempts } = connection;
+    const tries = connection.inTransaction(() => {
+      attempts.finishAll(EXTRACTION_TRIES, m.finished);
+      if (!m.alone) return attempts.beginBatch(EXTRACTION_TRIES, m.subjects, m.at);
+      return m.subjects.map((subject): BatchTry => (attempts.begin(EXTRACTION_TRIES, subject, m.at) ? 'counted' : 'given-up'));
+    });
+    return { id: m.id, recorded: 0, tries };
   } else if (m.kind === 'record') {
     if (!connection) throw new Error('index writer used before it was opened');
     const docs: IndexedDoc[] = [];
@@ -58,9 +74,14 @@ async function handle(m: WriterRequest): Promise<WriterReply> {
       }
     }
     if (missing) throw missing;
-    const recorded = connection.repo.recordMany(docs, m.at);
+    const { repo, attempts } = connection;
+    // The tries are forgotten in the transaction that records their results: a crash leaves both or neither.
+    const recorded = connection.inTransaction(() => {
+      attempts.finishAll(EXTRACTION_TRIES, m.finished);
+      return repo.recordMany(docs, m.at);
+    });
     // Merging a little after each batch keeps queries fast without one long merge holding the write lock.
-    connection.repo.mergeSome(MERGE_PAGES * m.docs.length);
+    repo.mergeSome(MERGE_PAGES * m.docs.length);
     return { id: m.id, recorded };
   } else if (m.kind === 'held') {
     return { id: m.id, recorded: 0, texts: channels.held, channels: channels.openChannels };

@@ -29,6 +29,7 @@ export function createSearchServices(infra: Infrastructure, d: SearchDeps) {
   const writer = new IndexWriter(infra.paths.database);
   const contentSearch = new ContentSearchService({
     repo: repos.content,
+    attempts: repos.attempts,
     users: repos.users,
     items: repos.items,
     itemService: d.items,
