@@ -143,6 +143,17 @@ export function invalidateListings(): void {
   }
 }
 
+// Views whose items change by events the stream does not replay (file.starred, a share with this account made or ended).
+const LIVE_ONLY = new Set<ListingSource['view']>(['starred', 'sharedWithMe']);
+
+/** The stream is live again: listings on screen that live-only events change revalidate now, every listing when next shown. */
+export function revalidateLiveOnly(): void {
+  for (const l of cache.values()) {
+    l.stale = true;
+    if (l.watchers > 0 && LIVE_ONLY.has(l.source.view)) void l.refresh();
+  }
+}
+
 /** Applies an optimistic change to every cached listing (rename, star, remove...). */
 export function patchListings(fn: (items: Item[], listing: Listing) => Item[]): void {
   for (const l of cache.values()) l.items.value = fn(l.items.value, l);
