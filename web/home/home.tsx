@@ -43,8 +43,8 @@ export function Home() {
   };
   useEffect(() => {
     load();
-    // The starred count changes by events the stream does not replay: read again each time it is live, not also on its resume.
-    const offEvents = onFileEvent((e) => e.type !== 'resumed' && load());
+    // The starred count changes by events the stream does not replay: read again each time it is live (not also at its resume or resync, which come with that).
+    const offEvents = onFileEvent((e) => e.type !== 'resumed' && e.type !== 'resync' && load());
     const offLive = onStreamLive(load);
     return () => {
       offEvents();
