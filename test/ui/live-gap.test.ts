@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import type { Page } from 'playwright-core';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { apiSettled, eventStreamOpen, holdRequests, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
