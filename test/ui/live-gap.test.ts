@@ -127,4 +127,28 @@ describe('live-only events in the gap before a stream is live', () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+
+  test("the bell's list open across a reconnect: a notification sent meanwhile is added to it, in one read", async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const family = await folder(o.client, 'Family');
+    const { context, page, errors } = await signedInContext(browser, t.url, member);
+    const requests = countRequests(page);
+    await page.goto('/files');
+    await page.getByRole('button', { name: 'Notifications', exact: true }).click();
+    const list = page.getByRole('dialog', { name: 'Notifications' });
+    await list.getByText('No notifications yet.').waitFor();
+    await eventStreamOpen(page);
+    await settled(page);
+    const before = requests('/api/notifications');
+    const held = await dropAndHold(page, member.id);
+    expect((await o.client.post(`/api/files/${family.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    held.release();
+    await list.getByRole('button', { name: /shared "Family" with you as viewer/ }).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'Notifications, 1 unread' }).waitFor();
+    await settled(page);
+    expect(requests('/api/notifications')).toBe(before + 1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });
