@@ -3,6 +3,8 @@ import type { Browser, Page } from 'playwright-core';
 import { apiSettled, eventStreamOpen, holdRequests, signedInContext } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { folder, upload } from '../helpers/files.ts';
+import * as img from '../helpers/images.ts';
+import { uploadPhoto } from '../helpers/photos.ts';
 import * as seed from '../helpers/seed.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { serverAndBrowser } from '../helpers/suite.ts';
@@ -148,6 +150,29 @@ describe('live-only events in the gap before a stream is live', () => {
     await page.getByRole('button', { name: 'Notifications, 1 unread' }).waitFor();
     await settled(page);
     expect(requests('/api/notifications')).toBe(before + 1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  test('Photos showing what is shared too: a folder shared while the stream reconnects brings its photos in, in one read', async () => {
+    const o = await seed.owner(t);
+    const member = await seed.owner(t);
+    const trip = await folder(o.client, 'Trip');
+    await uploadPhoto(o.client, 'tram.jpg', await img.photo(1, 480, 360, '2025:06:11 12:00:00'), 480, { parentId: trip.id });
+    const { context, page, errors } = await signedInContext(browser, t.url, member);
+    const requests = countRequests(page);
+    await page.goto('/photos');
+    await page.getByRole('radio', { name: 'All' }).waitFor();
+    expect(await page.getByRole('radio', { name: 'All' }).isChecked()).toBe(true);
+    await eventStreamOpen(page);
+    await settled(page);
+    const before = requests('/api/files/photos');
+    const held = await dropAndHold(page, member.id);
+    expect((await o.client.post(`/api/files/${trip.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
+    held.release();
+    await page.getByRole('option', { name: /^tram\.jpg, shared by / }).waitFor({ timeout: 10_000 });
+    await settled(page);
+    expect(requests('/api/files/photos')).toBe(before + 1);
     expect(errors).toEqual([]);
     await context.close();
   });
