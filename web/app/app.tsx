@@ -23,16 +23,15 @@ import { Toasts } from '../ui/toasts.tsx';
 import { UploadPanel } from '../uploads/upload-panel.tsx';
 import { api } from '../api/index.ts';
 import { online } from './api.ts';
-import { onFileEvent, startEvents, stopEvents, streamState } from './events.ts';
-import { forgetInfo, loadSharedFolders } from './folders.ts';
-import { invalidateListings } from './listings.ts';
+import { startEvents, stopEvents, streamState } from './events.ts';
+import { loadSharedFolders } from './folders.ts';
+import { followLiveUpdates } from './live.ts';
 import { useLoad } from './load.ts';
 import { theme } from './prefs.ts';
-import { liveUnread, unreadNotifications, viewingShared } from './people.ts';
+import { viewingShared } from './people.ts';
 import { navigate, route } from './router.ts';
 import { isAdmin, profile, refreshSession, SIGN_IN_PATHS, sessionError, sessionState, signOut, toSignIn, wantedPage } from './session.ts';
 import { loadStorage } from './storage.ts';
-import { toast } from './toasts.ts';
 import { activeUploads } from './uploads.ts';
 
 const NAV: { href: string; label: string; icon: IconName; match: (p: string) => boolean }[] = [
@@ -239,31 +238,7 @@ function Shell() {
     startEvents();
     void loadStorage();
     void loadSharedFolders().catch(() => {});
-    let timer: ReturnType<typeof setTimeout> | null = null;
-    const off = onFileEvent((e) => {
-      // Back after a short drop, the missed changes replayed: what the log does not hold is asked again, no listing.
-      if (e.type === 'resumed') {
-        void loadSharedFolders().catch(() => {});
-        void refreshSession();
-        return;
-      }
-      if (e.type === 'notification') {
-        liveUnread(e.data?.unread ?? unreadNotifications.value + 1);
-        if (e.data?.text) toast(e.data.text);
-      }
-      if (e.data?.id && (e.type === 'file.renamed' || e.type === 'file.moved')) forgetInfo(e.data.id);
-      // What this account may reach changed: details and breadcrumbs are asked again.
-      if (e.type === 'share.removed') forgetInfo();
-      if (e.type === 'file.shared' || e.type === 'resync') void loadSharedFolders().catch(() => {});
-      if (e.type === 'resync') void refreshSession();
-      // Bursts (a folder upload, a big move) revalidate once.
-      if (timer === null)
-        timer = setTimeout(() => {
-          timer = null;
-          invalidateListings();
-          void loadStorage();
-        }, 150);
-    });
+    const off = followLiveUpdates();
     const keys = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement;
       const typing = t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName);

@@ -19,6 +19,16 @@ export function onFileEvent(fn: Listener): () => void {
   return () => listeners.delete(fn);
 }
 
+const liveListeners = new Set<() => void>();
+/**
+ * Called each time a stream is subscribed (the first and every reconnect): what only live events change (the bell,
+ * stars, shares with this account) is not in the change log the stream replays, so what shows it is read again.
+ */
+export function onStreamLive(fn: () => void): () => void {
+  liveListeners.add(fn);
+  return () => liveListeners.delete(fn);
+}
+
 let source: EventSource | null = null;
 let retry: ReturnType<typeof setTimeout> | null = null;
 let backoff = 1000;
@@ -60,6 +70,7 @@ function connect(): void {
       streamState.value = 'live';
       if (missed && resuming) for (const fn of listeners) fn({ type: 'resumed' });
       else if (missed) resync();
+      for (const fn of liveListeners) fn();
       return;
     }
     for (const fn of listeners) fn(event);

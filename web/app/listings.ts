@@ -9,6 +9,8 @@ export interface ListingSource {
   key: string;
   /** What the listing shows: a folder's contents (its id, null for My files) or a collection. */
   view: { folder: string | null } | 'starred' | 'shared' | 'sharedWithMe' | 'trash' | 'recent' | 'search' | 'photos';
+  /** Its items change by events the stream cannot replay (stars, a share with this account made or ended). */
+  liveOnly?: boolean;
   load(cursor: string | undefined, limit: number, signal?: AbortSignal): Promise<ItemPage>;
 }
 
@@ -143,6 +145,14 @@ export function invalidateListings(): void {
   }
 }
 
+/** The stream is live again: listings on screen that live-only events change revalidate now, every listing when next shown. */
+export function revalidateLiveOnly(): void {
+  for (const l of cache.values()) {
+    l.stale = true;
+    if (l.watchers > 0 && l.source.liveOnly) void l.refresh();
+  }
+}
+
 /** Applies an optimistic change to every cached listing (rename, star, remove...). */
 export function patchListings(fn: (items: Item[], listing: Listing) => Item[]): void {
   for (const l of cache.values()) l.items.value = fn(l.items.value, l);
@@ -186,10 +196,11 @@ export const folderSource = (parentId: string | null, sortBy: SortField, order: 
 export const collectionSource = (name: 'starred' | 'shared' | 'trash', sortBy: SortField, order: SortOrder): ListingSource => ({
   key: `${name}:${sortBy}:${order}`,
   view: name,
+  liveOnly: name === 'starred',
   load: (cursor, limit, signal) => api.files.collection(name, { sortBy, order, limit, cursor }, { signal }),
 });
 
-export const sharedWithMeSource: ListingSource = { key: 'shared-with-me', view: 'sharedWithMe', load: sharedWithMePage };
+export const sharedWithMeSource: ListingSource = { key: 'shared-with-me', view: 'sharedWithMe', liveOnly: true, load: sharedWithMePage };
 
 export const recentSource: ListingSource = {
   key: 'recent',
@@ -247,6 +258,7 @@ export function photosSource(whose: PhotosWhose): ListingSource {
     source = {
       key: whose === 'mine' ? 'photos' : `photos:${whose}`,
       view: 'photos',
+      liveOnly: whose !== 'mine',
       load: async (cursor, limit, signal) => {
         const page = await api.files.photos({ cursor, limit: Math.min(limit, 1000), whose }, { signal });
         return { items: page.items.map(photoItem), nextCursor: page.nextCursor };

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ItemInfo } from '../../src/contract/files.ts';
-import { onFileEvent } from '../app/events.ts';
+import { api } from '../api/index.ts';
+import { ApiError } from '../app/api.ts';
+import { onFileEvent, onStreamLive } from '../app/events.ts';
 import { ancestors, type Crumb, itemInfo, knownAncestors } from '../app/folders.ts';
 import { viewingShared } from '../app/people.ts';
 import { navigate } from '../app/router.ts';
@@ -40,15 +42,26 @@ export function useFolderFacts(kind: BrowserKind, folderId: string | null, count
   }, [sharedWithMe]);
 
   // The owner stopped sharing what this page shows: leave it at once.
-  useEffect(
-    () =>
-      onFileEvent((e) => {
-        if (e.type !== 'share.removed' || !sharedWithMe || e.data?.id !== sharedWithMe.rootId) return;
-        toast(`“${e.data.name}” is no longer shared with you`);
-        navigate('/shared-with-me', { replace: true });
+  useEffect(() => {
+    if (!sharedWithMe) return;
+    const leave = (text: string) => {
+      toast(text);
+      navigate('/shared-with-me', { replace: true });
+    };
+    const offEvents = onFileEvent((e) => {
+      if (e.type === 'share.removed' && e.data?.id === sharedWithMe.rootId) leave(`“${e.data.name}” is no longer shared with you`);
+    });
+    // Ended while no stream was subscribed (its share.removed is not replayed): the share is asked again once live.
+    const offLive = onStreamLive(() =>
+      api.files.info(sharedWithMe.rootId).catch((err) => {
+        if (err instanceof ApiError && err.status === 404) leave('This folder is no longer shared with you');
       }),
-    [sharedWithMe],
-  );
+    );
+    return () => {
+      offEvents();
+      offLive();
+    };
+  }, [sharedWithMe]);
 
   return { crumbs, sharedWithMe };
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api/index.ts';
 import type { Item, Stats } from '../../src/contract/files.ts';
-import { onFileEvent } from '../app/events.ts';
+import { onFileEvent, onStreamLive } from '../app/events.ts';
 import { displayName, exactDate, familyOf, formatDate, formatSize } from '../app/format.ts';
 import { folderPath, navigate } from '../app/router.ts';
 import { can, hideExtensions, profile } from '../app/session.ts';
@@ -43,7 +43,13 @@ export function Home() {
   };
   useEffect(() => {
     load();
-    return onFileEvent(load);
+    // The starred count changes by events the stream does not replay: read again each time it is live (not also at its resume or resync, which come with that).
+    const offEvents = onFileEvent((e) => e.type !== 'resumed' && e.type !== 'resync' && load());
+    const offLive = onStreamLive(load);
+    return () => {
+      offEvents();
+      offLive();
+    };
   }, []);
   const p = profile.value;
   const hello = p?.name ? `Hello, ${p.name.split(' ')[0]}` : 'Welcome';

@@ -2,6 +2,7 @@ import { useEffect } from 'preact/hooks';
 import type { ItemInfo } from '../../src/contract/files.ts';
 import type { NotificationEntry } from '../../src/contract/sharing.ts';
 import { api } from '../api/index.ts';
+import { onStreamLive } from '../app/events.ts';
 import { formatDate } from '../app/format.ts';
 import { usePages } from '../app/load.ts';
 import { loadNotifications, markNotificationsRead, unreadNotifications } from '../app/people.ts';
@@ -30,9 +31,19 @@ async function openNotified(n: NotificationEntry): Promise<void> {
   else navigateToItem(folderPath(info.parentId), info.id);
 }
 
+// The open list's reload, when it is open: a stream live again reads it (and the count with it) instead of the count alone.
+let reloadOpenList: (() => void) | null = null;
+
 function NotificationList({ close }: { close: () => void }) {
   const list = usePages(loadNotifications);
   const items = list.items;
+  useEffect(() => {
+    const reload = () => void list.reload();
+    reloadOpenList = reload;
+    return () => {
+      if (reloadOpenList === reload) reloadOpenList = null;
+    };
+  });
   const open = (n: NotificationEntry) => {
     if (!n.readAt) void markNotificationsRead({ ids: [n.id] }).catch(toastError);
     close();
@@ -90,6 +101,8 @@ function NotificationList({ close }: { close: () => void }) {
 export function NotificationBell() {
   useEffect(() => {
     void loadNotifications().catch(() => {});
+    // A notification sent while no stream was subscribed (the page loading, a reconnect) was never delivered live.
+    return onStreamLive(() => (reloadOpenList ? reloadOpenList() : void loadNotifications().catch(() => {})));
   }, []);
   const unread = unreadNotifications.value;
   return (
