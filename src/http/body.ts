@@ -72,7 +72,10 @@ export function readJson(request: Request): Promise<unknown> {
   return body;
 }
 
-/** 415 for a compressed body: JSON and form bodies are read as sent, so gzip bytes would read as broken JSON. */
+/**
+ * 415 for a compressed body: every body is read as sent (JSON, forms, WebDAV's XML, uploaded bytes), so gzip
+ * bytes would read as broken JSON or XML, or be stored as the file's content.
+ */
 function refuseEncoded(request: Request): void {
   const encoding = request.headers.get('content-encoding')?.trim();
   if (encoding && encoding.toLowerCase() !== 'identity') {
@@ -94,12 +97,14 @@ async function parseJson(request: Request): Promise<unknown> {
 }
 
 /** A text body (WebDAV's XML) of at most 1 MiB, '' when there is none. */
-export function readText(request: Request): Promise<string> {
+export async function readText(request: Request): Promise<string> {
+  refuseEncoded(request);
   return readLimited(request, JSON_BODY_LIMIT);
 }
 
 /** WebDAV's XML body (at most 1 MiB), '' when there is none; bytes that are not UTF-8 are a 400. */
-export function readXmlText(request: Request): Promise<string> {
+export async function readXmlText(request: Request): Promise<string> {
+  refuseEncoded(request);
   return readLimited(request, JSON_BODY_LIMIT, { tooLarge: 'Request body too large (the limit for XML bodies is 1 MiB)', strict: true });
 }
 
@@ -127,6 +132,8 @@ export async function readJsonOrForm(request: Request, arrayFields: readonly str
  * so its reader must have copied what it keeps by then. A client that hangs up is the upload's 499.
  */
 export async function* readBody(request: Request): AsyncGenerator<Uint8Array> {
+  // Thrown at the first read, so that what the reader checks before the bytes (rights, quota) answers first.
+  refuseEncoded(request);
   if (!request.body) return markBodyConsumed(request);
   const declared = Number(request.headers.get('content-length') ?? NaN);
   const reader = request.body.getReader();
