@@ -18,7 +18,12 @@ export function markBodyConsumed(request: Request): void {
  * connection: otherwise the runtime keeps receiving (and discarding) the rest, a GiB after a 413.
  */
 export function bodyLeftUnread(request: Request): boolean {
-  if (consumed.has(request) || !request.body) return false;
+  return !consumed.has(request) && declaresBody(request);
+}
+
+/** Whether the request says it carries a body (a length above 0, or chunked). */
+function declaresBody(request: Request): boolean {
+  if (!request.body) return false;
   const length = request.headers.get('content-length');
   return length === null ? request.headers.has('transfer-encoding') : Number(length) > 0;
 }
@@ -83,6 +88,11 @@ function refuseEncoded(request: Request): void {
   }
 }
 
+/** refuseEncoded for WebDAV and tus, where a body-less request (a MKCOL, an empty PUT) with the header has nothing to decode. */
+function refuseEncodedBody(request: Request): void {
+  if (declaresBody(request)) refuseEncoded(request);
+}
+
 async function parseJson(request: Request): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
   refuseEncoded(request);
@@ -98,13 +108,13 @@ async function parseJson(request: Request): Promise<unknown> {
 
 /** A text body (WebDAV's XML) of at most 1 MiB, '' when there is none. */
 export async function readText(request: Request): Promise<string> {
-  refuseEncoded(request);
+  refuseEncodedBody(request);
   return readLimited(request, JSON_BODY_LIMIT);
 }
 
 /** WebDAV's XML body (at most 1 MiB), '' when there is none; bytes that are not UTF-8 are a 400. */
 export async function readXmlText(request: Request): Promise<string> {
-  refuseEncoded(request);
+  refuseEncodedBody(request);
   return readLimited(request, JSON_BODY_LIMIT, { tooLarge: 'Request body too large (the limit for XML bodies is 1 MiB)', strict: true });
 }
 
@@ -133,7 +143,7 @@ export async function readJsonOrForm(request: Request, arrayFields: readonly str
  */
 export async function* readBody(request: Request): AsyncGenerator<Uint8Array> {
   // Thrown at the first read, so that what the reader checks before the bytes (rights, quota) answers first.
-  refuseEncoded(request);
+  refuseEncodedBody(request);
   if (!request.body) return markBodyConsumed(request);
   const declared = Number(request.headers.get('content-length') ?? NaN);
   const reader = request.body.getReader();

@@ -187,6 +187,9 @@ describe('compressed request bodies', () => {
     expect((await dav.put('a.txt', 'y')).status).toBe(204);
     const plain = await dav.request('PROPFIND', '', { headers: { depth: '0', 'content-encoding': 'identity' }, body: sent[0][2] });
     expect(plain.status).toBe(207);
+    // No body, nothing to decode: the header alone refuses nothing.
+    expect((await dav.request('PROPFIND', '', { headers: { depth: '0', 'content-encoding': 'gzip' } })).status).toBe(207);
+    expect((await dav.request('MKCOL', 'made', { headers: { 'content-encoding': 'gzip' } })).status).toBe(201);
   });
 
   test('a PUT (whole, or a chunk of a Nextcloud chunked upload) sent with a Content-Encoding is 415, and the compressed bytes are not stored as the file', async () => {
