@@ -18,7 +18,12 @@ export function markBodyConsumed(request: Request): void {
  * connection: otherwise the runtime keeps receiving (and discarding) the rest, a GiB after a 413.
  */
 export function bodyLeftUnread(request: Request): boolean {
-  if (consumed.has(request) || !request.body) return false;
+  return !consumed.has(request) && declaresBody(request);
+}
+
+/** Whether the request says it carries a body (a length above 0, or chunked). */
+function declaresBody(request: Request): boolean {
+  if (!request.body) return false;
   const length = request.headers.get('content-length');
   return length === null ? request.headers.has('transfer-encoding') : Number(length) > 0;
 }
@@ -72,12 +77,20 @@ export function readJson(request: Request): Promise<unknown> {
   return body;
 }
 
-/** 415 for a compressed body: JSON and form bodies are read as sent, so gzip bytes would read as broken JSON. */
+/**
+ * 415 for a compressed body: every body is read as sent (JSON, forms, WebDAV's XML, uploaded bytes), so gzip
+ * bytes would read as broken JSON or XML, or be stored as the file's content.
+ */
 function refuseEncoded(request: Request): void {
   const encoding = request.headers.get('content-encoding')?.trim();
   if (encoding && encoding.toLowerCase() !== 'identity') {
     throw new AppError(415, `Content-Encoding ${encoding.slice(0, 100)} is not supported: send the request body uncompressed`);
   }
+}
+
+/** refuseEncoded for WebDAV and tus, where a body-less request (a MKCOL, an empty PUT) with the header has nothing to decode. */
+function refuseEncodedBody(request: Request): void {
+  if (declaresBody(request)) refuseEncoded(request);
 }
 
 async function parseJson(request: Request): Promise<unknown> {
@@ -94,12 +107,14 @@ async function parseJson(request: Request): Promise<unknown> {
 }
 
 /** A text body (WebDAV's XML) of at most 1 MiB, '' when there is none. */
-export function readText(request: Request): Promise<string> {
+export async function readText(request: Request): Promise<string> {
+  refuseEncodedBody(request);
   return readLimited(request, JSON_BODY_LIMIT);
 }
 
 /** WebDAV's XML body (at most 1 MiB), '' when there is none; bytes that are not UTF-8 are a 400. */
-export function readXmlText(request: Request): Promise<string> {
+export async function readXmlText(request: Request): Promise<string> {
+  refuseEncodedBody(request);
   return readLimited(request, JSON_BODY_LIMIT, { tooLarge: 'Request body too large (the limit for XML bodies is 1 MiB)', strict: true });
 }
 
@@ -127,6 +142,8 @@ export async function readJsonOrForm(request: Request, arrayFields: readonly str
  * so its reader must have copied what it keeps by then. A client that hangs up is the upload's 499.
  */
 export async function* readBody(request: Request): AsyncGenerator<Uint8Array> {
+  // Thrown at the first read, so that what the reader checks before the bytes (rights, quota) answers first.
+  refuseEncodedBody(request);
   if (!request.body) return markBodyConsumed(request);
   const declared = Number(request.headers.get('content-length') ?? NaN);
   const reader = request.body.getReader();

@@ -36,6 +36,7 @@ import {
   hrefIn,
   hrefOf,
   pathOfUrlPath,
+  segmentsAfter,
   walkTo,
 } from './paths.ts';
 import { type Propfind, propfind, propfindOf, report, reportOf, treeView } from './propfind.ts';
@@ -536,7 +537,10 @@ export async function davErrors(serve: () => Promise<Response>): Promise<Respons
 /** COPY and MOVE: the Destination read here (its 4xx refused where it always was, after the source's walk); one visit to the service. */
 async function transfer(dav: DavService, request: Request, method: 'COPY' | 'MOVE'): Promise<Response> {
   const caller = requestMeta(request).principal!;
-  const dest = await deferred(() => addressOf(caller, destinationUrl(request, `${method} needs a Destination header`).pathname));
+  const dest = await deferred(() => {
+    const urlPath = destinationUrl(request, `${method} needs a Destination header`).pathname;
+    return { ...addressOf(caller, urlPath), urlPath };
+  });
   const overwrite = (request.headers.get('overwrite') ?? 'T').trim().toUpperCase();
   const depth = (request.headers.get('depth') ?? 'infinity').trim().toLowerCase();
   const { path, write } = writeOf(request, () => {
@@ -546,13 +550,18 @@ async function transfer(dav: DavService, request: Request, method: 'COPY' | 'MOV
     return null;
   });
   // The Destination's hrefs (a 423 there) are under its own door, which may not be the request's.
-  const prefix = dest.value?.prefix ?? addressOf(caller, requestMeta(request).path).prefix;
+  const here = addressOf(caller, requestMeta(request).path).prefix;
+  const prefix = dest.value?.prefix ?? here;
+  // Byte for byte the request's own URL (its segments decoded, not normalized): RFC 4918's "same resource" refusal applies only then.
+  const sameUrl =
+    dest.value?.prefix === here &&
+    segmentsAfter(here, dest.value.urlPath).join('/') === segmentsAfter(here, requestMeta(request).path).join('/');
   const { created } = await dav.transferAt(
     caller,
     method === 'COPY' ? 'copy' : 'move',
     path,
     { ...write, dest: dest.error ?? dest.value.path, hrefAt: (place, at, folder) => hrefIn({ ...place, prefix }, at, folder) },
-    { overwrite: overwrite === 'T', shallow: depth === '0' },
+    { overwrite: overwrite === 'T', shallow: depth === '0', sameUrl },
   );
   return new Response(null, { status: created ? 201 : 204 });
 }

@@ -781,7 +781,7 @@ export class DavService {
     op: 'copy' | 'move',
     path: DavPath,
     req: DavWrite & { dest: DavPath | AppError; hrefAt: (place: DavPlace, path: DavPath, folder: boolean) => string },
-    opts: { overwrite: boolean; shallow: boolean },
+    opts: { overwrite: boolean; shallow: boolean; sameUrl: boolean },
   ): Promise<{ created: boolean }> {
     // Each path placed once; what placing one refused is thrown where its walk comes.
     const from = this.tryPlace(caller, path);
@@ -1293,14 +1293,17 @@ export class DavService {
     op: 'copy' | 'move',
     source: { path: DavPath; item: HeldItem },
     dest: DavPath,
-    opts: { overwrite: boolean; shallow: boolean; atCommit?: (current: Item) => void; landing?: () => void },
+    opts: { overwrite: boolean; shallow: boolean; sameUrl: boolean; atCommit?: (current: Item) => void; landing?: () => void },
     from: Principal = principal,
   ): Promise<{ created: boolean }> {
     this.allow(principal, op === 'copy' ? 'copy.start' : 'items.move');
     const oneTree = from.accountId === principal.accountId;
-    // A change of letter case only is a rename; the same name again changes nothing.
-    if (oneTree && dest.key === source.path.key && dest.segments.at(-1) === source.item.name)
+    // A change of letter case only is a rename; the same name again changes nothing: refused onto the request's own URL
+    // (RFC 4918), done at once when spelled otherwise (the desktop client renames café.txt to its NFD spelling, as Nextcloud takes it).
+    if (oneTree && dest.key === source.path.key && dest.segments.at(-1) === source.item.name) {
+      if (op === 'move' && !opts.sameUrl) return { created: true };
       throw forbidden('The source and destination are the same');
+    }
     if (oneTree && source.item.type === 'folder' && isAncestorPath(source.path, dest))
       throw forbidden(`A folder cannot be ${op === 'copy' ? 'copied' : 'moved'} into itself`);
     // The destination's path looked up once: its folder, and what is there.

@@ -149,6 +149,77 @@ describe('hostile XML bodies', () => {
   });
 });
 
+describe('compressed request bodies', () => {
+  const refusal = (encoding: string) => ({ message: `Content-Encoding ${encoding} is not supported: send the request body uncompressed` });
+
+  test('an XML body sent with a Content-Encoding (PROPFIND, PROPPATCH, LOCK, REPORT) is 415 naming it, not an XML parse error; identity is read', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    await dav.put('a.txt', 'x');
+    const gz = (xml: string) => Bun.gzipSync(xml);
+    const sent = [
+      ['PROPFIND', '', '<D:propfind xmlns:D="DAV:"><D:prop><D:getetag/></D:prop></D:propfind>', { depth: '0' }],
+      ['PROPPATCH', 'a.txt', propertyUpdate('<x:p>v</x:p>'), {}],
+      [
+        'LOCK',
+        'a.txt',
+        '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>',
+        {},
+      ],
+      [
+        'REPORT',
+        '',
+        '<D:sync-collection xmlns:D="DAV:"><D:sync-token/><D:sync-level>1</D:sync-level><D:prop><D:getetag/></D:prop></D:sync-collection>',
+        {},
+      ],
+    ] as const;
+    for (const [method, path, xml, headers] of sent) {
+      for (const encoding of ['gzip', 'deflate, br']) {
+        const res = await dav.request(method, path, {
+          headers: { ...headers, 'content-type': 'application/xml', 'content-encoding': encoding },
+          body: gz(xml),
+        });
+        expect({ method, status: res.status, body: await json(res) }).toEqual({ method, status: 415, body: refusal(encoding) });
+      }
+    }
+    // Nothing of the PROPPATCH or the LOCK was kept.
+    expect(await (await dav.propfind('a.txt', '0')).text()).not.toContain('urn:x');
+    expect((await dav.put('a.txt', 'y')).status).toBe(204);
+    const plain = await dav.request('PROPFIND', '', { headers: { depth: '0', 'content-encoding': 'identity' }, body: sent[0][2] });
+    expect(plain.status).toBe(207);
+    // No body, nothing to decode: the header alone refuses nothing.
+    expect((await dav.request('PROPFIND', '', { headers: { depth: '0', 'content-encoding': 'gzip' } })).status).toBe(207);
+    expect((await dav.request('MKCOL', 'made', { headers: { 'content-encoding': 'gzip' } })).status).toBe(201);
+  });
+
+  test('a PUT (whole, or a chunk of a Nextcloud chunked upload) sent with a Content-Encoding is 415, and the compressed bytes are not stored as the file', async () => {
+    const o = await seed.owner(t);
+    const dav = await davLogin(t, o);
+    const res = await dav.put('notes.txt', Bun.gzipSync('hello'), { 'content-encoding': 'gzip' });
+    expect({ status: res.status, body: await json(res) }).toEqual({ status: 415, body: refusal('gzip') });
+    expect(await listAll(o.client, '/api/files')).toEqual([]);
+    await dav.put('kept.txt', 'kept');
+    const over = await dav.put('kept.txt', Bun.gzipSync('other'), { 'content-encoding': 'gzip' });
+    expect(over.status).toBe(415);
+    expect(await (await dav.request('GET', 'kept.txt')).text()).toBe('kept');
+    const uploads = `${t.url}/remote.php/dav/uploads/${o.id}/web-file-upload-1`;
+    const auth = { authorization: dav.authorization };
+    expect((await fetch(uploads, { method: 'MKCOL', headers: auth })).status).toBe(201);
+    const chunk = await fetch(`${uploads}/00001`, {
+      method: 'PUT',
+      headers: { ...auth, 'content-encoding': 'gzip' },
+      body: Bun.gzipSync('part'),
+    });
+    // The Nextcloud doors answer in Sabre's XML, which the clients show.
+    expect({ status: chunk.status, body: await chunk.text() }).toEqual({
+      status: 415,
+      body: expect.stringContaining(`<s:message>${refusal('gzip').message}</s:message>`),
+    });
+    const listed = await fetch(uploads, { method: 'PROPFIND', headers: { ...auth, depth: '1' } });
+    expect(await listed.text()).not.toContain('00001');
+  });
+});
+
 describe('dead properties and what a PROPFIND may ask', () => {
   const names = (n: number) => Array.from({ length: n }, (_, i) => `<x:p${i}/>`).join('');
   const propfindOf = (props: string, ns = 'urn:x') => `<D:propfind xmlns:D="DAV:" xmlns:x="${ns}"><D:prop>${props}</D:prop></D:propfind>`;

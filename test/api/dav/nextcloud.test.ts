@@ -195,6 +195,32 @@ describe('Nextcloud clients: files under /remote.php', () => {
     expect((await nc.props('DOCS/Report.txt'))[0]!.props.fileid).toBe(id);
   });
 
+  test('a MOVE onto the same name spelled otherwise (NFD, as the desktop client renames café.txt) changes nothing and succeeds; onto its own URL it is 403', async () => {
+    const o = await seed.owner(t);
+    const nc = await nextcloudLogin(o);
+    expect((await nc.files('MKCOL', 'Caf%C3%A9')).status).toBe(201);
+    expect((await nc.files('PUT', 'Caf%C3%A9/caf%C3%A9.txt', { body: 'café' })).status).toBe(201);
+    const before = (await nc.props('Caf%C3%A9/caf%C3%A9.txt'))[0]!.props;
+    const to = (path: string) => ({ headers: { destination: `${t.url}/remote.php/dav/files/${o.id}/${path}` } });
+    expect((await nc.files('MOVE', 'Caf%C3%A9/caf%C3%A9.txt', to('Caf%C3%A9/cafe%CC%81.txt'))).status).toBe(201);
+    expect((await nc.files('MOVE', 'Caf%C3%A9', to('Cafe%CC%81'))).status).toBe(201);
+    // Sent decomposed, the source is the same item too.
+    expect((await nc.files('MOVE', 'Cafe%CC%81/cafe%CC%81.txt', to('Caf%C3%A9/caf%C3%A9.txt'))).status).toBe(201);
+    expect(
+      (await nc.request('MOVE', 'caf%C3%A9/CAF%C3%89.txt', { headers: { destination: `${t.url}/dav/Caf%C3%A9/CAF%C3%89.TXT` } })).status,
+    ).toBe(201);
+    const after = (await nc.props('Caf%C3%A9/CAF%C3%89.TXT'))[0]!.props;
+    expect({ fileid: after.fileid, getetag: after.getetag }).toEqual({ fileid: before.fileid, getetag: before.getetag });
+    expect((await listAll(o.client, '/api/files')).map((i) => i.name)).toEqual(['Café']);
+    // Byte for byte the same URL: RFC 4918's refusal, for a folder and a file, on both doors.
+    expect((await nc.files('MOVE', 'Caf%C3%A9/CAF%C3%89.TXT', to('Caf%C3%A9/CAF%C3%89.TXT'))).status).toBe(403);
+    expect((await nc.files('MOVE', 'Caf%C3%A9', to('Caf%C3%A9'))).status).toBe(403);
+    expect((await nc.request('MOVE', 'Caf%C3%A9/', { headers: { destination: `${t.url}/dav/Caf%C3%A9/` } })).status).toBe(403);
+    // A COPY onto itself stays refused, however it is spelled.
+    expect((await nc.files('COPY', 'Caf%C3%A9/CAF%C3%89.TXT', to('Cafe%CC%81/CAFE%CC%81.TXT'))).status).toBe(403);
+    expect(await (await nc.files('GET', 'Caf%C3%A9/CAF%C3%89.TXT')).text()).toBe('café');
+  });
+
   test('letter case of a share and a team folder: renamed by case only, the old path is 404 on /remote.php as any item’s is; one path on /dav/', async () => {
     const o = await seed.owner(t);
     const member = await seed.owner(t);

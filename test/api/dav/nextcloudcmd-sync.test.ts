@@ -186,5 +186,48 @@ describe.skipIf(NO_NEXTCLOUDCMD)(
       const gone = (await listAll(o.client, '/api/files')).find((i) => i.name === 'Gone')!;
       expect(gone.id).not.toBe(id('Gone'));
     });
+
+    test('a local rename from NFC to NFD (the same name on the server): the run after is quiet, the file keeps its id, no 403', async () => {
+      const o = await seed.owner(t);
+      const dav = await davLogin(t, o, 'nextcloudcmd');
+      const local = path.join(dir, 'renamed-nfd');
+      fs.mkdirSync(path.join(local, 'Docs'), { recursive: true });
+      fs.writeFileSync(path.join(local, 'Docs', 'caf\u00e9.txt'), 'café');
+      await sync(o.email, dav.password, local);
+      await sync(o.email, dav.password, local);
+      expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+      const [docs] = await listAll(o.client, '/api/files');
+      const [before] = await listAll(o.client, `/api/files?parentId=${docs.id}`);
+      fs.renameSync(path.join(local, 'Docs', 'caf\u00e9.txt'), path.join(local, 'Docs', 'cafe\u0301.txt'));
+      // The client sends a MOVE whose Destination is the same name in NFD: once 403, and the client failed the run.
+      const run = await succeeded(nextcloudcmd(t.url, logger, o.email, dav.password, local));
+      expect(run.output).not.toContain('403 Forbidden');
+      expect(run.requests.filter((r) => /^(PUT|GET|DELETE) \/remote\.php\//.test(r))).toEqual([]);
+      expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+      const after = await listAll(o.client, `/api/files?parentId=${docs.id}`);
+      expect(after.map((i) => [i.id, i.name])).toEqual([[before.id, 'caf\u00e9.txt']]);
+    });
+
+    test("a PROPPATCH of DAV:lastmodified (rclone's touch) reaches another device as the new time alone: the folder is listed again, nothing downloaded", async () => {
+      const o = await seed.owner(t);
+      const dav = await davLogin(t, o, 'nextcloudcmd');
+      const docs = await folder(o.client, 'Docs');
+      await upload(o.client, 'notes.txt', 'same bytes', { parentId: docs.id });
+      const local = path.join(dir, 'touched');
+      fs.mkdirSync(local);
+      await sync(o.email, dav.password, local);
+      expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+      const touched = 1_686_125_350;
+      const res = await dav.request('PROPPATCH', 'Docs/notes.txt', {
+        headers: { 'content-type': 'application/xml' },
+        body: `<D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><D:lastmodified>${touched}</D:lastmodified></D:prop></D:set></D:propertyupdate>`,
+      });
+      expect(res.status).toBe(207);
+      // The file's ETag names its content, which did not change: the client updates the time from the listing (a new ETag would cost a download).
+      expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /', 'PROPFIND /Docs']);
+      expect(Math.floor(fs.statSync(path.join(local, 'Docs', 'notes.txt')).mtimeMs / 1000)).toBe(touched);
+      expect(fs.readFileSync(path.join(local, 'Docs', 'notes.txt'), 'utf8')).toBe('same bytes');
+      expect(await sync(o.email, dav.password, local)).toEqual(['PROPFIND /']);
+    });
   },
 );

@@ -36,6 +36,28 @@ function holdStoreCopies() {
   };
 }
 
+/** Holds every store write (a library file's bytes encrypted into the store) until `release`; `held` resolves when the first one is held. */
+function holdStorePuts() {
+  const storage = t.server.ctx.storage;
+  const put = storage.put.bind(storage);
+  let reached!: () => void;
+  let release!: () => void;
+  const held = new Promise<void>((r) => (reached = r));
+  const open = new Promise<void>((r) => (release = r));
+  storage.put = async (...args: Parameters<typeof put>) => {
+    reached();
+    await open;
+    return put(...args);
+  };
+  return {
+    held,
+    release: () => {
+      release();
+      storage.put = put;
+    },
+  };
+}
+
 const used = (login: seed.SeededLogin) => t.server.ctx.services.quota.usage(login.id).used;
 const text = async (login: seed.SeededLogin, id: string) => (await login.client.get(`/api/files/${id}/download`)).text();
 
@@ -222,6 +244,45 @@ describe('moves between a library and the encrypted store: a copy, then a delete
     expect(await text(owner, mine.id)).toBe('my own');
     expect(fs.readdirSync(root).filter((n) => n === 'mine.txt')).toEqual([]);
     expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual([]);
+  });
+
+  test('WebDAV MOVE of a folder into a library, and of a library folder out of it: a depth-infinity LOCK taken on the destination folder while the bytes are copied → 423, the source stays whole, no copy is left', async () => {
+    const owner = await seed.owner(t);
+    const root = hostDir();
+    write(root, 'Album/track1.txt', 'one');
+    write(root, 'Album/disc2/track2.txt', 'two');
+    const library = await addLibrary(admin, root, owner);
+    const photos = await folder(owner.client, 'Photos');
+    const cat = await upload(owner.client, 'cat.txt', 'meow', { parentId: photos.id });
+    const inner = await folder(owner.client, 'Inner', photos.id);
+    await upload(owner.client, 'dog.txt', 'woof', { parentId: inner.id });
+    const mine = await folder(owner.client, 'Mine');
+    const dav = await davLogin(t, owner);
+    const other = await davLogin(t, owner, 'another device');
+    const base = encodeURIComponent(library.name);
+    const lockBody = `<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>other</D:owner></D:lockinfo>`;
+    const lockedWhileCopied = async (from: string, to: string, locked: string, hold: { held: Promise<void>; release: () => void }) => {
+      const move = dav.request('MOVE', from, { headers: { destination: `${t.url}/dav/${to}` } });
+      await hold.held;
+      const lock = await other.request('LOCK', locked, { headers: { depth: 'infinity' }, body: lockBody });
+      expect(lock.status).toBe(200);
+      hold.release();
+      expect((await move).status).toBe(423);
+      expect((await other.request('UNLOCK', locked, { headers: { 'lock-token': lock.headers.get('lock-token')! } })).status).toBe(204);
+    };
+
+    await lockedWhileCopied('Photos/', `${base}/Photos/`, `${base}/`, holdStoreCopies());
+    expect((await children(owner, photos.id)).map((i) => i.name)).toEqual(['Inner', 'cat.txt']);
+    expect((await children(owner, inner.id)).map((i) => i.name)).toEqual(['dog.txt']);
+    expect(await text(owner, cat.id)).toBe('meow');
+    expect(fs.readdirSync(root).filter((n) => n === 'Photos')).toEqual([]);
+    expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['Album']);
+
+    await lockedWhileCopied(`${base}/Album/`, 'Mine/Album/', 'Mine/', holdStorePuts());
+    expect(fs.readFileSync(path.join(root, 'Album', 'disc2', 'track2.txt'), 'utf8')).toBe('two');
+    expect(fs.readFileSync(path.join(root, 'Album', 'track1.txt'), 'utf8')).toBe('one');
+    expect(await children(owner, mine.id)).toEqual([]);
+    expect((await children(owner, library.folderId)).map((i) => i.name)).toEqual(['Album']);
   });
 
   test('WebDAV MOVE of a file onto a library file: a source saved again while it is copied stays with its new content', async () => {

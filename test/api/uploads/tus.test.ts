@@ -419,6 +419,21 @@ describe('PATCH', () => {
     expect(again.headers.get('upload-item-id')).toBe(itemId);
   });
 
+  test('a PATCH sent with a Content-Encoding is 415 naming it: the compressed bytes are not taken as the file, the offset stays', async () => {
+    const o = await seed.owner(t);
+    const data = Buffer.from('plain text, sent compressed. '.repeat(100));
+    const location = await created(o.client, data.length);
+    const packed = await patchUpload(o.client, location, 0, Bun.gzipSync(data), { 'Content-Encoding': 'gzip' });
+    expect({ status: packed.status, body: await json(packed) }).toEqual({
+      status: 415,
+      body: { message: 'Content-Encoding gzip is not supported: send the request body uncompressed' },
+    });
+    expect((await headUpload(o.client, location)).headers.get('upload-offset')).toBe('0');
+    const plain = await patchUpload(o.client, location, 0, data);
+    expect(plain.status).toBe(204);
+    expect(await downloaded(o.client, plain.headers.get('upload-item-id')!)).toEqual(data);
+  });
+
   test('a HEAD while the completing PATCH creates the file waits for it and names the file, as the PATCH does', async () => {
     const o = await seed.owner(t);
     const data = randomBytes(100_000);

@@ -138,6 +138,49 @@ describe('POST /api/files/upload', () => {
     expect(t.server.ctx.services.quota.usage(o.id).used).toBe(0);
   });
 
+  test("a large file over the quota whose body does not end as browsers end it (no last CRLF, an epilogue, no Content-Length): the 413's Required is within the documented bounds", async () => {
+    const o = await seed.owner(t);
+    setLimit(o.id, 1000);
+    const file = randomBytes(3 * MiB);
+    const boundary = 'coffer-bound';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    const required = async (tail: string) => {
+      const res = await o.client.request('/api/files/upload', {
+        method: 'POST',
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: Buffer.concat([Buffer.from(head), file, Buffer.from(`\r\n--${boundary}--${tail}`)]),
+      });
+      expect(res.status).toBe(413);
+      return Number(/Required: (\d+),/.exec((await json(res)).message)![1]);
+    };
+    expect(await required('\r\n')).toBe(file.length);
+    // The end is not waited for, so what follows the file is taken to be the closing boundary and its CRLF.
+    expect(await required('')).toBe(file.length - 2);
+    expect(await required('\r\nan epilogue, which RFC 2046 lets a sender add and a reader ignore\r\n')).toBe(
+      file.length + '\r\nan epilogue, which RFC 2046 lets a sender add and a reader ignore\r\n'.length - 2,
+    );
+    const chunked = await o.client.request('/api/files/upload', {
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: new ReadableStream({
+        start(c) {
+          c.enqueue(Buffer.from(head));
+          for (let i = 0; i < 3; i++) c.enqueue(file.subarray(i * MiB, (i + 1) * MiB));
+          c.enqueue(Buffer.from(`\r\n--${boundary}--\r\n`));
+          c.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    // Without a Content-Length nothing says where the file ends: the bytes read before the server stopped, a lower bound.
+    expect(chunked.status).toBe(413);
+    const read = Number(/Required: (\d+),/.exec((await json(chunked)).message)![1]);
+    expect(read).toBeGreaterThan(1000 + MiB);
+    expect(read).toBeLessThan(file.length);
+    await settled();
+    expect(rowCount(t, "account_id = ? AND type = 'file'", o.id)).toBe(0);
+  });
+
   test('quota exceeded mid-stream → 413 with the contract message; no object, no temp file, no row, usage unchanged', async () => {
     const o = await seed.owner(t);
     await upload(o.client, 'small.bin', randomBytes(1000));
