@@ -61,6 +61,8 @@ function timestampName(ms: number): string {
 
 /** A file a route hands back to be read: a held item, or one of its versions. */
 export type DownloadFile = HeldItem & { versionId?: string };
+/** A live item as a download door holds it: with its object key, which names its content in its ETag (fileEtag). */
+export type CurrentFile = HeldItem & Pick<Item, 'storageKey'>;
 
 export interface DownloadDeps {
   clock: Clock;
@@ -127,7 +129,7 @@ export class DownloadService {
   }
 
   /** The live item to download, else 404. */
-  resolve(principal: Principal, id: string): HeldItem {
+  resolve(principal: Principal, id: string): CurrentFile {
     return this.d.tree.requireLive(this.d.tree.actor(principal, { ids: [id] }, 'view'), id);
   }
 
