@@ -4,6 +4,8 @@ import { json, type TestClient } from '../../helpers/client.ts';
 import { folder, upload } from '../../helpers/files.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import * as seed from '../../helpers/seed.ts';
+import * as img from '../../helpers/images.ts';
+import { uploadPhoto } from '../../helpers/photos.ts';
 import { ManualClock } from '../../../src/clock.ts';
 
 let t: TestServer;
@@ -11,7 +13,7 @@ const clock = new ManualClock(Date.parse('2026-03-01T12:34:56Z'));
 let owner: seed.SeededLogin;
 
 beforeAll(async () => {
-  t = await startTestServer({ clock, startWorker: false });
+  t = await startTestServer({ clock });
   await seed.admin(t);
   owner = await seed.owner(t);
 });
@@ -157,6 +159,21 @@ describe('GET /api/files/:id/download: validators and conditional requests', () 
     expect((await download(viewer.client, file.id, { 'if-modified-since': lastModified })).status).toBe(403);
     const reader = await seed.subUser(t, owner, ['files.download']);
     await expectNotModified(await download(reader.client, file.id, conditional), etag);
+  });
+});
+
+describe('album doors: the same validators', () => {
+  test("an album's download and its link's answer the file's ETag; a 304 through the link spends no download", async () => {
+    const pic = await uploadPhoto(owner.client, 'album-pic.jpg', await img.jpeg(24, 16), 24);
+    const etag = (await download(owner.client, pic.id)).headers.get('etag')!;
+    const { album } = await json(await owner.client.post('/api/albums', { name: 'Validated', ids: [pic.id] }));
+    await expectNotModified(await owner.client.get(`/api/albums/${album.id}/items/${pic.id}/download`, { 'if-none-match': etag }), etag);
+    const { link } = await json(await owner.client.post(`/api/albums/${album.id}/link`, { expiry: 'never', maxDownloads: 1 }));
+    const path = `/s/album/${link.url.split('/s/album/')[1]}/file/${pic.id}`;
+    await expectNotModified(await visit(path, { 'if-none-match': etag }), etag);
+    const got = await visit(path);
+    expect([got.status, got.headers.get('etag'), (await got.arrayBuffer()).byteLength]).toEqual([200, etag, pic.size]);
+    expect((await visit(path)).status).toBe(410);
   });
 });
 
