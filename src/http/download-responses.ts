@@ -51,7 +51,11 @@ export async function fileResponse(
   const conditions = readConditionsOf(request);
   if (validators) {
     const outcome = evaluateRead(conditions, validators);
-    if (outcome === 'not-modified') return notModifiedResponse(validators);
+    if (outcome === 'not-modified') {
+      // The client opens its copy: read as a download is (not HEAD, which opens nothing).
+      if (request.method === 'GET') downloads.markRead(row);
+      return notModifiedResponse(validators);
+    }
     if (outcome !== 'send') throw preconditionFailed(outcome);
   }
   const range = parseRange(rangeUnder(conditions, validators?.etag), row.size);

@@ -128,6 +128,11 @@ export class DownloadService {
     this.zipSlots = new ZipSlots(d.zipLimits);
   }
 
+  /** Marks the file read (accessedAt, written behind): a download, or a GET answered 304 from the client's own copy. */
+  markRead(row: DownloadFile): void {
+    this.d.access.touch([row]);
+  }
+
   /** The live item to download, else 404. */
   resolve(principal: Principal, id: string): CurrentFile {
     return this.d.tree.requireLive(this.d.tree.actor(principal, { ids: [id] }, 'view'), id);
@@ -139,7 +144,7 @@ export class DownloadService {
    */
   async openFile(row: DownloadFile, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
     const stream = this.libraryContent(row, range) ?? (await this.sealedContent(row, range));
-    this.d.access.touch([row]);
+    this.markRead(row);
     if (reader && (!range || range.start === 0)) {
       this.d.audit.record({
         action: AuditActions.fileDownload,

@@ -146,6 +146,23 @@ describe('GET /api/files/:id/download: validators and conditional requests', () 
     expect(restored.headers.get('etag')).toBe(first);
   });
 
+  test('a GET answered 304 still marks the file read (Recent), as the download it stands for; a HEAD does not', async () => {
+    const file = await upload(owner.client, 'reread.txt', 'read me again');
+    const first = await download(owner.client, file.id);
+    const etag = first.headers.get('etag')!;
+    await first.text();
+    const accessedAt = async () => {
+      t.server.ctx.services.access.flush();
+      return (await json(await owner.client.get(`/api/files/${file.id}/info`))).accessedAt;
+    };
+    const before = await accessedAt();
+    clock.advance(2 * 3600_000);
+    expect((await download(owner.client, file.id, { 'if-none-match': etag }, 'HEAD')).status).toBe(304);
+    expect(await accessedAt()).toBe(before);
+    expect((await download(owner.client, file.id, { 'if-none-match': etag })).status).toBe(304);
+    expect(await accessedAt()).toBe(new Date(clock.now()).toISOString());
+  });
+
   test('conditions never pass a check first: no session 401, another account 404, a sub-user without Download 403', async () => {
     const file = await upload(owner.client, 'guarded.txt', 'secret');
     const etag = (await download(owner.client, file.id)).headers.get('etag')!;
