@@ -230,7 +230,7 @@ function sharedPage(place: Walked & { kind: 'list' }, head: boolean): Response {
   });
 }
 
-/** GET and HEAD: one visit to the service (walk, 304 / 412 before 403, the bytes); the page or the file's headers written here. */
+/** GET and HEAD: one visit to the service (walk, 403, then 304 / 412, the bytes); the page or the file's headers written here. */
 async function get(dav: DavService, request: Request, head: boolean): Promise<Response> {
   const meta = requestMeta(request);
   const { prefix, path } = addressOf(meta.principal!, meta.path);

@@ -544,8 +544,9 @@ export class DavService {
   }
 
   /**
-   * GET or HEAD in one visit: the walk, then for a file the preconditions (412, 304: evaluateRead) before the
-   * download permission (403), then the range (416; none under an If-Range naming older content) and the bytes, read as the API's download is.
+   * GET or HEAD in one visit: the walk, then for a file the download permission (403) before the preconditions
+   * (412, 304: evaluateRead, as the API's download: no condition answers before access), then the range (416; none
+   * under an If-Range naming older content) and the bytes, read as the API's download is.
    */
   async read(caller: Principal, path: DavPath, req: { head: boolean; conditions: ReadConditions }): Promise<DavRead> {
     const walk = this.walk(caller, path);
@@ -555,10 +556,10 @@ export class DavService {
     if (target.kind === 'root' || target.item.type === 'folder')
       return { walk, kind: 'folder', pages: req.head ? null : this.children(principal, target.kind === 'root' ? null : target.item.id) };
     const item = target.item;
+    this.allow(principal, 'downloads.file');
     const outcome = evaluateRead(req.conditions, item);
     if (outcome === 'not-modified') return { walk, kind: 'not-modified', item };
     if (outcome !== 'send') throw preconditionFailed(outcome);
-    this.allow(principal, 'downloads.file');
     if (req.head) return { walk, kind: 'file', item, range: null, body: null };
     // A range of content the client no longer holds would be spliced onto its old bytes: the whole file instead.
     const range = parseRange(rangeUnder(req.conditions, item.etag), item.size);

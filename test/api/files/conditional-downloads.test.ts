@@ -176,6 +176,12 @@ describe('GET /api/files/:id/download: validators and conditional requests', () 
     expect((await download(viewer.client, file.id, { 'if-modified-since': lastModified })).status).toBe(403);
     const reader = await seed.subUser(t, owner, ['files.download']);
     await expectNotModified(await download(reader.client, file.id, conditional), etag);
+    // WebDAV likewise: the permission first, then the conditions.
+    const viewerDav = await davLogin(t, viewer);
+    expect((await viewerDav.request('GET', 'guarded.txt', { headers: conditional })).status).toBe(403);
+    expect((await viewerDav.request('GET', 'guarded.txt', { headers: { 'if-match': '"old"' } })).status).toBe(403);
+    const readerDav = await davLogin(t, reader);
+    expect((await readerDav.request('GET', 'guarded.txt', { headers: conditional })).status).toBe(304);
   });
 });
 
