@@ -34,6 +34,9 @@ export const unauthorized = (message: string) => new AppError(401, message);
 export const forbidden = (message: string, extra?: Record<string, unknown>) => new AppError(403, message, extra);
 export const notFound = (message: string) => new AppError(404, message);
 export const conflict = (message: string) => new AppError(409, message);
+/** A read's or write's precondition that no longer holds (RFC 9110 13.1.1, 13.1.4). */
+export const preconditionFailed = (header: 'If-Match' | 'If-Unmodified-Since') =>
+  new AppError(412, header === 'If-Match' ? Messages.ifMatchFailed : Messages.unmodifiedSinceFailed);
 const tooLarge = (message: string) => new AppError(413, message);
 
 export interface ValidationDetail {
@@ -147,6 +150,8 @@ export const Messages = {
   copyIntoSelf: 'A folder cannot be copied into itself or one of its descendants',
   trashAlreadyEmpty: 'Trash is already empty',
   rangeNotSatisfiable: 'Range not satisfiable',
+  ifMatchFailed: 'If-Match failed: the resource changed',
+  unmodifiedSinceFailed: 'If-Unmodified-Since failed: the resource changed after that date',
   // Resumable uploads (tus)
   tusNotFound: 'Upload not found',
   tusExpired: 'This upload expired before it was finished; start it again',

@@ -11,6 +11,7 @@ import {
 } from '../contract/albums.ts';
 import { thumbnailQuery } from '../contract/files.ts';
 import { fileResponse } from './download-responses.ts';
+import { currentValidators } from '../lib/etags.ts';
 import { requestMeta } from './request-meta.ts';
 import { route, routes } from './route.ts';
 import { thumbnailResponse } from './thumbnails.ts';
@@ -59,11 +60,14 @@ export function albumRoutes(ctx: AppContext) {
     }),
     // A member downloads the album's files through the album, as it sees their thumbnails.
     route('GET /api/albums/:id/items/:itemId/download', {
-      handler: ({ principal, params, query, request }) =>
-        fileResponse(ctx.services.downloads, albums.item(principal, params.id, params.itemId), request, {
+      handler: ({ principal, params, query, request }) => {
+        const item = albums.item(principal, params.id, params.itemId);
+        return fileResponse(ctx.services.downloads, item, request, {
           inline: query.inline === '1',
           reader: principal,
-        }),
+          validators: currentValidators(item),
+        });
+      },
     }),
     route('GET /api/albums/:id/members', { handler: ({ principal, params }) => albums.members(principal, params.id) }),
     route('POST /api/albums/:id/members', {

@@ -1,10 +1,10 @@
-import { AppError, Messages } from '../errors.ts';
+import { AppError, Messages, preconditionFailed } from '../errors.ts';
 import type { AuditPrincipal } from '../services/admin/audit.ts';
 import type { DownloadFile, DownloadService, ZipDownload } from '../services/files/downloads.ts';
 import { stripBidiControls } from '../services/files/names.ts';
 import { countedBody } from './request-meta.ts';
 import { parseRange } from '../lib/byte-range.ts';
-import { noneMatchNames, rangeStillApplies } from '../lib/etags.ts';
+import { evaluateRead, rangeUnder, readConditionsOf, type Validators } from '../lib/etags.ts';
 import { inertType } from '../lib/media-type.ts';
 
 /** `Content-Disposition` with an ASCII fallback and the name in RFC 5987 form (docs/compatibility.md › Files), bidi controls dropped. */
@@ -16,52 +16,61 @@ function contentDisposition(kind: 'inline' | 'attachment', name: string): string
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
-/**
- * The Range a download serves, null when none or when If-Range voids it (RFC 9110 13.1.5): a file without an
- * `etag` has no validator an If-Range could match, so a client's stale copy is never patched with new bytes.
- * Only GET has ranges (RFC 9110 14.2: a server MUST ignore Range on other methods), so a HEAD answers 200 whole.
- */
-export function servedRange(request: Request, etag?: string): string | null {
-  if (request.method !== 'GET') return null;
-  const ifRange = request.headers.get('if-range');
-  if (ifRange !== null && (!etag || !rangeStillApplies(ifRange, etag))) return null;
-  return request.headers.get('range');
-}
-
 /** A download's caching: kept, but checked each time; a 304 repeats it (RFC 9110 15.4.5). */
 export const DOWNLOAD_CACHE = 'private, no-cache';
 
 // A file's bytes never run as a page of ours, even if a browser is talked into rendering them.
 const CONTENT_CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 
+/** A file's validators as headers: its ETag, and Last-Modified when it has a modified time. */
+function validatorHeaders(v: Validators): Record<string, string> {
+  const headers: Record<string, string> = { ETag: v.etag };
+  if (v.modifiedAt !== undefined) headers['Last-Modified'] = new Date(v.modifiedAt).toUTCString();
+  return headers;
+}
+
+/** 304: the client's copy is current; the validators and caching a 200 would have sent (RFC 9110 15.4.5), no body. */
+export function notModifiedResponse(v: Validators): Response {
+  return new Response(null, { status: 304, headers: { ...validatorHeaders(v), 'Cache-Control': DOWNLOAD_CACHE } });
+}
+
 /**
- * A single file as a response: Range (206, or 416 with `bytes *\/size`), `inline=1` only for a sniffed
- * raster image, Content-Disposition per docs/compatibility.md › Files. `reader` is the login to audit, when there is one; `etag`
- * is given for immutable content only.
+ * A single file as a response: the preconditions (412, 304: evaluateRead), Range (206, or 416 with `bytes *\/size`;
+ * If-Range kept only by the ETag), `inline=1` only for a sniffed raster image, Content-Disposition per
+ * docs/compatibility.md › Files. `reader` is the login to audit, when there is one. `validators`: a version's
+ * ETag, or currentValidators (one ETag at every door); without them no precondition applies and If-Range never
+ * matches. The caller has checked access first: a precondition never answers before a 401, 403 or 404.
  */
 export async function fileResponse(
   downloads: DownloadService,
   row: DownloadFile,
   request: Request,
-  opts: { inline: boolean; reader?: AuditPrincipal; etag?: string },
+  opts: { inline: boolean; reader?: AuditPrincipal; validators?: Validators },
 ): Promise<Response> {
-  // Content that never changes (a version) has a strong ETag: a client that holds it gets a 304.
-  const ifNoneMatch = request.headers.get('if-none-match');
-  if (opts.etag && ifNoneMatch && (ifNoneMatch.trim() === '*' || noneMatchNames(ifNoneMatch, opts.etag)))
-    return new Response(null, { status: 304, headers: { ETag: opts.etag, 'Cache-Control': DOWNLOAD_CACHE } });
-  const range = parseRange(servedRange(request, opts.etag), row.size);
+  const { validators } = opts;
+  const conditions = readConditionsOf(request);
+  if (validators) {
+    const outcome = evaluateRead(conditions, validators);
+    if (outcome === 'not-modified') {
+      // The client opens its copy: read as a download is (not HEAD, which opens nothing).
+      if (request.method === 'GET') downloads.markRead(row);
+      return notModifiedResponse(validators);
+    }
+    if (outcome !== 'send') throw preconditionFailed(outcome);
+  }
+  const range = parseRange(rangeUnder(conditions, validators?.etag), row.size);
   if (range === 'unsatisfiable')
     throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${row.size}` });
   const inlineType = opts.inline ? await downloads.inlineImageType(row) : null;
   const length = range ? range.end - range.start : row.size;
   if (request.method === 'HEAD') {
     // HEAD opens nothing (it is no download), and its stand-in body is not logged as bytes sent.
-    const head = openedFileResponse(row, request, range, null, { inlineType, etag: opts.etag });
+    const head = openedFileResponse(row, request, range, null, { inlineType, validators });
     return new Response(countedLength(length), { status: head.status, headers: head.headers });
   }
   return openedFileResponse(row, request, range, await downloads.openFile(row, range ?? undefined, opts.reader), {
     inlineType,
-    etag: opts.etag,
+    validators,
   });
 }
 
@@ -92,7 +101,7 @@ export function openedFileResponse(
   request: Request,
   range: { start: number; end: number } | null,
   stream: ReadableStream<Uint8Array> | null,
-  opts: { inlineType?: string | null; etag?: string } = {},
+  opts: { inlineType?: string | null; validators?: Validators } = {},
 ): Response {
   const { inlineType = null } = opts;
   const body = stream && countedBody(request, stream);
@@ -105,7 +114,7 @@ export function openedFileResponse(
     'Cache-Control': DOWNLOAD_CACHE,
     'Content-Security-Policy': CONTENT_CSP,
   };
-  if (opts.etag) headers.ETag = opts.etag;
+  if (opts.validators) Object.assign(headers, validatorHeaders(opts.validators));
   if (!range) return new Response(body, { headers });
   headers['Content-Range'] = `bytes ${range.start}-${range.end - 1}/${row.size}`;
   return new Response(body, { status: 206, headers });

@@ -3,6 +3,7 @@ import { readJsonOrForm } from './body.ts';
 import { fileResponse, zipResponse } from './download-responses.ts';
 import { idsBody } from '../contract/files.ts';
 import { route, routes } from './route.ts';
+import { currentValidators } from '../lib/etags.ts';
 
 /** Downloads: a file (with ranges), a folder or a selection as a streamed ZIP. */
 export function downloadRoutes(ctx: AppContext) {
@@ -12,7 +13,11 @@ export function downloadRoutes(ctx: AppContext) {
       handler: ({ principal, params, query, request }) => {
         const row = downloads.resolve(principal, params.id);
         if (row.type === 'folder') return zipResponse(downloads.downloadFolder(principal, row), request);
-        return fileResponse(downloads, row, request, { inline: query.inline === '1', reader: principal });
+        return fileResponse(downloads, row, request, {
+          inline: query.inline === '1',
+          reader: principal,
+          validators: currentValidators(row),
+        });
       },
     }),
     route('POST /api/files/download/bulk', {

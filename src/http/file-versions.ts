@@ -10,7 +10,7 @@ export function fileVersionRoutes(ctx: AppContext) {
     route('GET /api/files/:id/versions/:versionId/download', {
       handler: ({ principal, params, request }) => {
         const row = versions.resolveDownload(principal, params.id, params.versionId);
-        return fileResponse(downloads, row, request, { inline: false, reader: principal, etag: `"v-${params.versionId}"` });
+        return fileResponse(downloads, row, request, { inline: false, reader: principal, validators: { etag: `"v-${params.versionId}"` } });
       },
     }),
     route('POST /api/files/:id/versions/:versionId/restore', {

@@ -20,7 +20,8 @@ import {
 } from '../web/share-pages.ts';
 import { readJsonOrForm } from './body.ts';
 import { readCookie } from './cookies.ts';
-import { fileResponse, servedRange, zipResponse } from './download-responses.ts';
+import { fileResponse, zipResponse } from './download-responses.ts';
+import { currentValidators, readConditionsOf } from '../lib/etags.ts';
 import { requestMeta } from './request-meta.ts';
 import { uploadRequest } from './uploads.ts';
 import { describeTus, overrideOf, tusProtocol } from './tus.ts';
@@ -63,7 +64,7 @@ const visitOf = (request: Request): LinkVisit => ({
   unlockCookie: readCookie(request, UNLOCK_COOKIE),
   ip: requestMeta(request).ip,
   headOnly: request.method === 'HEAD',
-  range: servedRange(request),
+  conditions: readConditionsOf(request),
 });
 
 /** A page as a plain body with headers on `set`: a returned Response would be re-wrapped by Elysia around a stream. */
@@ -211,7 +212,7 @@ export function publicShareRoutes(ctx: AppContext) {
       handler: ({ params, query, request, set }) =>
         answer(request, set, async () => {
           const item = albumLinks.openDownload(params.token, visitOf(request), params.id);
-          return fileResponse(downloads, item, request, { inline: query.inline === '1' });
+          return fileResponse(downloads, item, request, { inline: query.inline === '1', validators: currentValidators(item) });
         }),
     }),
     route('GET /s/album/:token/thumbnail/:id', {
@@ -273,7 +274,7 @@ export function publicShareRoutes(ctx: AppContext) {
         answer(request, set, async () => {
           const { item, zip } = shares.openDownload(params.token, visitOf(request), params.id, zipFolder);
           if (zip) return zipResponse(zip, request);
-          return fileResponse(downloads, item, request, { inline: query.inline === '1' });
+          return fileResponse(downloads, item, request, { inline: query.inline === '1', validators: currentValidators(item) });
         }),
     }),
     // Thumbnails of the share's items through the link alone, never an owner's session.

@@ -20,7 +20,8 @@ import {
 } from '../../services/dav/dav.ts';
 import { type Principal } from '../../services/identity/principal.ts';
 import { readBody, readText } from '../body.ts';
-import { DOWNLOAD_CACHE, openedFileResponse } from '../download-responses.ts';
+import { notModifiedResponse, openedFileResponse } from '../download-responses.ts';
+import { readConditionsOf } from '../../lib/etags.ts';
 import { davAuthenticate } from '../guard.ts';
 import type { Limits } from '../limits.ts';
 import { requestMeta } from '../request-meta.ts';
@@ -230,19 +231,11 @@ function sharedPage(place: Walked & { kind: 'list' }, head: boolean): Response {
   });
 }
 
-/** GET and HEAD: one visit to the service (walk, 304 / 412 before 403, the bytes); the page or the file's headers written here. */
+/** GET and HEAD: one visit to the service (walk, 403, then 304 / 412, the bytes); the page or the file's headers written here. */
 async function get(dav: DavService, request: Request, head: boolean): Promise<Response> {
   const meta = requestMeta(request);
   const { prefix, path } = addressOf(meta.principal!, meta.path);
-  const header = (name: string) => request.headers.get(name);
-  const read = await dav.read(meta.principal!, path, {
-    head,
-    ifMatch: header('if-match'),
-    ifUnmodifiedSince: header('if-unmodified-since'),
-    ifNoneMatch: header('if-none-match'),
-    range: header('range'),
-    ifRange: header('if-range'),
-  });
+  const read = await dav.read(meta.principal!, path, { head, conditions: readConditionsOf(request) });
   if (read.kind === 'list') return sharedPage({ ...read.walk, prefix }, head);
   const place = { ...read.walk, prefix };
   if (read.kind === 'folder') {
@@ -250,11 +243,8 @@ async function get(dav: DavService, request: Request, head: boolean): Promise<Re
     return folderPage(read.pages, { path: place.path, href: hrefIn(place, place.path, true), item });
   }
   const row = read.item;
-  const headers: Record<string, string> = { ETag: row.etag, 'Last-Modified': new Date(row.modifiedAt).toUTCString() };
-  if (read.kind === 'not-modified') return new Response(null, { status: 304, headers: { ...headers, 'Cache-Control': DOWNLOAD_CACHE } });
-  const response = openedFileResponse(row, request, read.range, read.body);
-  for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);
-  return response;
+  if (read.kind === 'not-modified') return notModifiedResponse(row);
+  return openedFileResponse(row, request, read.range, read.body, { validators: row });
 }
 
 /** GET of a folder: a plain list of links, for a person who opens the mount URL in a browser (HEAD: no pages, no body). */

@@ -131,7 +131,7 @@ export function davVersionRoutes(ctx: AppContext) {
       case 'HEAD': {
         if (target.kind !== 'version') throw new AppError(405, 'Only a version can be downloaded', undefined, { Allow: METHODS });
         const { file, version } = versions.download(principal, target.fileId, target.name);
-        return fileResponse(downloads, file, request, { inline: false, reader: principal, etag: versionEtag(version) });
+        return fileResponse(downloads, file, request, { inline: false, reader: principal, validators: { etag: versionEtag(version) } });
       }
       case 'MOVE': {
         if (target.kind !== 'version') throw forbidden('Only a version can be moved: into restore/ to restore it');

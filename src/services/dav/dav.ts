@@ -6,7 +6,7 @@ import type { MembersRepo } from '../../db/repos/members.ts';
 import type { TeamFoldersRepo } from '../../db/repos/team-folders.ts';
 import type { UsersRepo } from '../../db/repos/users.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
-import { AppError, badRequest, conflict, forbidden, Messages, notFound, propertiesFull } from '../../errors.ts';
+import { AppError, badRequest, conflict, forbidden, Messages, notFound, preconditionFailed, propertiesFull } from '../../errors.ts';
 import { KeyedMutex } from '../../lib/keyed-mutex.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { CopyService } from '../files/copy.ts';
@@ -28,7 +28,7 @@ import { formatSize } from '../../contract/size.ts';
 import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
 import { parseRange } from '../../lib/byte-range.ts';
-import { modifiedSince, noneMatchNames, rangeStillApplies } from '../../lib/etags.ts';
+import { contentPart, evaluateRead, fileEtag, modifiedSince, noneMatchNames, type ReadConditions, rangeUnder } from '../../lib/etags.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
@@ -51,9 +51,6 @@ export type DavEntry = Omit<ChildEntry, 'storageKey' | 'hasProperties'> & { etag
 
 type EtagParts = Pick<Item, 'id' | 'type' | 'storageKey' | 'size' | 'modifiedAt' | 'treeVersion'>;
 
-/** What names a file's content in its ETag: its object key, or for a library file (no object) its modified time, which every new content sets. */
-const contentPart = (row: EtagParts) => (row.storageKey === null ? `h${row.modifiedAt}` : row.storageKey.slice(0, 12));
-
 /** What oc:permissions reads of a login besides its role (src/http/dav/propfind.ts), in a fixed order. */
 const RIGHTS: readonly Permission[] = ['files.download', 'files.upload', 'files.edit', 'files.share', 'files.delete'];
 const ALL_RIGHTS = (1 << RIGHTS.length) - 1;
@@ -71,8 +68,7 @@ export function rightsTag(principal: Principal, role: 'owner' | 'viewer' | 'edit
 }
 
 /** A file's ETag, or a folder's in a view whose rightsTag is `tag`. */
-export const etagOf = (row: EtagParts, tag = '') =>
-  row.type === 'file' ? `"${row.id}-${contentPart(row)}-${row.size}"` : `"${row.id}-t${row.treeVersion}${tag}"`;
+export const etagOf = (row: EtagParts, tag = '') => (row.type === 'file' ? fileEtag(row) : `"${row.id}-t${row.treeVersion}${tag}"`);
 
 /** escapeXml(etagOf(row, tag)) written from its parts (escaping goes character by character): a PROPFIND writes every row's. */
 export const etagXmlOf = (row: EtagParts, tag = '') =>
@@ -309,9 +305,6 @@ export type DavRead =
   | { kind: 'folder'; walk: DavWalk; pages: AsyncGenerator<DavEntry[]> | null }
   | { kind: 'not-modified'; walk: DavWalk; item: DavItem }
   | { kind: 'file'; walk: DavWalk; item: DavItem; range: ByteRange | null; body: ReadableStream<Uint8Array> | null };
-
-/** The 412 of an If-Unmodified-Since the resource changed after. */
-const unmodifiedSinceFailed = () => new AppError(412, 'If-Unmodified-Since failed: the resource changed after that date');
 
 /** The 412 of a COPY or MOVE with Overwrite: F onto an existing destination. */
 const overwriteRefused = () => new AppError(412, 'The destination exists and Overwrite is F');
@@ -551,21 +544,11 @@ export class DavService {
   }
 
   /**
-   * GET or HEAD in one visit: the walk, then for a file If-None-Match (304) and If-Match (412) before the
-   * download permission (403), then the range (416; none under an If-Range naming older content) and the bytes, read as the API's download is.
+   * GET or HEAD in one visit: the walk, then for a file the download permission (403) before the preconditions
+   * (412, 304: evaluateRead, as the API's download: no condition answers before access), then the range (416; none
+   * under an If-Range naming older content) and the bytes, read as the API's download is.
    */
-  async read(
-    caller: Principal,
-    path: DavPath,
-    req: {
-      head: boolean;
-      ifMatch: string | null;
-      ifUnmodifiedSince: string | null;
-      ifNoneMatch: string | null;
-      range: string | null;
-      ifRange: string | null;
-    },
-  ): Promise<DavRead> {
+  async read(caller: Principal, path: DavPath, req: { head: boolean; conditions: ReadConditions }): Promise<DavRead> {
     const walk = this.walk(caller, path);
     const { principal, target } = walk;
     if (walk.kind === 'list') return { walk, kind: 'list' };
@@ -573,15 +556,13 @@ export class DavService {
     if (target.kind === 'root' || target.item.type === 'folder')
       return { walk, kind: 'folder', pages: req.head ? null : this.children(principal, target.kind === 'root' ? null : target.item.id) };
     const item = target.item;
-    const named = (header: string) => header.split(',').some((t) => t.trim() === item.etag);
-    if (req.ifNoneMatch && (req.ifNoneMatch.trim() === '*' || noneMatchNames(req.ifNoneMatch, item.etag)))
-      return { walk, kind: 'not-modified', item };
-    if (req.ifMatch && req.ifMatch.trim() !== '*' && !named(req.ifMatch)) throw new AppError(412, 'If-Match failed: the resource changed');
-    if (!req.ifMatch && req.ifUnmodifiedSince && modifiedSince(req.ifUnmodifiedSince, item.modifiedAt)) throw unmodifiedSinceFailed();
     this.allow(principal, 'downloads.file');
+    const outcome = evaluateRead(req.conditions, item);
+    if (outcome === 'not-modified') return { walk, kind: 'not-modified', item };
+    if (outcome !== 'send') throw preconditionFailed(outcome);
     if (req.head) return { walk, kind: 'file', item, range: null, body: null };
     // A range of content the client no longer holds would be spliced onto its old bytes: the whole file instead.
-    const range = rangeStillApplies(req.ifRange, item.etag) ? parseRange(req.range, item.size) : null;
+    const range = parseRange(rangeUnder(req.conditions, item.etag), item.size);
     if (range === 'unsatisfiable')
       throw new AppError(416, Messages.rangeNotSatisfiable, undefined, { 'Content-Range': `bytes */${item.size}` });
     return { walk, kind: 'file', item, range, body: await this.d.downloads.openFile(item, range ?? undefined, principal) };
@@ -628,9 +609,9 @@ export class DavService {
     const { target } = walk;
     const item = target?.kind === 'item' ? target.item : null;
     const named = (header: string) => item !== null && header.split(',').some((t) => t.trim() === item.etag);
-    if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch)))
-      throw new AppError(412, 'If-Match failed: the resource changed');
-    if (!c.ifMatch && c.ifUnmodifiedSince && item && modifiedSince(c.ifUnmodifiedSince, item.modifiedAt)) throw unmodifiedSinceFailed();
+    if (c.ifMatch && !(c.ifMatch.trim() === '*' ? target : named(c.ifMatch))) throw preconditionFailed('If-Match');
+    if (!c.ifMatch && c.ifUnmodifiedSince && item && modifiedSince(c.ifUnmodifiedSince, item.modifiedAt))
+      throw preconditionFailed('If-Unmodified-Since');
     if (c.ifNoneMatch && (c.ifNoneMatch.trim() === '*' ? target : item !== null && noneMatchNames(c.ifNoneMatch, item.etag)))
       throw new AppError(412, 'If-None-Match failed: the resource exists');
     if (c.malformed) throw c.malformed;

@@ -61,6 +61,8 @@ function timestampName(ms: number): string {
 
 /** A file a route hands back to be read: a held item, or one of its versions. */
 export type DownloadFile = HeldItem & { versionId?: string };
+/** A live item as a download door holds it: with its object key, which names its content in its ETag (fileEtag). */
+export type CurrentFile = HeldItem & Pick<Item, 'storageKey'>;
 
 export interface DownloadDeps {
   clock: Clock;
@@ -126,8 +128,13 @@ export class DownloadService {
     this.zipSlots = new ZipSlots(d.zipLimits);
   }
 
+  /** Marks the file read (accessedAt, written behind): a download, or a GET answered 304 from the client's own copy. */
+  markRead(row: DownloadFile): void {
+    this.d.access.touch([row]);
+  }
+
   /** The live item to download, else 404. */
-  resolve(principal: Principal, id: string): HeldItem {
+  resolve(principal: Principal, id: string): CurrentFile {
     return this.d.tree.requireLive(this.d.tree.actor(principal, { ids: [id] }, 'view'), id);
   }
 
@@ -137,7 +144,7 @@ export class DownloadService {
    */
   async openFile(row: DownloadFile, range?: ByteRange, reader?: AuditPrincipal): Promise<ReadableStream<Uint8Array>> {
     const stream = this.libraryContent(row, range) ?? (await this.sealedContent(row, range));
-    this.d.access.touch([row]);
+    this.markRead(row);
     if (reader && (!range || range.start === 0)) {
       this.d.audit.record({
         action: AuditActions.fileDownload,

@@ -4,8 +4,8 @@ import { parseRange } from '../../lib/byte-range.ts';
 import { limitAddress } from '../../lib/ip.ts';
 import { FixedWindowLimiter, rateLimitHeaders } from '../../lib/rate-limit.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
-import type { ZipDownload } from '../files/downloads.ts';
-import type { HeldItem } from '../files/tree.ts';
+import type { CurrentFile, ZipDownload } from '../files/downloads.ts';
+import { currentValidators, evaluateRead, type ReadConditions, rangeUnder } from '../../lib/etags.ts';
 
 /** Password attempts on one link from one address per window; a right password gives its attempt back. */
 const UNLOCK_ATTEMPTS = 10;
@@ -28,8 +28,8 @@ export interface LinkVisit {
   ip: string;
   /** HEAD: the answer's headers without its bytes. */
   headOnly: boolean;
-  /** The Range asked for, as sent. */
-  range: string | null;
+  /** Its Range and conditional headers, as sent. */
+  conditions: ReadConditions;
 }
 
 /** A password-protected link opened without a valid unlock cookie: its door answers with the password form. */
@@ -44,13 +44,16 @@ export class LinkLockedError extends AppError {
 
 /**
  * Whether serving `item` counts as a download: when what is served covers byte 0, read by the parser that
- * serves the Range, so every form of it (a suffix, any case, spaces, leading zeros, one ignored) counts as
- * its bytes do; HEAD never does.
+ * serves the Range (under its If-Range), so every form of it (a suffix, any case, spaces, leading zeros, one
+ * ignored) counts as its bytes do; HEAD, a 304 and a 412 send no bytes, so never do.
  */
-export function downloadCap(visit: LinkVisit, item: HeldItem): DownloadCap {
+export function downloadCap(visit: LinkVisit, item: CurrentFile): DownloadCap {
   if (visit.headOnly) return 'page';
-  // A folder's ZIP ignores Range: it is always served whole.
-  const range = item.type === 'folder' ? null : parseRange(visit.range, item.size);
+  // A folder's ZIP has no validators and ignores Range: it is always served whole.
+  if (item.type === 'folder') return 'count';
+  const validators = currentValidators(item);
+  if (evaluateRead(visit.conditions, validators) !== 'send') return 'page';
+  const range = parseRange(rangeUnder(visit.conditions, validators.etag), item.size);
   return range === 'unsatisfiable' || (range !== null && range.start > 0) ? 'none' : 'count';
 }
 

@@ -24,7 +24,7 @@ import type { Principal } from '../identity/principal.ts';
 import { type NotificationService, NotificationType } from './members.ts';
 import { sharedOutChanged } from './shared-out.ts';
 import type { SettingsService } from '../admin/settings.ts';
-import type { ZipDownload } from '../files/downloads.ts';
+import type { CurrentFile, ZipDownload } from '../files/downloads.ts';
 import type { HeldItem, Tree } from '../files/tree.ts';
 import { personName } from '../files/names.ts';
 
@@ -442,7 +442,7 @@ export class ShareService {
   private resolve(
     token: string,
     opts: { pastCap?: boolean; unlockCookie?: string | null } = {},
-  ): { link: PublicLink; root: HeldItem; unlocked: boolean } {
+  ): { link: PublicLink; root: CurrentFile; unlocked: boolean } {
     const link = this.d.shares.linkByToken(token);
     if (!link) throw notFound(Messages.shareNotFound);
     if (link.expiresAt !== null && link.expiresAt <= this.d.clock.now()) throw new AppError(410, Messages.shareExpired);
@@ -459,7 +459,7 @@ export class ShareService {
    * The link of `token` as a visitor's request may use it, checked in this order on every URL under it: it
    * exists and is live, the visitor unlocked it (when it has a password), then its download cap (`cap`).
    */
-  open(token: string, visit: LinkVisit, cap: DownloadCap): { link: PublicLink; root: HeldItem } {
+  open(token: string, visit: LinkVisit, cap: DownloadCap): { link: PublicLink; root: CurrentFile } {
     const opened = this.resolve(token, { pastCap: true, unlockCookie: visit.unlockCookie });
     if (!opened.unlocked) throw new LinkLockedError(token, 'file');
     if (cap === 'count') this.countDownload(opened.link);
@@ -475,7 +475,7 @@ export class ShareService {
   }
 
   /** `open` for what the link shows (a page, a thumbnail): a drop folder shows nothing of its content. */
-  openShown(token: string, visit: LinkVisit): { link: PublicLink; root: HeldItem } {
+  openShown(token: string, visit: LinkVisit): { link: PublicLink; root: CurrentFile } {
     const opened = this.open(token, visit, 'page');
     if (opened.link.mode === 'upload') throw notFound(Messages.itemNotInShare);
     return opened;
@@ -504,7 +504,7 @@ export class ShareService {
     visit: LinkVisit,
     itemId: string,
     zipFolder: (accountId: string, folder: HeldItem) => ZipDownload,
-  ): { link: PublicLink; item: HeldItem; zip: ZipDownload | null } {
+  ): { link: PublicLink; item: CurrentFile; zip: ZipDownload | null } {
     const { link, root } = this.open(token, visit, 'none');
     if (link.mode === 'upload') throw notFound(Messages.itemNotInShare);
     const item = this.itemUnder(link, root, itemId);
@@ -561,7 +561,7 @@ export class ShareService {
   }
 
   /** An item reachable through a resolved link: its root, or a live item under a shared folder; else 404. */
-  private itemUnder(link: PublicLink, root: HeldItem, itemId: string): HeldItem {
+  private itemUnder(link: PublicLink, root: CurrentFile, itemId: string): CurrentFile {
     if (itemId === root.id) return root;
     const item = this.d.items.getLive(link.accountId, itemId);
     // Trashing a folder trashes everything under it, so a live item under the root is reached only through live folders.

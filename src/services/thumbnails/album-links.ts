@@ -10,7 +10,7 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newToken } from '../../lib/ids.ts';
 import { qrCodeOf } from '../../lib/qr-code.ts';
 import { hashPassword } from '../identity/passwords.ts';
-import type { DownloadService, ZipDownload } from '../files/downloads.ts';
+import type { CurrentFile, DownloadService, ZipDownload } from '../files/downloads.ts';
 import type { Principal } from '../identity/principal.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
@@ -211,7 +211,7 @@ export class AlbumLinkService {
   }
 
   /** A file's bytes: the download is counted and recorded when what is served covers byte 0. */
-  openDownload(token: string, visit: LinkVisit, itemId: string): HeldItem {
+  openDownload(token: string, visit: LinkVisit, itemId: string): CurrentFile {
     const opened = this.open(token, visit, 'none');
     const item = this.item(opened, itemId);
     const cap = downloadCap(visit, item);
@@ -275,7 +275,7 @@ export class AlbumLinkService {
   }
 
   /** A live file of the link's album, whoever added it; a file not (or no longer) in it is 404. */
-  private item(open: OpenAlbumLink, itemId: string): HeldItem {
+  private item(open: OpenAlbumLink, itemId: string): CurrentFile {
     const accountId = this.d.albums.liveItemAccount(open.album.id, itemId);
     if (!accountId) throw notFound(Messages.itemNotInShare);
     return this.d.tree.requireLive({ accountId }, itemId);

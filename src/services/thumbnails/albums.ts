@@ -9,7 +9,8 @@ import { decodeCursor, encodeCursor } from '../../lib/cursor.ts';
 import { newId } from '../../lib/ids.ts';
 import { permissionFor } from '../identity/permissions.ts';
 import { type Principal, requirePermission } from '../identity/principal.ts';
-import type { HeldItem, Tree } from '../files/tree.ts';
+import type { Tree } from '../files/tree.ts';
+import type { CurrentFile } from '../files/downloads.ts';
 import { isPhotoType, photoOf, type ServedThumbnail, type UnchangedThumbnail, type ThumbnailService } from './thumbnails.ts';
 
 export interface AlbumDeps {
@@ -235,7 +236,7 @@ export class AlbumService {
   }
 
   /** A live file of an album the caller reaches (its own, or shared with it), whoever's it is; else 404. */
-  item(caller: Principal, id: string, itemId: string): HeldItem {
+  item(caller: Principal, id: string, itemId: string): CurrentFile {
     this.reach(caller, id);
     const accountId = this.d.albums.liveItemAccount(id, itemId);
     if (!accountId) throw notFound(Messages.itemNotFound);
