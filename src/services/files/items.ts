@@ -33,6 +33,17 @@ const SHARED_SEARCH_ROOTS = 100;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+const RECOVERED_FOLDER = 'Recovered items';
+const RECOVER_BATCH = 500;
+
+/** Where `recoverUnreachable` put one account's items out of reach. */
+export interface RecoveredItems {
+  accountId: string;
+  folderId: string;
+  folderName: string;
+  items: Array<{ id: string; name: string; type: 'file' | 'folder' }>;
+}
+
 /** Live lists have no deletion time to sort by: they sort by modification instead. */
 const liveSort = (q: PageQuery): PageQuery => (q.sortBy === 'deletedAt' ? { ...q, sortBy: 'modified' } : q);
 
@@ -274,6 +285,39 @@ export class ItemService {
     });
     this.d.events.item(principal, FileEventType.folderCreated, row);
     return { id: row.id, name: row.name, type: 'folder', size: null, modified: iso(row.modifiedAt) };
+  }
+
+  /**
+   * `coffer doctor --fix`: every live item whose folder row is gone (the top of each broken chain; what is under it
+   * comes along) moves into a new folder "Recovered items" (numbered if the name is taken) at its account's root, one
+   * per account, logged as a folder created and moves by the system, so sync clients and the web app see them
+   * (a running server reads the log rows the CLI wrote). Answers what moved where.
+   */
+  recoverUnreachable(): RecoveredItems[] {
+    const out = new Map<string, RecoveredItems>();
+    for (;;) {
+      const rows = this.d.items.unreachablePage(RECOVER_BATCH);
+      if (rows.length === 0) break;
+      this.d.transactions.immediate(() => {
+        for (const row of rows) {
+          const by: ChangeBy = { accountId: row.accountId, actor: { kind: 'system', id: null } };
+          let into = out.get(row.accountId);
+          if (!into) {
+            const folder = this.insertFolder(row.accountId, null, RECOVERED_FOLDER);
+            this.d.changes.record(by, ChangeKinds.created, folder);
+            into = { accountId: row.accountId, folderId: folder.id, folderName: folder.name, items: [] };
+            out.set(row.accountId, into);
+          }
+          const moved = this.d.items.move(row.id, into.folderId, this.d.tree.uniqueName(row.accountId, into.folderId, row.name));
+          this.d.changes.record(by, ChangeKinds.moved, moved, { before: row });
+          into.items.push({ id: moved.id, name: moved.name, type: moved.type });
+          this.afterMove(by, [moved.id]);
+        }
+        // The moves took the items out of a folder the root may or may not have counted: its size is counted again.
+        for (const accountId of new Set(rows.map((r) => r.accountId))) this.d.items.recountRoot(accountId);
+      });
+    }
+    return [...out.values()];
   }
 
   /** A new folder row under `parentId`, with a free display name; inside the caller's transaction. */

@@ -35,13 +35,13 @@ type MaintenanceDeps = {
   settings: Pick<SettingsService, 'storedNotices'>;
   metrics: MetricsService;
   chunkedUploads: Pick<ChunkedUploadService, 'keysInUse'>;
-} & Pick<FilesServices, 'quota' | 'diskSpace'> &
+} & Pick<FilesServices, 'quota' | 'diskSpace' | 'items'> &
   ResumableUploadServices;
 
 /** Wired last: backup, keys, orphans and the doctor inspect and repair what the other domains own. */
 export function createMaintenanceServices(
   infra: Infrastructure,
-  { audit, settings, metrics, quota, diskSpace, tusUploads, chunkedUploads }: MaintenanceDeps,
+  { audit, settings, metrics, quota, diskSpace, tusUploads, chunkedUploads, items }: MaintenanceDeps,
 ) {
   const { clock, config, paths, keyring, driver, queue, repos } = infra;
   const { transactions } = repos;
@@ -107,6 +107,7 @@ export function createMaintenanceServices(
       database: repos.database,
       users: repos.users,
       items: repos.items,
+      recovery: items,
       audit,
       disk: diskSpace,
       tusUploads,
