@@ -120,7 +120,7 @@ export class JobQueue {
     this.repo.defer(id, runAt, this.clock.now());
   }
 
-  /** At boot: the waiting jobs of `job`, held back while the process that queued them lived, run now. */
+  /** The waiting jobs of `job` run now: at boot, those held back while the process that queued them lived; deletions the replica caught up with. */
   release(job: JobSpec): void {
     this.repo.release(job.name, this.clock.now());
   }

@@ -15,6 +15,7 @@ import { ExportService } from './export.ts';
 import { KeyService } from './keys.ts';
 import { OrphanService } from './orphans.ts';
 import { ReplicationService } from './replication.ts';
+import { Jobs } from '../../jobs/catalog.ts';
 import { ScheduledBackupService } from './scheduled-backups.ts';
 import { StorageMigrationService } from './storage-migration.ts';
 
@@ -71,6 +72,8 @@ export function createMaintenanceServices(
         autoCheckpoint: (on) => repos.database.setAutoCheckpoint(on),
       })
     : null;
+  // Deletions put back to wait for the replica run as soon as it has their commit, not when their backoff ends.
+  replication?.onCaughtUp(() => queue.release(Jobs.storageDelete));
   const keys = new KeyService({
     config,
     paths,
