@@ -130,6 +130,10 @@ function jobHandlers(ctx: AppContext): Handlers {
     docserverForcesave: ({ key }) => docserver.forcesave(key),
     docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
     thumbnailsSweep: async (_p, { signal }) => ({ count: await ctx.services.thumbnails.sweep(signal) }),
+    thumbnailsRetry: () => {
+      ctx.services.thumbnails.requestSweep();
+      return { count: 0 };
+    },
     versionsThin: (_p, run) => ({ count: ctx.services.versions.thinAll(run.signal) }),
     backupRun: async ({ trigger }, { signal }) => ({ status: (await scheduledBackups.run(trigger, signal)).status }),
     webhookDeliver: ({ deliveryId }, { signal }) => ctx.services.webhooks.deliver(deliveryId, signal),

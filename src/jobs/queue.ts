@@ -137,6 +137,11 @@ export class JobQueue {
     return this.repo.recoverInterrupted(this.clock.now());
   }
 
+  /** When the earliest waiting job of `job` is due; null when none waits. */
+  nextRunAtOf(job: JobSpec): number | null {
+    return this.repo.nextRunAtOf(job.name);
+  }
+
   /** Earliest run_at of a pending job, for the worker's next wake-up. */
   nextRunAt(): number | null {
     return this.repo.nextRunAt();

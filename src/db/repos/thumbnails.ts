@@ -131,6 +131,15 @@ export class ThumbnailsRepo {
     return new Map(rows.map((r) => [r.id, r.duration]));
   }
 
+  /** When the earliest try that failed after `after` was made (a first failure, tried again an hour later); null when none. */
+  earliestFailedAfter(after: number): number | null {
+    return (
+      this.sqlite
+        .query<{ t: number | null }, [number]>(`SELECT MIN(created_at) AS t FROM thumbnails WHERE status = 'failed' AND created_at > ?`)
+        .get(after)?.t ?? null
+    );
+  }
+
   delete(storageKey: string): void {
     this.sqlite.query('DELETE FROM thumbnails WHERE storage_key = ?').run(storageKey);
   }
