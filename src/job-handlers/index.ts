@@ -131,7 +131,7 @@ function jobHandlers(ctx: AppContext): Handlers {
     docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
     thumbnailsSweep: async (_p, { signal }) => ({ count: await ctx.services.thumbnails.sweep(signal) }),
     thumbnailsRetry: () => {
-      ctx.services.thumbnails.requestSweep();
+      ctx.services.thumbnails.retryDue();
       return { count: 0 };
     },
     versionsThin: (_p, run) => ({ count: ctx.services.versions.thinAll(run.signal) }),

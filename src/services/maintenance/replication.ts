@@ -615,7 +615,11 @@ export class ReplicationService {
    * backlog: the admin is told, and the space deletions free may be what it needs to start again).
    */
   async reached(key: string, waitMs: number): Promise<boolean> {
-    if (!this.started || this.fenced || this.broken) return true;
+    if (!this.started || this.fenced || this.broken) {
+      this.marks.delete(key);
+      this.misses.delete(key);
+      return true;
+    }
     let mark = this.marks.get(key);
     if (mark === undefined) {
       mark = this.rounds + 1;

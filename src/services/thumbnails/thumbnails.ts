@@ -520,7 +520,16 @@ export class ThumbnailService {
     return () => subject.bytes();
   }
 
-  /** Queues the retry sweep for when the earliest failed try not yet due is due (the sweep's batch makes those due now). */
+  /**
+   * Job body of `thumbnails.retry`: a sweep for the failed tries due now, and the next retry queued for the earliest
+   * not yet due (one that failed while an earlier retry waited queued none of its own).
+   */
+  retryDue(): void {
+    this.requestSweep();
+    this.scheduleRetry();
+  }
+
+  /** Queues the retry for when the earliest failed try not yet due is due. */
   private scheduleRetry(): void {
     const failedAt = this.d.thumbnails.earliestFailedAfter(this.retryBefore());
     if (failedAt !== null) this.retryAt(failedAt + RETRY_AFTER_MS);
@@ -584,8 +593,7 @@ export class ThumbnailService {
         this.d.log.info('no thumbnail of a library file now', { fileId: row.id, reason: err instanceof Error ? err.message : String(err) });
       }
     });
-    if (sources.length < SWEEP_BATCH) this.scheduleRetry();
-    else if (!this.d.queue.hasWaiting(Jobs.thumbnailsSweep))
+    if (sources.length === SWEEP_BATCH && !this.d.queue.hasWaiting(Jobs.thumbnailsSweep))
       this.d.queue.insert(Jobs.thumbnailsSweep, null, { runAt: this.d.clock.now() + SWEEP_PAUSE_MS });
     return count;
   }

@@ -38,23 +38,35 @@ const statusOf = (storageKey: string) =>
   sqlite().query<{ status: string }, [string]>('SELECT status FROM thumbnails WHERE storage_key = ?').get(storageKey)?.status ?? null;
 const keyOf = (id: string) => sqlite().query<{ k: string }, [string]>('SELECT storage_key AS k FROM items WHERE id = ?').get(id)!.k;
 
-test('a thumbnail that failed once in the sweep is made again when its hour is up, with no request, upload or start to prompt it', async () => {
-  timeOuts = 1;
-  tries = 0;
-  const file = await upload(owner.client, 'loaded.png', await img.png(64, 48), { type: 'image/png' });
-  const key = keyOf(file.id);
-  await eventually(() => expect(statusOf(key)).toBe('failed'), { timeoutMs: 15_000 });
-  expect(tries).toBe(1);
-  // One retry waits, for the hour's end.
+test('a thumbnail that failed once in the sweep is made again when its hour is up, with no request, upload or start to prompt it; one that failed later, at its own hour', async () => {
   const retries = () =>
-    sqlite().query<{ runAt: number }, []>(`SELECT run_at AS runAt FROM jobs WHERE kind = 'thumbnails.retry' AND status = 'created'`).all();
-  expect(retries()).toHaveLength(1);
-  clock.advance(HOUR - 60_000);
-  await Bun.sleep(1500);
-  expect(statusOf(key)).toBe('failed');
-  clock.advance(60_000);
-  await eventually(() => expect(statusOf(key)).toBe('ready'), { timeoutMs: 15_000 });
+    sqlite()
+      .query<{ runAt: number }, []>(`SELECT run_at AS runAt FROM jobs WHERE kind = 'thumbnails.retry' AND status = 'created'`)
+      .all()
+      .map((r) => r.runAt);
+  tries = 0;
+  timeOuts = 1;
+  const first = keyOf((await upload(owner.client, 'loaded.png', await img.png(64, 48), { type: 'image/png' })).id);
+  await eventually(() => expect(statusOf(first)).toBe('failed'), { timeoutMs: 15_000 });
+  const firstDue = clock.now() + HOUR;
+  clock.advance(10 * 60_000);
+  timeOuts = 1;
+  const second = keyOf((await upload(owner.client, 'later.png', await img.png(48, 32), { type: 'image/png' })).id);
+  await eventually(() => expect(statusOf(second)).toBe('failed'), { timeoutMs: 15_000 });
   expect(tries).toBe(2);
+  // One retry waits, for the first one's hour.
+  expect(retries()).toEqual([firstDue]);
+
+  clock.advance(HOUR - 10 * 60_000 - 60_000);
+  await Bun.sleep(1500);
+  expect([statusOf(first), statusOf(second)]).toEqual(['failed', 'failed']);
+  clock.advance(60_000);
+  await eventually(() => expect(statusOf(first)).toBe('ready'), { timeoutMs: 15_000 });
+  expect(statusOf(second)).toBe('failed');
+  expect(retries()).toEqual([firstDue + 10 * 60_000]);
+  clock.advance(10 * 60_000);
+  await eventually(() => expect(statusOf(second)).toBe('ready'), { timeoutMs: 15_000 });
+  expect(tries).toBe(4);
   expect(retries()).toEqual([]);
 }, 60_000);
 
