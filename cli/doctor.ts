@@ -59,6 +59,7 @@ export function registerDoctor(program: Command): void {
               for (const m of r.unreachableItems.items) print(`  ${m.id} ${m.name} (account ${m.accountId})`);
               for (const g of r.unreachableItems.recovered ?? [])
                 print(`  moved ${g.items.length} item(s) of account ${g.accountId} into the folder "${g.folderName}" at its root — fixed`);
+              for (const l of r.unreachableItems.left ?? []) print(`  ${l.id} left where it is: ${l.reason}`);
               if (r.unreachableItems.count && !opts.fix) print('  repair with: coffer doctor --fix');
               print(
                 `master key ${r.keys.currentKeyId}: ${r.keys.notCurrent} file key(s) under older keys, ${r.keys.unavailable} under keys missing from secrets.json`,

@@ -32,8 +32,9 @@ const get = async (p: string) => (await call('GET', p)).json() as Promise<any>;
 const names = (items: Array<{ name: string }>) => items.map((i) => i.name).sort();
 
 /** Uploads `paths` (each `folder/.../file`) in one bulk upload; the rows answered. */
-async function upload(paths: string[]): Promise<Array<{ id: string; name: string; parentId: string }>> {
+async function upload(paths: string[], parentId?: string): Promise<Array<{ id: string; name: string; parentId: string }>> {
   const form = new FormData();
+  if (parentId) form.append('parentId', parentId);
   for (const p of paths) {
     form.append('relativePaths', p);
     form.append('files', new File([`content of ${p}`], path.basename(p)));
@@ -108,5 +109,32 @@ describe('coffer doctor --fix: items out of reach', () => {
     } finally {
       ro.close();
     }
+  }, 60_000);
+
+  test("a team folder's items out of reach go into its own folder, where its members find them (the team account's root shows nowhere)", async () => {
+    const group = (await (await call('POST', '/api/admin/groups', { name: 'Crew' })).json()) as { id: string };
+    expect((await call('POST', `/api/admin/groups/${group.id}/members`, { email: 'recover@example.test' })).status).toBe(201);
+    const made = await call('POST', '/api/admin/team-folders', { name: 'Crew files', groups: [{ groupId: group.id, role: 'editor' }] });
+    expect(made.status).toBe(201);
+    const teamFolder = ((await get('/api/files')) as Array<{ id: string; name: string }>).find((i) => i.name === 'Crew files')!;
+    const files = await upload(['Plans/draft.txt'], teamFolder.id);
+    const plans = files[0]!.parentId;
+
+    await server.stop();
+    const db = new Database(path.join(dataDir, 'coffer.db'));
+    try {
+      expect(db.query('DELETE FROM items WHERE id = ?').run(plans).changes).toBe(1);
+    } finally {
+      db.close();
+    }
+    const fixed = parseJson(await doctor('--fix', '--json'));
+    expect(fixed.ok).toBe(true);
+    expect(fixed.unreachableItems).toMatchObject({ count: 1, left: [] });
+
+    await server.start();
+    expect(names(await get('/api/files'))).toEqual(['Crew files', 'Other', 'Recovered items', 'Recovered items (1)']);
+    const inTeam = (await get(`/api/files?parentId=${teamFolder.id}`)) as Array<{ id: string; name: string }>;
+    expect(names(inTeam)).toEqual(['Recovered items']);
+    expect(names(await get(`/api/files?parentId=${inTeam[0]!.id}`))).toEqual(['draft.txt']);
   }, 60_000);
 });

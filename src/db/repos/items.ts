@@ -1077,15 +1077,15 @@ export class ItemsRepo {
     return { count, items };
   }
 
-  /** Of the live items whose folder row is gone, the first `limit` (in id order): what `coffer doctor --fix` recovers. */
-  unreachablePage(limit: number): Item[] {
+  /** Of the live items whose folder row is gone, `limit` after `afterId` in id order: what `coffer doctor --fix` recovers. */
+  unreachablePage(afterId: string, limit: number): Item[] {
     return itemList(
       this.sqlite
-        .query<Item, [number]>(
-          `SELECT ${ITEM} FROM items c WHERE c.deleted_at IS NULL AND c.parent_id IS NOT NULL
+        .query<Item, [string, number]>(
+          `SELECT ${ITEM} FROM items c WHERE c.id > ? AND c.deleted_at IS NULL AND c.parent_id IS NOT NULL
              AND NOT EXISTS (SELECT 1 FROM items p WHERE p.id = c.parent_id) ORDER BY c.id LIMIT ?`,
         )
-        .all(limit),
+        .all(afterId, limit),
     );
   }
 

@@ -289,26 +289,40 @@ export class ItemService {
 
   /**
    * `coffer doctor --fix`: every live item whose folder row is gone (the top of each broken chain; what is under it
-   * comes along) moves into a new folder "Recovered items" (numbered if the name is taken) at its account's root, one
-   * per account, logged as a folder created and moves by the system, so sync clients and the web app see them
-   * (a running server reads the log rows the CLI wrote). Answers what moved where.
+   * comes along) moves into a new folder "Recovered items" (numbered if the name is taken) at the top of its account's
+   * tree (a team folder's own folder for a team), one per account, logged as a folder created and moves by the system,
+   * so sync clients and the web app see them (a running server reads the log rows the CLI wrote). An item a move
+   * refuses (a library's, whose host folder decides where it is) is left where it is, and answered as such.
    */
-  recoverUnreachable(): RecoveredItems[] {
+  recoverUnreachable(): { recovered: RecoveredItems[]; left: Array<{ id: string; reason: string }> } {
     const out = new Map<string, RecoveredItems>();
-    for (;;) {
-      const rows = this.d.items.unreachablePage(RECOVER_BATCH);
+    const left: Array<{ id: string; reason: string }> = [];
+    for (let after = ''; ; ) {
+      const rows = this.d.items.unreachablePage(after, RECOVER_BATCH);
       if (rows.length === 0) break;
+      after = rows.at(-1)!.id;
       this.d.transactions.immediate(() => {
         for (const row of rows) {
           const by: ChangeBy = { accountId: row.accountId, actor: { kind: 'system', id: null } };
           let into = out.get(row.accountId);
           if (!into) {
-            const folder = this.insertFolder(row.accountId, null, RECOVERED_FOLDER);
+            const home = this.d.teamFolders.folderOf(row.accountId);
+            const folder = this.insertFolder(
+              row.accountId,
+              home && this.d.items.getLive(row.accountId, home) ? home : null,
+              RECOVERED_FOLDER,
+            );
             this.d.changes.record(by, ChangeKinds.created, folder);
             into = { accountId: row.accountId, folderId: folder.id, folderName: folder.name, items: [] };
             out.set(row.accountId, into);
           }
-          const moved = this.d.items.move(row.id, into.folderId, this.d.tree.uniqueName(row.accountId, into.folderId, row.name));
+          let moved: Item;
+          try {
+            moved = this.d.items.move(row.id, into.folderId, this.d.tree.uniqueName(row.accountId, into.folderId, row.name));
+          } catch (err) {
+            left.push({ id: row.id, reason: err instanceof Error ? err.message : String(err) });
+            continue;
+          }
           this.d.changes.record(by, ChangeKinds.moved, moved, { before: row });
           into.items.push({ id: moved.id, name: moved.name, type: moved.type });
           this.afterMove(by, [moved.id]);
@@ -317,7 +331,7 @@ export class ItemService {
         for (const accountId of new Set(rows.map((r) => r.accountId))) this.d.items.recountRoot(accountId);
       });
     }
-    return [...out.values()];
+    return { recovered: [...out.values()], left };
   }
 
   /** A new folder row under `parentId`, with a free display name; inside the caller's transaction. */

@@ -33,8 +33,10 @@ export interface DoctorReport {
   unreachableItems: {
     count: number;
     items: Array<{ id: string; name: string; accountId: string }>;
-    /** With `fix`: where each account's items went (a folder at its root); none stay out of reach. */
+    /** With `fix`: where each account's items went (a folder at the top of its tree). */
     recovered?: RecoveredItems[];
+    /** With `fix`: items a move refused (a library's), still out of reach, with why. */
+    left?: Array<{ id: string; reason: string }>;
   };
   keys: { currentKeyId: string; notCurrent: number; unavailable: number };
   auditQueue: { pending: number; failed: number };
@@ -107,8 +109,9 @@ export class DoctorService {
     const missing = await this.findMissingObjects(opts.onProgress);
     const unreachableItems: DoctorReport['unreachableItems'] = this.d.items.unreachable(LISTED);
     if (opts.fix && unreachableItems.count) {
-      const recovered = this.d.recovery.recoverUnreachable();
+      const { recovered, left } = this.d.recovery.recoverUnreachable();
       unreachableItems.recovered = recovered;
+      unreachableItems.left = left;
       this.d.audit.record({
         action: AuditActions.doctorFix,
         actor: 'cli',
@@ -154,7 +157,7 @@ export class DoctorService {
       databaseOk &&
       mismatches.every((m) => m.fixed) &&
       missing.count === 0 &&
-      (unreachableItems.count === 0 || unreachableItems.recovered !== undefined) &&
+      (unreachableItems.count === 0 || unreachableItems.left?.length === 0) &&
       unavailable === 0 &&
       queue.failed === 0 &&
       !disk.low &&
