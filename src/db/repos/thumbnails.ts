@@ -140,6 +140,20 @@ export class ThumbnailsRepo {
     );
   }
 
+  /**
+   * Forgets the unfinished tries (`unfinished_attempts` of `purpose`) at making thumbnails of content no file holds any
+   * more: deleted before its tries went with its thumbnails. One statement; the table holds only tries a crash cut off.
+   */
+  forgetTriesOfGoneContent(purpose: string): number {
+    return this.sqlite
+      .query(
+        `DELETE FROM unfinished_attempts WHERE purpose = ?
+           AND NOT EXISTS (SELECT 1 FROM items i WHERE i.storage_key = unfinished_attempts.subject)
+           AND NOT EXISTS (SELECT 1 FROM library_entries e WHERE e.content_key = unfinished_attempts.subject)`,
+      )
+      .run(purpose).changes;
+  }
+
   delete(storageKey: string): void {
     this.sqlite.query('DELETE FROM thumbnails WHERE storage_key = ?').run(storageKey);
   }

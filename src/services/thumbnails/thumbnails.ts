@@ -543,9 +543,10 @@ export class ThumbnailService {
 
   /**
    * At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none, and the
-   * retry of failed tries not yet due.
+   * retry of failed tries not yet due; forgets the unfinished tries of content deleted since.
    */
   catchUp(): void {
+    this.d.thumbnails.forgetTriesOfGoneContent(MAKING);
     this.scheduleRetry();
     if (
       this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: 1, retryBefore: this.retryBefore() }).length > 0 ||

@@ -83,3 +83,19 @@ test("a file deleted for good takes its thumbnail's unfinished tries with it (a 
   await eventually(() => expect(statusOf(key)).toBeNull(), { timeoutMs: 15_000 });
   expect(sqlite().query('SELECT subject FROM unfinished_attempts').all()).toEqual([]);
 }, 60_000);
+
+test('at start, the unfinished tries of content deleted before its tries went with it are forgotten, those of live files kept', async () => {
+  const file = await upload(owner.client, 'live.png', await img.png(16, 12), { type: 'image/png' });
+  const key = keyOf(file.id);
+  await eventually(() => expect(statusOf(key)).toBe('ready'), { timeoutMs: 15_000 });
+  const add = sqlite().query(`INSERT INTO unfinished_attempts (purpose, subject, attempts, started_at) VALUES (?, ?, 1, ?)`);
+  add.run('thumbnail', key, clock.now());
+  add.run('thumbnail', 'long-gone-object-key', clock.now());
+  add.run('content', 'long-gone-object-key', clock.now());
+  t.server.ctx.services.thumbnails.catchUp();
+  expect(sqlite().query('SELECT purpose, subject FROM unfinished_attempts ORDER BY purpose').all()).toEqual([
+    { purpose: 'content', subject: 'long-gone-object-key' },
+    { purpose: 'thumbnail', subject: key },
+  ]);
+  sqlite().query('DELETE FROM unfinished_attempts').run();
+});
