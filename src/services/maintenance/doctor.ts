@@ -116,7 +116,10 @@ export class DoctorService {
         action: AuditActions.doctorFix,
         actor: 'cli',
         targetType: 'items_out_of_reach',
-        details: { accounts: recovered.map((r) => ({ accountId: r.accountId, folderId: r.folderId, items: r.items.map((i) => i.id) })) },
+        details: {
+          accounts: recovered.map((r) => ({ accountId: r.accountId, folderId: r.folderId, moved: r.items.length })),
+          left: left.length,
+        },
       });
     }
 
