@@ -304,34 +304,35 @@ export class ItemService {
       this.d.transactions.immediate(() => {
         for (const row of rows) {
           const by: ChangeBy = { accountId: row.accountId, actor: { kind: 'system', id: null } };
-          let into = out.get(row.accountId);
-          if (!into) {
-            const home = this.d.teamFolders.folderOf(row.accountId);
-            const folder = this.insertFolder(
-              row.accountId,
-              home && this.d.items.getLive(row.accountId, home) ? home : null,
-              RECOVERED_FOLDER,
-            );
-            this.d.changes.record(by, ChangeKinds.created, folder);
-            into = { accountId: row.accountId, folderId: folder.id, folderName: folder.name, items: [] };
-            out.set(row.accountId, into);
-          }
-          let moved: Item;
           try {
-            moved = this.d.items.move(row.id, into.folderId, this.d.tree.uniqueName(row.accountId, into.folderId, row.name));
+            // A savepoint: a move refused takes the folder it would have made with it.
+            const into = this.d.transactions.immediate(() => {
+              const into = out.get(row.accountId) ?? this.recoveryFolder(by);
+              const moved = this.d.items.move(row.id, into.folderId, this.d.tree.uniqueName(row.accountId, into.folderId, row.name));
+              this.d.changes.record(by, ChangeKinds.moved, moved, { before: row });
+              this.afterMove(by, [moved.id]);
+              into.items.push({ id: moved.id, name: moved.name, type: moved.type });
+              return into;
+            });
+            out.set(row.accountId, into);
           } catch (err) {
             left.push({ id: row.id, reason: err instanceof Error ? err.message : String(err) });
-            continue;
           }
-          this.d.changes.record(by, ChangeKinds.moved, moved, { before: row });
-          into.items.push({ id: moved.id, name: moved.name, type: moved.type });
-          this.afterMove(by, [moved.id]);
         }
         // The moves took the items out of a folder the root may or may not have counted: its size is counted again.
         for (const accountId of new Set(rows.map((r) => r.accountId))) this.d.items.recountRoot(accountId);
       });
     }
     return { recovered: [...out.values()], left };
+  }
+
+  /** A new "Recovered items" folder at the top of the account's tree (its own folder for a team), logged. */
+  private recoveryFolder(by: ChangeBy): RecoveredItems {
+    const home = this.d.teamFolders.folderOf(by.accountId);
+    const parentId = home && this.d.items.getLive(by.accountId, home) ? home : null;
+    const folder = this.insertFolder(by.accountId, parentId, RECOVERED_FOLDER);
+    this.d.changes.record(by, ChangeKinds.created, folder);
+    return { accountId: by.accountId, folderId: folder.id, folderName: folder.name, items: [] };
   }
 
   /** A new folder row under `parentId`, with a free display name; inside the caller's transaction. */
