@@ -195,8 +195,9 @@ backup to a file named verify (or decrypt), write ./verify (./decrypt).`,
         `
 Every part is checked against the archive's manifest (sha256) and the database's integrity; if anything
 does not match, nothing is kept and the directory is left as it was; so too when stopped by Ctrl-C or
-SIGTERM (exit 1). A directory that is not empty is refused: move the old data directory aside first. Then
-start the server on the restored directory.
+SIGTERM (exit 1). A directory that is not empty is refused: move the old data directory aside first; one
+that a restore cut off part-way (kill -9, a power cut) left is cleared and the restore starts over. Then
+start the server on the restored directory (it refuses one whose restore did not finish).
 An encrypted archive's passphrase comes from BACKUP_PASSPHRASE_FILE, else it is asked for on the
 terminal (or read from the first line of standard input).
 
@@ -236,6 +237,8 @@ are not in a replica: with S3 storage they are in the bucket; with local storage
         bar.done();
       });
       if (opts.json) return printJson(result);
+      if (result.startedOver)
+        print(`a restore into ${result.dataDir} had been cut off part-way: what it wrote was removed, and the restore started over`);
       print(`restored into ${result.dataDir}: the database, secrets.json and ${result.objects} object(s), all checked`);
       print(`backup taken ${result.header.createdAt} by Coffer ${result.header.cofferVersion}`);
       if (result.masterKeysNotInSecrets.length) {

@@ -10,9 +10,12 @@ export function registerDoctor(program: Command): void {
     program
       .command('doctor')
       .description(
-        'check the database, usage counters, stored objects, keys and who may read the secret files; --fix repairs the usage counters only',
+        'check the database, usage counters, stored objects, keys and who may read the secret files; --fix repairs the usage counters and items out of reach',
       )
-      .option('--fix', "set each account's usage counter to the real sum of its files"),
+      .option(
+        '--fix',
+        `set each account's usage counter to the real sum of its files, and move items out of reach into a folder "Recovered items" at their account's root`,
+      ),
   ).action(
     action(async (opts: { dataDir?: string; json?: boolean; fix?: boolean }) => {
       // The file's problems are named, not refused: the diagnosis runs with its other lines and values.
@@ -54,6 +57,10 @@ export function registerDoctor(program: Command): void {
               if (r.missingObjects.count) print('  review with: coffer orphans scan');
               print(`items out of reach: ${r.unreachableItems.count} live item(s) under a folder that is gone`);
               for (const m of r.unreachableItems.items) print(`  ${m.id} ${m.name} (account ${m.accountId})`);
+              for (const g of r.unreachableItems.recovered ?? [])
+                print(`  moved ${g.items.length} item(s) of account ${g.accountId} into the folder "${g.folderName}" at its root — fixed`);
+              for (const l of r.unreachableItems.left ?? []) print(`  ${l.id} left where it is: ${l.reason}`);
+              if (r.unreachableItems.count && !opts.fix) print('  repair with: coffer doctor --fix');
               print(
                 `master key ${r.keys.currentKeyId}: ${r.keys.notCurrent} file key(s) under older keys, ${r.keys.unavailable} under keys missing from secrets.json`,
               );

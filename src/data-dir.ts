@@ -70,6 +70,16 @@ function realPath(p: string): string {
 const COFFER_FILES = ['coffer.db', 'secrets.json'];
 /** What a new disk's file system puts at its mount point: a directory holding only it is empty to Coffer, and it stays. */
 export const FILE_SYSTEM_OWN = 'lost+found';
+/** Written first by `coffer restore` and removed last: a data directory holding it is a restore cut off part-way. */
+export const RESTORE_MARKER = '.restore-unfinished';
+
+/** A restore cut off part-way (kill -9, a power cut) left files that look like an instance but lack objects: not started on. */
+function requireNoUnfinishedRestore(root: string): void {
+  if (fs.existsSync(path.join(root, RESTORE_MARKER)))
+    throw new StartupError(
+      `${root} holds a restore that did not finish (it was cut off part-way): run the same coffer restore again, which starts it over, or remove the directory`,
+    );
+}
 /** What a directory may hold and still be new: the file system's own, and what a first start that stopped early left. */
 const isNewDirName = (name: string) => name === FILE_SYSTEM_OWN || /^(blobs|coffer\.lock|coffer\.reserve|\.write-test-\d+)$/.test(name);
 
@@ -96,6 +106,7 @@ function requireOwnDataDir(root: string): void {
 
 /** Refuses a directory that is someone else's (requireOwnDataDir), creates the data dir (0700) and blobs dir, and proves they are writable. */
 export function prepareDataDir(paths: DataPaths): void {
+  requireNoUnfinishedRestore(paths.root);
   requireOwnDataDir(paths.root);
   try {
     fs.mkdirSync(paths.root, { recursive: true, mode: 0o700 });
@@ -188,6 +199,7 @@ export function requireExistingDataDir(paths: DataPaths): void {
   const fix = 'pass --data-dir (or set COFFER_DATA_DIR, or COFFER_CONFIG for a coffer.env), or create a new instance with `coffer init`';
   if (!fs.existsSync(paths.root)) throw new StartupError(`data directory ${paths.root} does not exist: ${fix}`);
   if (!fs.existsSync(paths.database)) throw new StartupError(`${paths.root} holds no Coffer database: ${fix}`);
+  requireNoUnfinishedRestore(paths.root);
 }
 
 /** The pid the data dir's lock names: a symbolic link's target, or (written by an older version) a file's text; null without one. */

@@ -13,9 +13,8 @@ const BACKUP_HOLD_RETRY_MS = 30_000;
 // How long a deletion waits before asking a bucket that did not answer again.
 const STORAGE_AWAY_RETRY_MS = 60_000;
 
-// How long a deletion waits in its slot for the replica to receive the commit that let its objects go, and then out of it.
+// How long a deletion waits in its slot for the replica to receive the commit that let its objects go (then out of it: ReplicationService.retryAfterMs).
 const REPLICA_WAIT_MS = 2_000;
-const REPLICA_RETRY_MS = 5_000;
 
 /**
  * Objects are deleted once the commit that let them go is at the replica destination: a replica restored or
@@ -25,7 +24,7 @@ const REPLICA_RETRY_MS = 5_000;
 async function waitForReplica(ctx: AppContext, run: JobRunContext): Promise<void> {
   const replication = ctx.services.replication;
   if (replication && !(await replication.reached(run.job.id, REPLICA_WAIT_MS)))
-    throw new RetryLaterError(REPLICA_RETRY_MS, 'the replica destination has not received the deletion yet');
+    throw new RetryLaterError(replication.retryAfterMs(run.job.id), 'the replica destination has not received the deletion yet');
 }
 
 /** Objects a running full backup may still read are deleted once it has finished. */
@@ -131,6 +130,10 @@ function jobHandlers(ctx: AppContext): Handlers {
     docserverForcesave: ({ key }) => docserver.forcesave(key),
     docserverCleanup: () => ({ count: docserver.purgeIdleKeys() }),
     thumbnailsSweep: async (_p, { signal }) => ({ count: await ctx.services.thumbnails.sweep(signal) }),
+    thumbnailsRetry: () => {
+      ctx.services.thumbnails.retryDue();
+      return { count: 0 };
+    },
     versionsThin: (_p, run) => ({ count: ctx.services.versions.thinAll(run.signal) }),
     backupRun: async ({ trigger }, { signal }) => ({ status: (await scheduledBackups.run(trigger, signal)).status }),
     webhookDeliver: ({ deliveryId }, { signal }) => ctx.services.webhooks.deliver(deliveryId, signal),

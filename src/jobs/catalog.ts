@@ -84,6 +84,8 @@ export const Jobs = {
   docserverCleanup: defineJob('docserver.cleanup', none),
   // Makes the thumbnails files do not have yet, a batch per job (see ThumbnailService.sweep).
   thumbnailsSweep: defineJob('thumbnails.sweep', none),
+  // Queued for when the earliest failed thumbnail is due to be tried again: it queues a sweep then.
+  thumbnailsRetry: defineJob('thumbnails.retry', none),
   versionsThin: defineJob('versions.thin', none),
   // A run a restart cuts short runs again from the start (its partial archive is removed).
   backupRun: defineJob('backup.run', z.object({ trigger: z.enum(['scheduled', 'manual']) }), { maxAttempts: 3 }),

@@ -120,7 +120,7 @@ export class JobQueue {
     this.repo.defer(id, runAt, this.clock.now());
   }
 
-  /** At boot: the waiting jobs of `job`, held back while the process that queued them lived, run now. */
+  /** The waiting jobs of `job` run now: at boot, those held back while the process that queued them lived; deletions the replica caught up with. */
   release(job: JobSpec): void {
     this.repo.release(job.name, this.clock.now());
   }
@@ -135,6 +135,11 @@ export class JobQueue {
    */
   recoverInterrupted(): { requeued: number; failed: number } {
     return this.repo.recoverInterrupted(this.clock.now());
+  }
+
+  /** When the earliest waiting job of `job` is due; null when none waits. */
+  nextRunAtOf(job: JobSpec): number | null {
+    return this.repo.nextRunAtOf(job.name);
   }
 
   /** Earliest run_at of a pending job, for the worker's next wake-up. */

@@ -1077,6 +1077,33 @@ export class ItemsRepo {
     return { count, items };
   }
 
+  /** Of the live items whose folder row is gone, `limit` after `afterId` in id order: what `coffer doctor --fix` recovers. */
+  unreachablePage(afterId: string, limit: number): Item[] {
+    return itemList(
+      this.sqlite
+        .query<Item, [string, number]>(
+          `SELECT ${ITEM} FROM items c WHERE c.id > ? AND c.deleted_at IS NULL AND c.parent_id IS NOT NULL
+             AND NOT EXISTS (SELECT 1 FROM items p WHERE p.id = c.parent_id) ORDER BY c.id LIMIT ?`,
+        )
+        .all(afterId, limit),
+    );
+  }
+
+  /**
+   * The account root's size counted again from its top-level live items (what a move out of a folder that is gone
+   * cannot know it held), and its version moved; inside the caller's transaction.
+   */
+  recountRoot(accountId: string): void {
+    this.sqlite
+      .query(
+        `INSERT INTO tree_versions (account_id, version, size)
+           VALUES (?1, 1, (SELECT coalesce(sum(CASE WHEN type = 'file' THEN size ELSE tree_size END), 0)
+                             FROM items WHERE account_id = ?1 AND parent_id IS NULL AND deleted_at IS NULL))
+         ON CONFLICT (account_id) DO UPDATE SET version = version + 1, size = excluded.size`,
+      )
+      .run(accountId);
+  }
+
   /** How many rows (files and versions) each master key wraps. */
   countByKeyId(): Record<string, number> {
     const out: Record<string, number> = {};

@@ -171,6 +171,14 @@ export class JobsRepo {
       .immediate();
   }
 
+  /** When the earliest waiting job of `kind` is due; null when none waits. */
+  nextRunAtOf(kind: string): number | null {
+    return (
+      this.sqlite.query<{ t: number | null }, [string]>(`SELECT MIN(run_at) AS t FROM jobs WHERE status = 'created' AND kind = ?`).get(kind)
+        ?.t ?? null
+    );
+  }
+
   nextRunAt(): number | null {
     return this.sqlite.query<{ t: number | null }, []>(`SELECT MIN(run_at) AS t FROM jobs WHERE status = 'created'`).get()?.t ?? null;
   }

@@ -131,6 +131,29 @@ export class ThumbnailsRepo {
     return new Map(rows.map((r) => [r.id, r.duration]));
   }
 
+  /** When the earliest try that failed after `after` was made (a first failure, tried again an hour later); null when none. */
+  earliestFailedAfter(after: number): number | null {
+    return (
+      this.sqlite
+        .query<{ t: number | null }, [number]>(`SELECT MIN(created_at) AS t FROM thumbnails WHERE status = 'failed' AND created_at > ?`)
+        .get(after)?.t ?? null
+    );
+  }
+
+  /**
+   * Forgets the unfinished tries (`unfinished_attempts` of `purpose`) at making thumbnails of content no file holds any
+   * more: deleted before its tries went with its thumbnails. One statement; the table holds only tries a crash cut off.
+   */
+  forgetTriesOfGoneContent(purpose: string): number {
+    return this.sqlite
+      .query(
+        `DELETE FROM unfinished_attempts WHERE purpose = ?
+           AND NOT EXISTS (SELECT 1 FROM items i WHERE i.storage_key = unfinished_attempts.subject)
+           AND NOT EXISTS (SELECT 1 FROM library_entries e WHERE e.content_key = unfinished_attempts.subject)`,
+      )
+      .run(purpose).changes;
+  }
+
   delete(storageKey: string): void {
     this.sqlite.query('DELETE FROM thumbnails WHERE storage_key = ?').run(storageKey);
   }

@@ -33,6 +33,17 @@ const SHARED_SEARCH_ROOTS = 100;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+const RECOVERED_FOLDER = 'Recovered items';
+const RECOVER_BATCH = 500;
+
+/** Where `recoverUnreachable` put one account's items out of reach. */
+export interface RecoveredItems {
+  accountId: string;
+  folderId: string;
+  folderName: string;
+  items: Array<{ id: string; name: string; type: 'file' | 'folder' }>;
+}
+
 /** Live lists have no deletion time to sort by: they sort by modification instead. */
 const liveSort = (q: PageQuery): PageQuery => (q.sortBy === 'deletedAt' ? { ...q, sortBy: 'modified' } : q);
 
@@ -274,6 +285,54 @@ export class ItemService {
     });
     this.d.events.item(principal, FileEventType.folderCreated, row);
     return { id: row.id, name: row.name, type: 'folder', size: null, modified: iso(row.modifiedAt) };
+  }
+
+  /**
+   * `coffer doctor --fix`: every live item whose folder row is gone (the top of each broken chain; what is under it
+   * comes along) moves into a new folder "Recovered items" (numbered if the name is taken) at the top of its account's
+   * tree (a team folder's own folder for a team), one per account, logged as a folder created and moves by the system,
+   * so sync clients and the web app see them (a running server reads the log rows the CLI wrote). An item a move
+   * refuses (a library's, whose host folder decides where it is) is left where it is, and answered as such.
+   */
+  recoverUnreachable(): { recovered: RecoveredItems[]; left: Array<{ id: string; reason: string }> } {
+    const out = new Map<string, RecoveredItems>();
+    const left: Array<{ id: string; reason: string }> = [];
+    for (let after = ''; ; ) {
+      const rows = this.d.items.unreachablePage(after, RECOVER_BATCH);
+      if (rows.length === 0) break;
+      after = rows.at(-1)!.id;
+      this.d.transactions.immediate(() => {
+        for (const row of rows) {
+          const by: ChangeBy = { accountId: row.accountId, actor: { kind: 'system', id: null } };
+          try {
+            // A savepoint: a move refused takes the folder it would have made with it.
+            const into = this.d.transactions.immediate(() => {
+              const into = out.get(row.accountId) ?? this.recoveryFolder(by);
+              const moved = this.d.items.move(row.id, into.folderId, this.d.tree.uniqueName(row.accountId, into.folderId, row.name));
+              this.d.changes.record(by, ChangeKinds.moved, moved, { before: row });
+              this.afterMove(by, [moved.id]);
+              into.items.push({ id: moved.id, name: moved.name, type: moved.type });
+              return into;
+            });
+            out.set(row.accountId, into);
+          } catch (err) {
+            left.push({ id: row.id, reason: err instanceof Error ? err.message : String(err) });
+          }
+        }
+        // The moves took the items out of a folder the root may or may not have counted: its size is counted again.
+        for (const accountId of new Set(rows.map((r) => r.accountId))) this.d.items.recountRoot(accountId);
+      });
+    }
+    return { recovered: [...out.values()], left };
+  }
+
+  /** A new "Recovered items" folder at the top of the account's tree (its own folder for a team), logged. */
+  private recoveryFolder(by: ChangeBy): RecoveredItems {
+    const home = this.d.teamFolders.folderOf(by.accountId);
+    const parentId = home && this.d.items.getLive(by.accountId, home) ? home : null;
+    const folder = this.insertFolder(by.accountId, parentId, RECOVERED_FOLDER);
+    this.d.changes.record(by, ChangeKinds.created, folder);
+    return { accountId: by.accountId, folderId: folder.id, folderName: folder.name, items: [] };
   }
 
   /** A new folder row under `parentId`, with a free display name; inside the caller's transaction. */

@@ -9,6 +9,7 @@ import { isValidStorageKey } from '../../storage/keys.ts';
 import { AuditActions, type AuditService } from '../admin/audit.ts';
 import type { SettingsService } from '../admin/settings.ts';
 import type { DiskSpace, DiskSpaceService } from '../files/disk-space.ts';
+import type { ItemService, RecoveredItems } from '../files/items.ts';
 import type { StaleUploads, TusUploadService } from '../resumable-uploads/tus-uploads.ts';
 import type { ReplicationCheck, ReplicationService } from './replication.ts';
 
@@ -29,7 +30,14 @@ export interface DoctorReport {
   usage: { accounts: number; mismatches: UsageMismatch[] };
   missingObjects: { checked: number; count: number; items: Array<{ id: string; name: string; accountId: string; storageKey: string }> };
   /** Live items whose folder is gone (no listing reaches them): what a trash or restore cut short would leave. */
-  unreachableItems: { count: number; items: Array<{ id: string; name: string; accountId: string }> };
+  unreachableItems: {
+    count: number;
+    items: Array<{ id: string; name: string; accountId: string }>;
+    /** With `fix`: where each account's items went (a folder at the top of its tree). */
+    recovered?: RecoveredItems[];
+    /** With `fix`: items a move refused (a library's), still out of reach, with why. */
+    left?: Array<{ id: string; reason: string }>;
+  };
   keys: { currentKeyId: string; notCurrent: number; unavailable: number };
   auditQueue: { pending: number; failed: number };
   /** Free space on the data directory's disk; `low` when less than twice the reserve uploads stop at is free. */
@@ -55,7 +63,8 @@ type Progress = (p: { phase: string; done: number; total: number }) => void;
  * job removes them, so they need no one).
  * free disk space against the reserve, and, on S3, a probe object's put, get, list and delete, and
  * with REPLICATE_TO whether the replica is behind, its destination answers, and no other server took it over.
- * The only repair it makes (with `fix`) is the usage counters; everything else needs a person.
+ * The repairs it makes (with `fix`): the usage counters, and items out of reach moved into a folder "Recovered items"
+ * at their account's root; everything else needs a person.
  */
 export class DoctorService {
   constructor(
@@ -66,6 +75,7 @@ export class DoctorService {
       database: DatabaseRepo;
       users: UsersRepo;
       items: ItemsRepo;
+      recovery: Pick<ItemService, 'recoverUnreachable'>;
       audit: AuditService;
       disk: DiskSpaceService;
       tusUploads: Pick<TusUploadService, 'stale'>;
@@ -97,7 +107,21 @@ export class DoctorService {
     }
 
     const missing = await this.findMissingObjects(opts.onProgress);
-    const unreachableItems = this.d.items.unreachable(LISTED);
+    const unreachableItems: DoctorReport['unreachableItems'] = this.d.items.unreachable(LISTED);
+    if (opts.fix && unreachableItems.count) {
+      const { recovered, left } = this.d.recovery.recoverUnreachable();
+      unreachableItems.recovered = recovered;
+      unreachableItems.left = left;
+      this.d.audit.record({
+        action: AuditActions.doctorFix,
+        actor: 'cli',
+        targetType: 'items_out_of_reach',
+        details: {
+          accounts: recovered.map((r) => ({ accountId: r.accountId, folderId: r.folderId, moved: r.items.length })),
+          left: left.length,
+        },
+      });
+    }
 
     const currentKeyId = this.d.keyring.current.id;
     let notCurrent = 0;
@@ -136,7 +160,7 @@ export class DoctorService {
       databaseOk &&
       mismatches.every((m) => m.fixed) &&
       missing.count === 0 &&
-      unreachableItems.count === 0 &&
+      (unreachableItems.count === 0 || unreachableItems.left?.length === 0) &&
       unavailable === 0 &&
       queue.failed === 0 &&
       !disk.low &&

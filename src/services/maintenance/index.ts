@@ -15,6 +15,7 @@ import { ExportService } from './export.ts';
 import { KeyService } from './keys.ts';
 import { OrphanService } from './orphans.ts';
 import { ReplicationService } from './replication.ts';
+import { Jobs } from '../../jobs/catalog.ts';
 import { ScheduledBackupService } from './scheduled-backups.ts';
 import { StorageMigrationService } from './storage-migration.ts';
 
@@ -35,13 +36,13 @@ type MaintenanceDeps = {
   settings: Pick<SettingsService, 'storedNotices'>;
   metrics: MetricsService;
   chunkedUploads: Pick<ChunkedUploadService, 'keysInUse'>;
-} & Pick<FilesServices, 'quota' | 'diskSpace'> &
+} & Pick<FilesServices, 'quota' | 'diskSpace' | 'items'> &
   ResumableUploadServices;
 
 /** Wired last: backup, keys, orphans and the doctor inspect and repair what the other domains own. */
 export function createMaintenanceServices(
   infra: Infrastructure,
-  { audit, settings, metrics, quota, diskSpace, tusUploads, chunkedUploads }: MaintenanceDeps,
+  { audit, settings, metrics, quota, diskSpace, tusUploads, chunkedUploads, items }: MaintenanceDeps,
 ) {
   const { clock, config, paths, keyring, driver, queue, repos } = infra;
   const { transactions } = repos;
@@ -71,6 +72,8 @@ export function createMaintenanceServices(
         autoCheckpoint: (on) => repos.database.setAutoCheckpoint(on),
       })
     : null;
+  // Deletions put back to wait for the replica run as soon as it has their commit, not when their backoff ends.
+  replication?.onCaughtUp(() => queue.release(Jobs.storageDelete));
   const keys = new KeyService({
     config,
     paths,
@@ -107,6 +110,7 @@ export function createMaintenanceServices(
       database: repos.database,
       users: repos.users,
       items: repos.items,
+      recovery: items,
       audit,
       disk: diskSpace,
       tusUploads,

@@ -36,6 +36,9 @@ const CHECKPOINT_FRAMES = 1000;
 const COPY_CHUNK = 1024 * 1024;
 /** The longest wait between tries once the destination failed, so catching up starts soon after it is back. */
 const MAX_BACKOFF_MS = 5000;
+// How long a waiter that missed its commit (reached() false) waits before asking again: doubling up to the cap, so a long outage costs each deletion a few job writes, not one every 5 s.
+const WAITER_RETRY_MS = 5_000;
+const WAITER_RETRY_MAX_MS = 5 * 60_000;
 /** Behind by more than this (or ten intervals), the admin is told. */
 const BEHIND_MS = 10_000;
 /** How often a stopped replication tries to begin a new generation. */
@@ -162,6 +165,9 @@ export class ReplicationService {
   private drops = 0;
   /** Per waiter (reached()): the read that must be at the destination, the first begun after its first call. */
   private readonly marks = new Map<string, number>();
+  /** Per waiter: how many times in a row reached() answered false (retryAfterMs doubles with it). */
+  private readonly misses = new Map<string, number>();
+  private readonly caughtUpListeners: Array<() => void> = [];
   private started = false;
 
   constructor(private readonly deps: Deps) {
@@ -309,6 +315,7 @@ export class ReplicationService {
         const drops = this.drops;
         const empty = await this.upload();
         if (empty && drops === this.drops) this.shippedRound = Math.max(this.shippedRound, read);
+        this.callBackWaiters();
         // Fenced off, the destination is another server's: nothing there is this one's to delete.
         if (!this.fenced && this.deps.clock.now() - this.lastPruneAt > 3_600_000) await this.prune();
         return empty;
@@ -608,7 +615,11 @@ export class ReplicationService {
    * backlog: the admin is told, and the space deletions free may be what it needs to start again).
    */
   async reached(key: string, waitMs: number): Promise<boolean> {
-    if (!this.started || this.fenced || this.broken) return true;
+    if (!this.started || this.fenced || this.broken) {
+      this.marks.delete(key);
+      this.misses.delete(key);
+      return true;
+    }
     let mark = this.marks.get(key);
     if (mark === undefined) {
       mark = this.rounds + 1;
@@ -620,7 +631,36 @@ export class ReplicationService {
       if (this.stopped || this.uploadFailures > 0 || performance.now() >= until) return false;
     }
     this.marks.delete(key);
+    this.misses.delete(key);
     return true;
+  }
+
+  /**
+   * After reached(key) answered false: how long the waiter should wait before asking again, 5 s doubling with each
+   * miss up to 5 minutes; onCaughtUp calls it back as soon as its commit is at the destination.
+   */
+  retryAfterMs(key: string): number {
+    const n = (this.misses.get(key) ?? 0) + 1;
+    this.misses.set(key, n);
+    return Math.min(WAITER_RETRY_MAX_MS, WAITER_RETRY_MS * 2 ** (n - 1));
+  }
+
+  /** Calls `listener` when the commit a waiter that was told to wait (retryAfterMs) waits for is at the destination. */
+  onCaughtUp(listener: () => void): void {
+    this.caughtUpListeners.push(listener);
+  }
+
+  /** The waiters put back whose commit is now at the destination: their backoff ends, and the listeners run them now. */
+  private callBackWaiters(): void {
+    let due = false;
+    for (const key of this.misses.keys()) {
+      const mark = this.marks.get(key);
+      if (mark !== undefined && mark > this.shippedRound) continue;
+      this.misses.delete(key);
+      due = true;
+    }
+    if (!due) return;
+    for (const listener of this.caughtUpListeners) listener();
   }
 
   /** Sends the outbox in order; true when it is empty afterwards. */

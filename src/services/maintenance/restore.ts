@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type DataPaths, dataPaths, FILE_SYSTEM_OWN, isDataDirOwnFile } from '../../data-dir.ts';
+import { type DataPaths, dataPaths, FILE_SYSTEM_OWN, isDataDirOwnFile, RESTORE_MARKER } from '../../data-dir.ts';
+import { isAlive } from '../../lib/pid.ts';
 import { masterKeyIdsIn } from '../../storage/secrets-file.ts';
 import { knownMigration } from '../../db/migrations.ts';
 import { DatabaseRepo } from '../../db/repos/database.ts';
@@ -33,6 +34,8 @@ export interface RestoreResult {
   masterKeysNotInSecrets: string[];
   /** Objects that were already missing when the backup was taken. */
   missingObjects: string[];
+  /** A restore into the directory had been cut off part-way: what it wrote was removed, and this one started over. */
+  startedOver: boolean;
 }
 
 /** The archive is not a sound full backup: nothing of it is kept. */
@@ -64,6 +67,41 @@ export function isEmptyDir(dir: string): boolean {
 /** A restore that failed into a directory that existed: what it wrote goes, the directory stays as it was found. */
 export function emptyAgain(dir: string): void {
   for (const name of fs.readdirSync(dir)) if (name !== FILE_SYSTEM_OWN) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+}
+
+// What a full restore writes into the data directory, beside its marker: all a restore cut off part-way can have left.
+const RESTORE_WRITES = new Set([
+  'coffer.db',
+  'coffer.db-wal',
+  'coffer.db-shm',
+  'coffer.db-journal',
+  'secrets.json',
+  'blobs',
+  RESTORE_MARKER,
+]);
+
+/**
+ * A restore into `root` was cut off part-way (its marker is there, its process gone): what it wrote is removed, so the
+ * restore can start over. Refused while that restore still runs, or when the directory holds anything else.
+ */
+function clearUnfinishedRestore(root: string): void {
+  let pid = 0;
+  try {
+    pid = Number((JSON.parse(fs.readFileSync(path.join(root, RESTORE_MARKER), 'utf8')) as { pid?: unknown }).pid) || 0;
+  } catch {
+    // An unreadable marker (cut off while written): no process to wait for.
+  }
+  if (pid && pid !== process.pid && isAlive(pid)) throw badRequest(`another coffer restore (pid ${pid}) is writing into ${root}`);
+  const others = fs.readdirSync(root).filter((name) => name !== FILE_SYSTEM_OWN && !RESTORE_WRITES.has(name));
+  if (others.length) {
+    throw badRequest(
+      `${root} holds a restore that did not finish, and other files (${others.slice(0, 3).join(', ')}): move them aside, or remove the directory`,
+    );
+  }
+  // The marker goes last: cut off again meanwhile, the next run still knows what the directory holds.
+  for (const name of fs.readdirSync(root))
+    if (name !== RESTORE_MARKER && RESTORE_WRITES.has(name)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
+  fs.rmSync(path.join(root, RESTORE_MARKER), { force: true });
 }
 
 /** Asks for the passphrase when the archive turns out to be encrypted (and only then). */
@@ -190,7 +228,8 @@ function asInvalid(err: unknown): unknown {
 /**
  * `coffer restore`: unpacks a full backup into an empty (or new) data directory, checking every part
  * against the manifest's sha256 and the database's integrity. On any failure the directory is left as
- * it was found (empty, or absent).
+ * it was found (empty, or absent). A marker written first and removed last tells a restore cut off part-way (kill -9):
+ * the next run into the directory removes what it wrote and starts over.
  */
 export async function restoreFullBackup(
   archive: string,
@@ -202,12 +241,16 @@ export async function restoreFullBackup(
   const root = path.resolve(dataDir);
   const existed = fs.existsSync(root);
   if (existed && !fs.statSync(root).isDirectory()) throw badRequest(`${root} is not a directory`);
+  const startedOver = existed && fs.existsSync(path.join(root, RESTORE_MARKER));
+  if (startedOver) clearUnfinishedRestore(root);
   if (existed && !isEmptyDir(root)) {
     throw badRequest(`${root} is not empty: restore only into an empty or new directory (move the old data directory aside first)`);
   }
   const paths = dataPaths(root);
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });
+  const marker = path.join(root, RESTORE_MARKER);
   try {
+    writeMarker(marker, { pid: process.pid, archive: file, startedAt: new Date().toISOString() });
     fs.mkdirSync(paths.blobs, { mode: 0o700 });
     const { header, manifest, objects } = await unpack(file, paths, createLocalDriver(paths.blobs), opts);
     const inSecrets = new Set(masterKeyIdsIn(paths.secrets));
@@ -215,6 +258,7 @@ export async function restoreFullBackup(
     numberChangesAfresh(paths.database);
     fs.rmSync(path.join(paths.blobs, '.tmp'), { recursive: true, force: true });
     giveToOwnerOf(root);
+    fs.rmSync(marker);
     return {
       dataDir: root,
       header,
@@ -222,12 +266,30 @@ export async function restoreFullBackup(
       bytes: fs.statSync(file).size,
       masterKeysNotInSecrets: header.masterKeyIds.filter((id) => !inSecrets.has(id)),
       missingObjects: manifest.missingObjects,
+      startedOver,
     };
   } catch (err) {
     // Leave the directory as it was found: absent, or empty.
     if (existed) emptyAgain(root);
     else fs.rmSync(root, { recursive: true, force: true });
     throw asInvalid(err);
+  }
+}
+
+/** The marker, on disk (synced, with its directory entry) before the restore writes anything else. */
+function writeMarker(file: string, body: object): void {
+  const fd = fs.openSync(file, 'wx', 0o600);
+  try {
+    fs.writeSync(fd, JSON.stringify(body));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const dir = fs.openSync(path.dirname(file), 'r');
+  try {
+    fs.fsyncSync(dir);
+  } finally {
+    fs.closeSync(dir);
   }
 }
 

@@ -40,7 +40,7 @@ const MAKING = 'thumbnail';
 const TAKEN_AHEAD_MS = 86_400_000;
 /**
  * A first try at a thumbnail that failed (a time-out on a loaded box, a worker that died, a decoder error) is made once
- * more this long after, at the next request for it or the next sweep; a second failure is final, so a file that fails
+ * more this long after, by a sweep queued for then (a `thumbnails.retry` job), or at a request for it; a second failure is final, so a file that fails
  * every time costs two tries, never a loop. Until then a request for it is a 404 that makes nothing.
  */
 const RETRY_AFTER_MS = 3_600_000;
@@ -475,6 +475,7 @@ export class ThumbnailService {
       // A request is served from what was just made and stored; the row is written at a later request, once there is room.
       if (!urgent || !isDiskFullError(err)) throw err;
     }
+    if (made.status === 'failed') this.retryAt(made.createdAt + RETRY_AFTER_MS);
     return made;
   }
 
@@ -519,8 +520,34 @@ export class ThumbnailService {
     return () => subject.bytes();
   }
 
-  /** At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none. */
+  /**
+   * Job body of `thumbnails.retry`: a sweep for the failed tries due now, and the next retry queued for the earliest
+   * not yet due (one that failed while an earlier retry waited queued none of its own).
+   */
+  retryDue(): void {
+    this.requestSweep();
+    this.scheduleRetry();
+  }
+
+  /** Queues the retry for when the earliest failed try not yet due is due. */
+  private scheduleRetry(): void {
+    const failedAt = this.d.thumbnails.earliestFailedAfter(this.retryBefore());
+    if (failedAt !== null) this.retryAt(failedAt + RETRY_AFTER_MS);
+  }
+
+  /** A sweep is wanted at `due`: one `thumbnails.retry` job is queued for then, unless one waits for then or earlier. */
+  private retryAt(due: number): void {
+    const queued = this.d.queue.nextRunAtOf(Jobs.thumbnailsRetry);
+    if (queued === null || queued > due) this.d.queue.insert(Jobs.thumbnailsRetry, null, { runAt: due });
+  }
+
+  /**
+   * At start: queues a sweep when files stored before thumbnails existed (an upgrade, a restore) have none, and the
+   * retry of failed tries not yet due; forgets the unfinished tries of content deleted since.
+   */
   catchUp(): void {
+    this.d.thumbnails.forgetTriesOfGoneContent(MAKING);
+    this.scheduleRetry();
     if (
       this.d.thumbnails.sourcesPage(this.types, { afterSeq: 0, limit: 1, retryBefore: this.retryBefore() }).length > 0 ||
       this.d.thumbnails.librarySourcesPage(this.types, { afterSeq: 0, limit: 1, retryBefore: this.retryBefore() }).length > 0 ||
@@ -637,10 +664,11 @@ export class ThumbnailService {
     this.d.video?.stop();
   }
 
-  /** The thumbnails of a stored object that is being deleted: its objects and its row. */
+  /** The thumbnails of a stored object that is being deleted: its objects, its row and its unfinished tries. */
   async remove(storageKey: string): Promise<void> {
     await Promise.all([this.d.storage.delete(thumbnailKey(storageKey, 'small')), this.d.storage.delete(thumbnailKey(storageKey, 'large'))]);
     this.d.thumbnails.delete(storageKey);
+    this.endTry(storageKey);
   }
 }
 
