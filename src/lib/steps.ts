@@ -1,0 +1,19 @@
+/** A long operation in batches: each `yield` ends one, its transaction committed. */
+export type Steps<T> = Generator<void, T, undefined>;
+
+/** Every batch at once: for callers inside a request, whose trees are small or who hold the request anyway. */
+export function runAll<T>(steps: Steps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** The batches with a turn of the event loop between two, so a job over a big tree does not hold every request meanwhile. */
+export async function runInTurns<T>(steps: Steps<T>): Promise<T> {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
