@@ -14,6 +14,9 @@ export async function runInTurns<T>(steps: Steps<T>): Promise<T> {
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
 }
+
+/** Resolves after a turn of the event loop: timers and other requests' I/O run first. */
+export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
