@@ -321,7 +321,7 @@ export class TrashService {
     return runAll(this.restoreSteps(accountId, loginId, ids, run));
   }
 
-  private *restoreSteps(accountId: string, loginId: string, ids: string[], run: BatchRun): Steps<number> {
+  *restoreSteps(accountId: string, loginId: string, ids: string[], run: BatchRun): Steps<number> {
     let count = 0;
     for (const id of ids) {
       const root = this.d.items.get(accountId, id);
@@ -432,7 +432,7 @@ export class TrashService {
     return runAll(this.deleteSteps(accountId, loginId, ids, run));
   }
 
-  private *deleteSteps(accountId: string, loginId: string, ids: string[], run: BatchRun): Steps<number> {
+  *deleteSteps(accountId: string, loginId: string, ids: string[], run: BatchRun): Steps<number> {
     let count = 0;
     for (const id of ids) {
       const root = this.d.items.get(accountId, id);
@@ -453,10 +453,6 @@ export class TrashService {
    * Every trash root of the account trashed up to `trashedUpTo` (when emptying was asked for), with one audit
    * record of what went (also when stopped part way); `system` when no one asked (the account's deletion).
    */
-  emptyTrash(by: AuditPrincipal, trashedUpTo: number, run: BatchRun = {}, system = false): number {
-    return runAll(this.emptySteps(by, trashedUpTo, run, system));
-  }
-
   *emptySteps(by: AuditPrincipal, trashedUpTo: number, run: BatchRun = {}, system = false): Steps<number> {
     let count = 0;
     const emptied = { count: 0, items: 0, listed: [] as Item[] };

@@ -3,6 +3,7 @@ import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { json, type TestClient } from '../../helpers/client.ts';
 import { folder, rowCount, seedRows } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
+import { davLogin } from '../../helpers/dav.ts';
 
 // A tree job of 5,000 items runs in 10 batches: another account's listing is answered between two of them.
 const ITEMS = 5000;
@@ -61,7 +62,7 @@ async function listingsMidway(
 
 const count = (where: string, ...params: string[]) => rowCount(t, where, ...params);
 
-describe('tree jobs answer other requests between their batches', () => {
+describe('tree operations answer other requests between their batches', () => {
   test('trash, restore and permanent delete of a 5,000-item folder', async () => {
     const o = await seed.owner(t);
     const root = await bigTree(o, 'big');
@@ -96,6 +97,42 @@ describe('tree jobs answer other requests between their batches', () => {
     expect(purge.result.count).toBe(ITEMS);
     expect(rows()).toBe(0);
     expect(purge.midway).toBeGreaterThan(0);
+  });
+
+  test('WebDAV DELETE of a 5,000-item folder, then the Nextcloud trashbin emptied', async () => {
+    const o = await seed.owner(t);
+    await bigTree(o, 'big');
+    const dav = await davLogin(t, o);
+    const trashed = () => count('account_id = ? AND deleted_at IS NOT NULL', o.id);
+    let answered = false;
+    const deleting = dav.request('DELETE', 'big/').then((res) => {
+      answered = true;
+      return res;
+    });
+    const midway = await listingsUntil(
+      async () => answered,
+      () => trashed() > 0 && trashed() < ITEMS,
+    );
+    expect((await deleting).status).toBe(204);
+    expect(trashed()).toBe(ITEMS);
+    expect(midway).toBeGreaterThan(0);
+
+    const rows = () => count('account_id = ?', o.id);
+    answered = false;
+    const emptying = fetch(`${t.url}/remote.php/dav/trashbin/${o.id}/trash/`, {
+      method: 'DELETE',
+      headers: { authorization: dav.authorization },
+    }).then((res) => {
+      answered = true;
+      return res;
+    });
+    const midwayEmpty = await listingsUntil(
+      async () => answered,
+      () => rows() > 0 && rows() < ITEMS,
+    );
+    expect((await emptying).status).toBe(204);
+    expect(rows()).toBe(0);
+    expect(midwayEmpty).toBeGreaterThan(0);
   });
 
   test("an account's deletion", async () => {
