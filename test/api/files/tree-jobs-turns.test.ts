@@ -99,6 +99,22 @@ describe('tree operations answer other requests between their batches', () => {
     expect(purge.midway).toBeGreaterThan(0);
   });
 
+  test('emptying a trash of 3,000 files trashed one by one', async () => {
+    const o = await seed.owner(t);
+    const ids = seedRows(t, o.id, null, 3000, (i) => ({ name: `loose-${i}`, size: 10 }));
+    for (let i = 0; i < ids.length; i += 500)
+      expect((await o.client.post('/api/files/delete', { ids: ids.slice(i, i + 500) })).status).toBe(200);
+    const rows = () => count('account_id = ?', o.id);
+    const purge = await listingsMidway(
+      o.client,
+      () => o.client.post('/api/files/trash/empty'),
+      () => rows() > 0 && rows() < ids.length,
+    );
+    expect(purge.result.count).toBe(ids.length);
+    expect(rows()).toBe(0);
+    expect(purge.midway).toBeGreaterThan(0);
+  });
+
   test('WebDAV DELETE of a 5,000-item folder, then the Nextcloud trashbin emptied', async () => {
     const o = await seed.owner(t);
     await bigTree(o, 'big');
