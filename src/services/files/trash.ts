@@ -200,9 +200,11 @@ export class TrashService {
           run.onBatch?.(changed);
           return changed;
         });
-        yield;
       }
       this.d.events.item({ accountId, loginId }, FileEventType.deleted, root);
+      // A turn between trees, never inside one: the tree's list is read once, so a file put into one of its folders or moved
+      // out of it meanwhile would be left live under a trashed folder, or trashed where it went.
+      yield;
     }
     return count;
   }
