@@ -4,6 +4,7 @@ import type { BatchRun } from '../services/files/trash.ts';
 import { type JobKey, Jobs, type Payload } from '../jobs/catalog.ts';
 import { type JobHandler, type JobRunContext, RetryLaterError } from '../jobs/registry.ts';
 import { StorageUnavailableError } from '../storage/driver.ts';
+import { runInTurns } from '../lib/steps.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -47,7 +48,7 @@ function fileTreeJob(
   return (p, run) => finishTreeJob(ctx, p, run, event, action, () => work(p, { signal: run.signal, onBatch: run.addProgress }));
 }
 
-function finishTreeJob(
+async function finishTreeJob(
   ctx: AppContext,
   p: { accountId: string; loginId: string; memberAccountId?: string },
   run: JobRunContext,
@@ -55,7 +56,7 @@ function finishTreeJob(
   action: string,
   work: () => unknown,
 ) {
-  work();
+  await work();
   const count = run.totalProgress();
   ctx.services.items.jobDone(p, event, { userId: p.loginId, action, count, jobId: run.job.id });
   return { count };
@@ -85,12 +86,12 @@ function jobHandlers(ctx: AppContext): Handlers {
       finishTreeJob(ctx, p, run, FileEventType.permanentlyDeleted, 'empty', () =>
         trash.emptyJob(p, run.job.createdAt, { signal: run.signal, onBatch: run.addProgress }),
       ),
-    accountDelete: (p, run) => ({
-      ...ctx.services.users.purgeAccount(p.accountId, { signal: run.signal, onBatch: run.addProgress }),
+    accountDelete: async (p, run) => ({
+      ...(await ctx.services.users.purgeAccount(p.accountId, { signal: run.signal, onBatch: run.addProgress })),
       count: run.totalProgress(),
     }),
-    trashPurge: (_p, run) => {
-      trash.purgeExpired(ctx.config.trashRetentionDays, { signal: run.signal, onBatch: run.addProgress });
+    trashPurge: async (_p, run) => {
+      await runInTurns(trash.purgeExpiredSteps(ctx.config.trashRetentionDays, { signal: run.signal, onBatch: run.addProgress }));
       return { count: run.totalProgress() };
     },
     storageDelete: async (p, run) => {

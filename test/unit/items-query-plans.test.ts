@@ -138,6 +138,18 @@ describe('the hot queries on items read the index meant for them (EXPLAIN QUERY 
     },
   ];
 
+  test('a search of one or two characters sorts the row ids its name index finds, then reads only the rows it keeps', () => {
+    // Sorting whole rows held a 150,000-item account's search for "f-" 1.3 s; the row ids alone, 0.1-0.2 s.
+    const plans = itemsReadPlans(db.$client, () => repo.searchCandidates(account, 'e-', 20));
+    const short = plans.find((p) => p.sql.includes('instr('))!;
+    expect(short.plan).toEqual([
+      'SEARCH items USING INTEGER PRIMARY KEY (rowid=?)',
+      'LIST SUBQUERY 1',
+      'SEARCH items USING INDEX items_live_name_key_idx (account_id=?)',
+      'USE TEMP B-TREE FOR ORDER BY',
+    ]);
+  });
+
   for (const c of cases) {
     test(`${c.name}: ${c.index}, no scan of items${c.merges ? '' : ', no sort'}`, () => {
       const plans = itemsReadPlans(db.$client, c.run);

@@ -192,7 +192,7 @@ const ONCE: Record<string, (dav: DavService, request: Request, instanceId: strin
         ? badRequest('DELETE of a folder takes Depth: infinity')
         : null,
     );
-    dav.removeAt(requestMeta(request).principal!, path, write);
+    await dav.removeAt(requestMeta(request).principal!, path, write);
     return new Response(null, { status: 204 });
   },
   async UNLOCK(dav, request) {

@@ -129,12 +129,12 @@ export function davTrashbinRoutes(ctx: AppContext) {
         const entry = trashbin.entry(principal, target.name);
         requireRestoreDestination(request, base, { what: 'A trash entry', example: '<name>' });
         await readText(request);
-        trashbin.restore(principal, entry);
+        await trashbin.restore(principal, entry);
         return new Response(null, { status: 201 });
       }
       case 'DELETE': {
-        if (target.kind === 'entry') trashbin.purge(principal, trashbin.entry(principal, target.name));
-        else if (target.kind === 'trash') trashbin.empty(principal);
+        if (target.kind === 'entry') await trashbin.purge(principal, trashbin.entry(principal, target.name));
+        else if (target.kind === 'trash') await trashbin.empty(principal);
         else throw forbidden('Delete a trash entry, or trash/ to empty the trash');
         return new Response(null, { status: 204 });
       }

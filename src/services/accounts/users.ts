@@ -17,6 +17,7 @@ import type { ConfirmationPurpose, ConfirmedActor, IdentityCheck } from './ident
 import type { SessionService } from './sessions.ts';
 import type { BatchRun, TrashService } from '../files/trash.ts';
 import { sharedOutChanged } from '../sharing/shared-out.ts';
+import { runInTurns, type Steps } from '../../lib/steps.ts';
 
 export interface UsersDeps {
   clock: Clock;
@@ -181,16 +182,20 @@ export class UsersService {
   }
 
   /** Job body of `account.delete`: trash every root item, purge the trash, delete the rows; safe to run again. */
-  purgeAccount(accountId: string, run: BatchRun = {}): { removed: boolean } {
+  purgeAccount(accountId: string, run: BatchRun = {}): Promise<{ removed: boolean }> {
+    return runInTurns(this.purgeSteps(accountId, run));
+  }
+
+  private *purgeSteps(accountId: string, run: BatchRun): Steps<{ removed: boolean }> {
     const row = this.d.users.byId(accountId);
     if (!row || row.deletionRequestedAt === null) return { removed: false };
     for (;;) {
       const roots = this.d.items.liveRootIds(accountId, ROOT_PAGE);
       if (roots.length === 0) break;
-      this.d.trash.trashTrees(accountId, accountId, roots, run);
+      yield* this.d.trash.trashSteps(accountId, accountId, roots, run);
     }
     // Everything in its trash goes, whenever it was trashed.
-    this.d.trash.emptyTrash({ accountId, loginId: accountId }, Number.MAX_SAFE_INTEGER, run, true);
+    yield* this.d.trash.emptySteps({ accountId, loginId: accountId }, Number.MAX_SAFE_INTEGER, run, true);
     const logins = this.d.users.loginIdsOfAccount(accountId);
     const removed = this.d.transactions.immediate(() => {
       const memberOf = this.d.members.itemsSharedWith(accountId);

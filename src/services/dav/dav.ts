@@ -29,6 +29,7 @@ import type { ThumbnailService } from '../thumbnails/thumbnails.ts';
 import { PageCache } from '../files/page-cache.ts';
 import { parseRange } from '../../lib/byte-range.ts';
 import { contentPart, evaluateRead, fileEtag, modifiedSince, noneMatchNames, type ReadConditions, rangeUnder } from '../../lib/etags.ts';
+import { runInTurns } from '../../lib/steps.ts';
 import type { ByteRange } from '../../storage/driver.ts';
 
 /** A resolved WebDAV path: the account's root, or a live item. */
@@ -662,7 +663,7 @@ export class DavService {
   }
 
   /** DELETE in one visit: the walk, 404 where nothing is, the root refused, the preconditions and the locks below, then to the trash. */
-  removeAt(caller: Principal, path: DavPath, req: DavWrite): void {
+  async removeAt(caller: Principal, path: DavPath, req: DavWrite): Promise<void> {
     const { walk, tokens, href } = this.enter(
       caller,
       path,
@@ -678,7 +679,7 @@ export class DavService {
     );
     this.assertUnlocked(walk.principal, walk.path, { tokens }, href, true);
     this.assertMembersUnlocked(walk.principal, walk.path, { tokens }, href);
-    this.remove(walk.principal, walk.path, (walk.target as { kind: 'item'; item: DavItem }).item);
+    await this.remove(walk.principal, walk.path, (walk.target as { kind: 'item'; item: DavItem }).item);
   }
 
   /** UNLOCK in one visit (false: no such lock there). */
@@ -1256,9 +1257,10 @@ export class DavService {
   }
 
   /** DELETE: to the trash (restorable there), never a permanent delete. */
-  remove(principal: Principal, path: DavPath, row: HeldItem): void {
+  async remove(principal: Principal, path: DavPath, row: HeldItem): Promise<void> {
     this.allow(principal, 'trash.trash');
-    this.d.trash.trashTrees(principal.accountId, principal.loginId, [row.id]);
+    // In turns: a folder of 50,000 items held every other request for seconds.
+    await runInTurns(this.d.trash.trashSteps(principal.accountId, principal.loginId, [row.id]));
     this.d.locks.forget(principal.accountId, path.key);
   }
 

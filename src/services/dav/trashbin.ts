@@ -4,6 +4,7 @@ import { Messages, notFound } from '../../errors.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { TrashService } from '../files/trash.ts';
 import { type DavItem, type DavService, davItem } from './dav.ts';
+import { runInTurns } from '../../lib/steps.ts';
 
 /** One trash entry as the Nextcloud clients list it under /remote.php/dav/trashbin/<id>/trash/. */
 export interface TrashbinEntry {
@@ -53,21 +54,21 @@ export class DavTrashbin {
   }
 
   /** Puts an entry back where it was (or at the root when that folder is gone); its items keep their ids. */
-  restore(principal: Principal, entry: TrashbinEntry): void {
+  async restore(principal: Principal, entry: TrashbinEntry): Promise<void> {
     this.d.dav.allow(principal, 'trash.restore');
-    this.d.trash.restoreTrees(principal.accountId, principal.loginId, [entry.item.id]);
+    await runInTurns(this.d.trash.restoreSteps(principal.accountId, principal.loginId, [entry.item.id], {}));
   }
 
   /** Deletes an entry and everything trashed with it for good. */
-  purge(principal: Principal, entry: TrashbinEntry): void {
+  async purge(principal: Principal, entry: TrashbinEntry): Promise<void> {
     this.d.dav.allow(principal, 'trash.delete');
-    this.d.trash.deleteRoots(principal.accountId, principal.loginId, [entry.item.id]);
+    await runInTurns(this.d.trash.deleteSteps(principal.accountId, principal.loginId, [entry.item.id], {}));
   }
 
   /** Empties the account's trash of what is in it now. */
-  empty(principal: Principal): void {
+  async empty(principal: Principal): Promise<void> {
     this.d.dav.allow(principal, 'trash.empty');
-    this.d.trash.emptyTrash(principal, this.d.clock.now());
+    await runInTurns(this.d.trash.emptySteps(principal, this.d.clock.now()));
   }
 
   private entryOf(row: Item, parents: Map<string, string | null>): TrashbinEntry {

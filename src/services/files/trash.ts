@@ -15,6 +15,7 @@ import type { ItemService, Page } from './items.ts';
 import type { Principal } from '../identity/principal.ts';
 import { startedBy } from './file-jobs.ts';
 import type { QuotaService } from './quota.ts';
+import { runAll, runInTurns, type Steps } from '../../lib/steps.ts';
 import type { PageQuery, Tree } from './tree.ts';
 
 /** docs/api.md › Limits: trees up to this many items are handled in the request; larger ones are queued. */
@@ -166,16 +167,20 @@ export class TrashService {
    * Job body of `files.trash`. One a member started inside a share runs only while it is still an editor there:
    * queued, it may run after the member was removed or made a viewer, and then trashes nothing.
    */
-  trashJob(p: JobTrees, run: BatchRun = {}): number {
+  trashJob(p: JobTrees, run: BatchRun = {}): Promise<number> {
     this.d.starters.assertStillMay(p, 'trash.trash');
     const member = p.memberAccountId;
     if (member !== undefined && !p.ids.every((id) => this.d.tree.editsShared(member, id)))
       throw new PermanentJobError('access to the shared folder ended before the trash ran');
-    return this.trashTrees(p.accountId, p.loginId, p.ids, run);
+    return runInTurns(this.trashSteps(p.accountId, p.loginId, p.ids, run));
   }
 
   /** Trashes each live root's tree in batches; safe to run again. */
   trashTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
+    return runAll(this.trashSteps(accountId, loginId, ids, run));
+  }
+
+  *trashSteps(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): Steps<number> {
     const now = this.d.clock.now();
     let count = 0;
     for (const id of ids) {
@@ -197,6 +202,9 @@ export class TrashService {
         });
       }
       this.d.events.item({ accountId, loginId }, FileEventType.deleted, root);
+      // A turn between trees, never inside one: the tree's list is read once, so a file put into one of its folders or moved
+      // out of it meanwhile would be left live under a trashed folder, or trashed where it went.
+      yield;
     }
     return count;
   }
@@ -306,12 +314,16 @@ export class TrashService {
 
   /** Job body of `files.restore`: members first in batches, the root last; safe to run again. */
   /** Job body of `files.restore`, while its starter may still restore. */
-  restoreJob(p: JobTrees, run: BatchRun = {}): number {
+  restoreJob(p: JobTrees, run: BatchRun = {}): Promise<number> {
     this.d.starters.assertStillMay(p, 'trash.restore');
-    return this.restoreTrees(p.accountId, p.loginId, p.ids, run);
+    return runInTurns(this.restoreSteps(p.accountId, p.loginId, p.ids, run));
   }
 
   restoreTrees(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
+    return runAll(this.restoreSteps(accountId, loginId, ids, run));
+  }
+
+  *restoreSteps(accountId: string, loginId: string, ids: string[], run: BatchRun): Steps<number> {
     let count = 0;
     for (const id of ids) {
       const root = this.d.items.get(accountId, id);
@@ -326,6 +338,7 @@ export class TrashService {
           run.onBatch?.(changed);
           return changed;
         });
+        yield;
       }
       const restored = this.d.transactions.immediate(() => {
         const back = this.restoreRoot({ accountId, loginId }, root.id);
@@ -363,7 +376,7 @@ export class TrashService {
    * Removes one trash root and everything trashed with it: rows in batches (the root last), each batch
    * in one transaction with the usage counter and a queued deletion of its objects.
    */
-  private purgeRoot(by: ChangeBy, rootId: string, run: BatchRun = {}): number {
+  private *purgeRoot(by: ChangeBy, rootId: string, run: BatchRun = {}): Steps<number> {
     const { accountId } = by;
     // Each batch takes back first what a restore racing this delete put back under the entry (members go back before
     // their root), in the transaction that reads the batch: the root goes only once nothing is left under it.
@@ -400,6 +413,7 @@ export class TrashService {
       const batch = removeBatch();
       count += batch.count;
       if (batch.last) return count;
+      yield;
     }
   }
 
@@ -410,34 +424,38 @@ export class TrashService {
   }
 
   /** Job body of `trash.delete`, while its starter may still delete for good. */
-  deleteJob(p: JobTrees, run: BatchRun = {}): number {
+  deleteJob(p: JobTrees, run: BatchRun = {}): Promise<number> {
     this.d.starters.assertStillMay(p, 'trash.delete');
-    return this.deleteRoots(p.accountId, p.loginId, p.ids, run);
+    return runInTurns(this.deleteSteps(p.accountId, p.loginId, p.ids, run));
   }
 
   /** Removes each trash root for good. */
   deleteRoots(accountId: string, loginId: string, ids: string[], run: BatchRun = {}): number {
+    return runAll(this.deleteSteps(accountId, loginId, ids, run));
+  }
+
+  *deleteSteps(accountId: string, loginId: string, ids: string[], run: BatchRun): Steps<number> {
     let count = 0;
     for (const id of ids) {
       const root = this.d.items.get(accountId, id);
       if (!root || root.deletedRootId !== root.id) continue;
-      count += this.purgeRoot({ accountId, loginId }, id, run);
+      count += yield* this.purgeRoot({ accountId, loginId }, id, run);
       this.d.events.item({ accountId, loginId }, FileEventType.permanentlyDeleted, root);
     }
     return count;
   }
 
   /** Job body of `trash.empty`, while its starter may still empty the trash. */
-  emptyJob(p: JobStarter, trashedUpTo: number, run: BatchRun = {}): number {
+  emptyJob(p: JobStarter, trashedUpTo: number, run: BatchRun = {}): Promise<number> {
     this.d.starters.assertStillMay(p, 'trash.empty');
-    return this.emptyTrash(p, trashedUpTo, run);
+    return runInTurns(this.emptySteps(p, trashedUpTo, run));
   }
 
   /**
    * Every trash root of the account trashed up to `trashedUpTo` (when emptying was asked for), with one audit
    * record of what went (also when stopped part way); `system` when no one asked (the account's deletion).
    */
-  emptyTrash(by: AuditPrincipal, trashedUpTo: number, run: BatchRun = {}, system = false): number {
+  *emptySteps(by: AuditPrincipal, trashedUpTo: number, run: BatchRun = {}, system = false): Steps<number> {
     let count = 0;
     const emptied = { count: 0, items: 0, listed: [] as Item[] };
     try {
@@ -446,7 +464,7 @@ export class TrashService {
         if (roots.length === 0) return count;
         for (const id of roots) {
           const root = this.d.items.get(by.accountId, id);
-          const purged = this.purgeRoot(by, id, run);
+          const purged = yield* this.purgeRoot(by, id, run);
           count += purged;
           if (!root || purged === 0) continue;
           emptied.count++;
@@ -455,6 +473,8 @@ export class TrashService {
           // Announced as a permanent delete is: open trashes drop it, and the change's seq stops holding streams' ids back.
           this.d.events.announce(by, FileEventType.permanentlyDeleted, root);
         }
+        // A root of one file ends without a turn of its own: 50,000 of them held every request to the end.
+        yield;
       }
     } finally {
       if (emptied.count > 0) this.d.events.trashEmptied(by, emptied, system);
@@ -463,6 +483,10 @@ export class TrashService {
 
   /** Job body of `trash.purge`: trash roots older than the retention (docs/compatibility.md › Files), every account. */
   purgeExpired(retentionDays: number, run: BatchRun = {}): number {
+    return runAll(this.purgeExpiredSteps(retentionDays, run));
+  }
+
+  *purgeExpiredSteps(retentionDays: number, run: BatchRun = {}): Steps<number> {
     if (retentionDays <= 0) return 0;
     const cutoff = this.d.retentionClock.now() - retentionDays * 24 * 3600_000;
     let count = 0;
@@ -471,10 +495,11 @@ export class TrashService {
       if (roots.length === 0) return count;
       for (const r of roots) {
         const root = this.d.items.get(r.accountId, r.id);
-        count += this.purgeRoot({ accountId: r.accountId, actor: { kind: 'system', id: null } }, r.id, run);
+        count += yield* this.purgeRoot({ accountId: r.accountId, actor: { kind: 'system', id: null } }, r.id, run);
         // Announced as a permanent delete is (without its audit record: no one asked): an open trash drops it.
         if (root) this.d.events.announce({ accountId: r.accountId, loginId: r.accountId }, FileEventType.permanentlyDeleted, root);
       }
+      yield;
     }
   }
 }
