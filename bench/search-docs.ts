@@ -77,12 +77,13 @@ export function seedIndex(dbFile: string, accountId: string, count: number, prep
     db.$client.transaction(() => {
       for (let i = start; i < Math.min(count, start + 100); i++) {
         const id = newId();
+        const name = `Document ${String(i).padStart(6, '0')}.txt`;
         items.insert({
           id,
           accountId,
           parentId: null,
           type: 'file',
-          name: `Document ${String(i).padStart(6, '0')}.txt`,
+          name,
           size: 1024,
           mimeType: 'text/plain',
           storageKey: null,
@@ -97,7 +98,7 @@ export function seedIndex(dbFile: string, accountId: string, count: number, prep
         const text = `${i % 100 === 0 ? 'the boiler pressure was checked' : ''} ${words(i + 1_000_000, 1024)}`;
         if (seq !== undefined)
           content.record(
-            { seq, id, accountId, name: '', size: 1024, storageKey: null, wrappedKey: null, library: false, optedOut: false },
+            { seq, id, accountId, name, size: 1024, storageKey: null, wrappedKey: null, library: false, optedOut: false },
             'indexed',
             new TextEncoder().encode(prepare(text)),
             now,

@@ -459,6 +459,8 @@ async function queries(docs: number): Promise<void> {
     for (const [label, q] of cases) {
       const url = `/api/files/search?q=${encodeURIComponent(q)}&content=true&limit=50`;
       const first = (await (await api(server, token, url)).json()) as unknown[];
+      // Every case matches seeded text: none found means the seeding no longer reaches the index, and the times measure nothing.
+      if (first.length === 0) throw new Error(`search.query ${label}: no result over ${docs} seeded documents`);
       // Names only, interleaved with the content queries: what the box and the name search cost without the index.
       const names: number[] = [];
       const times: number[] = [];
