@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { BusyRounds } from '../../db/busy.ts';
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { DownloadService } from '../files/downloads.ts';
 import type { FileEvents } from '../files/file-events.ts';
@@ -78,22 +79,27 @@ export function createThumbnailServices(infra: Infrastructure, { tree, libraryFi
   });
   const services: ThumbnailServices = { thumbnails, albums, albumLinks };
   let catchUp: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
   const lifecycles = {
     thumbnails: {
       name: 'thumbnails',
       // Files stored before thumbnails existed (an upgrade) are caught up with by the same throttled sweep,
       // looked for once the server answers: the query walks every item (10 ms on 100,000) and protects nothing.
       start: () => {
+        stopped = false;
         catchUp = setTimeout(() => {
-          try {
-            thumbnails.catchUp();
-          } catch (err) {
-            log.error('thumbnail catch-up failed', { err: err instanceof Error ? err.message : String(err) });
-          }
+          // It writes (forgotten tries, the retry's job): a database busy at start makes it wait, not fail.
+          new BusyRounds(log, 'thumbnail catch-up')
+            .until(
+              () => thumbnails.catchUp(),
+              () => stopped,
+            )
+            .catch((err) => log.error('thumbnail catch-up failed', { err: err instanceof Error ? err.message : String(err) }));
         }, THUMBNAIL_CATCH_UP_DELAY_MS);
         catchUp.unref();
       },
       stop: () => {
+        stopped = true;
         clearTimeout(catchUp);
         return thumbnails.close();
       },
