@@ -4,31 +4,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseJson, runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/server.ts';
-import { ServerProcess } from '../helpers/server-process.ts';
+import { ProcessClient, ServerProcess } from '../helpers/server-process.ts';
 
 const dataDir = tempDir('coffer-doctor-recover-');
 const server = new ServerProcess(dataDir);
-let cookie = '';
+const { call, get, signUp } = new ProcessClient(server);
 
 beforeAll(async () => {
   await server.start();
-  const signup = await call('POST', '/api/signup', { email: 'recover@example.test', password: 'doctor password', name: 'Recover' });
-  cookie = /token=[^;]+/.exec(signup.headers.get('set-cookie') ?? '')![0];
+  await signUp('recover@example.test', 'doctor password', 'Recover');
 });
 afterAll(async () => {
   await server.kill();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-function call(method: string, p: string, body?: unknown): Promise<Response> {
-  const form = body instanceof FormData;
-  return fetch(server.url + p, {
-    method,
-    headers: { cookie, ...(form ? {} : { 'content-type': 'application/json' }) },
-    body: form ? body : body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-const get = async (p: string) => (await call('GET', p)).json() as Promise<any>;
 const names = (items: Array<{ name: string }>) => items.map((i) => i.name).sort();
 
 /** Uploads `paths` (each `folder/.../file`) in one bulk upload; the rows answered. */

@@ -95,3 +95,27 @@ export class ServerProcess {
     await this.proc?.exited;
   }
 }
+
+/** One account's requests to a ServerProcess: JSON or FormData bodies, with the session cookie its sign-up set. */
+export class ProcessClient {
+  private cookie = '';
+
+  constructor(private readonly server: ServerProcess) {}
+
+  /** Signs up (the first account is the admin) and keeps the session. */
+  signUp = async (email: string, password: string, name: string): Promise<void> => {
+    const res = await this.call('POST', '/api/signup', { email, password, name });
+    this.cookie = /token=[^;]+/.exec(res.headers.get('set-cookie') ?? '')![0];
+  };
+
+  call = (method: string, p: string, body?: unknown): Promise<Response> => {
+    const form = body instanceof FormData;
+    return fetch(this.server.url + p, {
+      method,
+      headers: { cookie: this.cookie, ...(form ? {} : { 'content-type': 'application/json' }) },
+      body: form ? body : body === undefined ? undefined : JSON.stringify(body),
+    });
+  };
+
+  get = async (p: string): Promise<any> => (await this.call('GET', p)).json();
+}

@@ -2,33 +2,22 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import { eventually } from '../../helpers/eventually.ts';
 import { tempDir } from '../../helpers/server.ts';
-import { ServerProcess } from '../../helpers/server-process.ts';
+import { ProcessClient, ServerProcess } from '../../helpers/server-process.ts';
 
 const FILES = 400;
 const dataDir = tempDir('coffer-dav-copy-crash-');
 const server = new ServerProcess(dataDir);
-let cookie = '';
+const { call, get, signUp } = new ProcessClient(server);
 
 afterAll(async () => {
   await server.kill();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-function call(method: string, p: string, body?: unknown): Promise<Response> {
-  const form = body instanceof FormData;
-  return fetch(server.url + p, {
-    method,
-    headers: { cookie, ...(form ? {} : { 'content-type': 'application/json' }) },
-    body: form ? body : body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-const get = async (p: string) => (await call('GET', p)).json() as Promise<any>;
-
 describe('kill -9 during a WebDAV COPY of a folder onto another', () => {
   test('the next start removes the partial copy and puts the replaced folder back as it was', async () => {
     await server.start();
-    const signup = await call('POST', '/api/signup', { email: 'dav-copy@example.test', password: 'chaos password', name: 'Dav' });
-    cookie = /token=[^;]+/.exec(signup.headers.get('set-cookie') ?? '')![0];
+    await signUp('dav-copy@example.test', 'chaos password', 'Dav');
     const form = new FormData();
     for (let i = 0; i < FILES; i++) {
       form.append('relativePaths', `Source/f${i}.txt`);

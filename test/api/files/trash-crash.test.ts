@@ -5,31 +5,20 @@ import path from 'node:path';
 import { parseJson, runCli } from '../../helpers/cli.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { tempDir } from '../../helpers/server.ts';
-import { ServerProcess } from '../../helpers/server-process.ts';
+import { ProcessClient, ServerProcess } from '../../helpers/server-process.ts';
 
 const dataDir = tempDir('coffer-trash-crash-');
 const server = new ServerProcess(dataDir);
-let cookie = '';
+const { call, get, signUp } = new ProcessClient(server);
 
 beforeAll(async () => {
   await server.start();
-  const signup = await call('POST', '/api/signup', { email: 'trash@example.test', password: 'chaos password', name: 'Trash' });
-  cookie = /token=[^;]+/.exec(signup.headers.get('set-cookie') ?? '')![0];
+  await signUp('trash@example.test', 'chaos password', 'Trash');
 });
 afterAll(async () => {
   await server.kill();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
-
-function call(method: string, p: string, body?: unknown): Promise<Response> {
-  const form = body instanceof FormData;
-  return fetch(server.url + p, {
-    method,
-    headers: { cookie, ...(form ? {} : { 'content-type': 'application/json' }) },
-    body: form ? body : body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-const get = async (p: string) => (await call('GET', p)).json() as Promise<any>;
 
 /** A folder `name` of 60 files and a subfolder of 20, in one bulk upload; its id. */
 async function tree(name: string): Promise<string> {

@@ -6,13 +6,13 @@ import { parseJson, runCli } from '../../helpers/cli.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { blobFiles } from '../../helpers/files.ts';
 import { tempDir } from '../../helpers/server.ts';
-import { ServerProcess } from '../../helpers/server-process.ts';
+import { ProcessClient, ServerProcess } from '../../helpers/server-process.ts';
 import { cleanHostDirs, hostDir, write } from './helpers.ts';
 
 const FILES = 300;
 const dataDir = tempDir('coffer-move-crash-');
 const server = new ServerProcess(dataDir);
-let cookie = '';
+const { call, get, signUp } = new ProcessClient(server);
 
 afterAll(async () => {
   await server.kill();
@@ -20,14 +20,6 @@ afterAll(async () => {
   cleanHostDirs();
 });
 
-function call(method: string, p: string, body?: unknown): Promise<Response> {
-  return fetch(server.url + p, {
-    method,
-    headers: { cookie, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-const get = async (p: string) => (await call('GET', p)).json() as Promise<any>;
 const childrenOf = async (id: string): Promise<Array<{ id: string; name: string }>> => get(`/api/files?parentId=${id}&limit=500`);
 
 describe('kill -9 during a move across a library edge', () => {
@@ -35,8 +27,7 @@ describe('kill -9 during a move across a library edge', () => {
     const root = hostDir();
     for (let i = 0; i < FILES; i++) write(root, `Album/t${i}.txt`, `track ${i} `.repeat(500));
     await server.start();
-    const signup = await call('POST', '/api/signup', { email: 'mover@example.test', password: 'chaos password', name: 'Mover' });
-    cookie = /token=[^;]+/.exec(signup.headers.get('set-cookie') ?? '')![0];
+    await signUp('mover@example.test', 'chaos password', 'Mover');
     const added = await call('POST', '/api/admin/libraries', { path: root, name: 'Music', owner: 'mover@example.test' });
     expect(added.status).toBe(201);
     const library = ((await added.json()) as any).library as { id: string; folderId: string };
