@@ -119,3 +119,44 @@ export class ProcessClient {
 
   get = async (p: string): Promise<any> => (await this.call('GET', p)).json();
 }
+
+/**
+ * Starts the server on `dataDir` again and again with `preload` (which kills it as the tested work begins), until it
+ * settles (`settled` passes within 30 s of a start) or `maxStarts` is reached: how many starts were killed (SIGKILL), and
+ * whether it settled. A crash loop shows as every start killed.
+ */
+export async function startsUntilSettled(
+  dataDir: string,
+  preload: string,
+  settled: () => unknown,
+  maxStarts: number,
+): Promise<{ crashes: number; settled: boolean }> {
+  let crashes = 0;
+  for (let start = 0; start < maxStarts; start++) {
+    const proc = Bun.spawn(
+      [process.execPath, '--preload', preload, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+      {
+        env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M' },
+        stdout: 'ignore',
+        stderr: 'ignore',
+      },
+    );
+    const outcome = await Promise.race([
+      proc.exited.then(() => 'exited' as const),
+      eventually(settled, { timeoutMs: 30_000 }).then(
+        () => 'settled' as const,
+        () => 'never settled' as const,
+      ),
+    ]);
+    if (outcome === 'exited') {
+      if (proc.signalCode !== 'SIGKILL')
+        throw new Error(`the server exited by ${proc.signalCode ?? `code ${proc.exitCode}`}, not by the preload's SIGKILL`);
+      crashes++;
+      continue;
+    }
+    proc.kill('SIGTERM');
+    await proc.exited;
+    if (outcome === 'settled') return { crashes, settled: true };
+  }
+  return { crashes, settled: false };
+}

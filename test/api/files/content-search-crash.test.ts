@@ -3,7 +3,8 @@ import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { json } from '../../helpers/client.ts';
-import { MAIN, parseJson, runCli } from '../../helpers/cli.ts';
+import { parseJson, runCli } from '../../helpers/cli.ts';
+import { startsUntilSettled } from '../../helpers/server-process.ts';
 import { eventually } from '../../helpers/eventually.ts';
 import { upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -55,35 +56,9 @@ describe('a document whose extraction kills the process', () => {
          return post.call(this, message, ...rest);
        };\n`,
     );
-    let crashes = 0;
-    let settled = false;
     try {
-      for (let start = 0; start < 6 && !settled; start++) {
-        const proc = Bun.spawn(
-          [process.execPath, '--preload', dies, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir],
-          {
-            env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M' },
-            stdout: 'ignore',
-            stderr: 'ignore',
-          },
-        );
-        const outcome = await Promise.race([
-          proc.exited.then(() => 'exited' as const),
-          eventually(() => expect(states(dir)).toMatchObject({ pending: 0, docs: { length: 3 } }), { timeoutMs: 30_000 }).then(
-            () => 'settled' as const,
-            () => 'never settled' as const,
-          ),
-        ]);
-        if (outcome === 'exited') {
-          expect(proc.signalCode).toBe('SIGKILL');
-          crashes++;
-        } else {
-          settled = outcome === 'settled';
-          proc.kill('SIGTERM');
-          await proc.exited;
-        }
-      }
-      expect({ crashes, settled }).toEqual({ crashes: 3, settled: true });
+      const starts = await startsUntilSettled(dir, dies, () => expect(states(dir)).toMatchObject({ pending: 0, docs: { length: 3 } }), 6);
+      expect(starts).toEqual({ crashes: 3, settled: true });
       expect(states(dir).docs).toEqual([
         { name: 'also-good.txt', state: 'indexed' },
         { name: 'good.txt', state: 'indexed' },

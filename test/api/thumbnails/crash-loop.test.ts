@@ -2,8 +2,8 @@ import { Database } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAIN, parseJson, runCli } from '../../helpers/cli.ts';
-import { eventually } from '../../helpers/eventually.ts';
+import { parseJson, runCli } from '../../helpers/cli.ts';
+import { startsUntilSettled } from '../../helpers/server-process.ts';
 import { upload } from '../../helpers/files.ts';
 import * as img from '../../helpers/images.ts';
 import * as seed from '../../helpers/seed.ts';
@@ -43,35 +43,9 @@ describe('a photo whose decoding kills the process', () => {
          return post.call(this, message, ...rest);
        };\n`,
     );
-    let crashes = 0;
-    let settled = false;
     try {
-      for (let start = 0; start < 7 && !settled; start++) {
-        const proc = Bun.spawn(
-          [process.execPath, '--preload', dies, MAIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir],
-          {
-            env: { PATH: process.env.PATH!, COFFER_CONFIG: '/dev/null', LOG_LEVEL: 'silent', COFFER_MIN_FREE_BYTES: '16M' },
-            stdout: 'ignore',
-            stderr: 'ignore',
-          },
-        );
-        const outcome = await Promise.race([
-          proc.exited.then(() => 'exited' as const),
-          eventually(() => expect(made(dir)).toHaveLength(2), { timeoutMs: 30_000 }).then(
-            () => 'settled' as const,
-            () => 'never settled' as const,
-          ),
-        ]);
-        if (outcome === 'exited') {
-          expect(proc.signalCode).toBe('SIGKILL');
-          crashes++;
-        } else {
-          settled = outcome === 'settled';
-          proc.kill('SIGTERM');
-          await proc.exited;
-        }
-      }
-      expect({ crashes, settled }).toEqual({ crashes: 3, settled: true });
+      const starts = await startsUntilSettled(dir, dies, () => expect(made(dir)).toHaveLength(2), 7);
+      expect(starts).toEqual({ crashes: 3, settled: true });
       expect(made(dir)).toEqual([
         { name: 'good.jpg', status: 'ready' },
         { name: 'poison.jpg', status: 'none' },
