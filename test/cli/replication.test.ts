@@ -326,7 +326,7 @@ describe('replication to a directory', () => {
     expect(fileNames(out)).toEqual(['before.txt', 'while-away-1.txt', 'while-away-2.txt']);
   }, 60_000);
 
-  test('a data directory restored from the replica, started with the same REPLICATE_TO, ships there again: it takes the fence over, and the old primary back refuses', async () => {
+  test('a data directory restored from the replica, started with the same REPLICATE_TO, ships there again: it takes the fence over, and the old primary back refuses and prunes nothing there', async () => {
     const { dir, env } = workDir();
     const dest = path.join(dir, 'replica');
     const replicating = { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
@@ -356,6 +356,13 @@ describe('replication to a directory', () => {
     const again = await restore(dest, env);
     expect(again.r.code).toBe(0);
     expect(fileNames(again.out)).toEqual(['after-the-restore.txt', 'before-the-loss.txt']);
+    // What a write the new primary's crash cut off would leave, an hour old: any prune removes it, only that server's may.
+    const leftover = `.g20260101T000000000Z-0000aaaa_snapshot.${process.pid}.partial`;
+    fs.writeFileSync(path.join(dest, leftover), 'cut off');
+    const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    fs.utimesSync(path.join(dest, leftover), hoursAgo, hoursAgo);
+    const before = fs.readdirSync(dest).sort();
+    // The old primary back: its first sending finds the fence taken over, the moment its first prune would be due.
     const old = await startTestServer({ dataDir: t.dataDir, env: replicating });
     try {
       const oldAdmin = await seed.login(old, a.email);
@@ -363,6 +370,9 @@ describe('replication to a directory', () => {
         const status = (await (await oldAdmin.get('/api/user/backups')).json()) as { replication: { warning: string | null } };
         expect(status.replication.warning).toContain('Another server took over');
       });
+      // Fenced, it prunes nothing at the destination another server took over.
+      await Bun.sleep(500);
+      expect(fs.readdirSync(dest).sort()).toEqual(before);
     } finally {
       await old.stop();
       fs.rmSync(out, { recursive: true, force: true });
@@ -1289,50 +1299,6 @@ describe('coffer promote against another program', () => {
       other.stop(true);
     }
   }, 30_000);
-});
-
-describe('a fenced server', () => {
-  test('prunes nothing at the destination another server took over: a leftover an hour old there stays for that server to remove', async () => {
-    const { dir, env } = workDir();
-    const dest = path.join(dir, 'replica');
-    const replicating = { ...env, REPLICATE_TO: dest, REPLICATE_INTERVAL_MS: '100' };
-    const t = await startTestServer({ env: replicating });
-    const a = await seed.admin(t);
-    await upload(a.client, 'before-the-loss.txt', 'one');
-    await eventually(() => expect(fs.readdirSync(path.join(t.dataDir, 'replication', 'outbox'))).toEqual([]));
-    await t.server.stop();
-    const { r, out } = await restore(dest, env);
-    expect(r.code).toBe(0);
-    const restored = await startTestServer({ dataDir: out, env: replicating });
-    try {
-      const client = new TestClient(restored.url);
-      expect((await client.post('/api/login', { email: a.email, password: a.password })).status).toBe(200);
-      await upload(client, 'after-the-restore.txt', 'two');
-      await eventually(() => expect(fs.readdirSync(path.join(out, 'replication', 'outbox'))).toEqual([]));
-    } finally {
-      await restored.server.stop();
-    }
-    // What a write the new primary's crash cut off would leave, an hour old: any prune removes it, only that server's may.
-    const leftover = `.g20260101T000000000Z-0000aaaa_snapshot.${process.pid}.partial`;
-    fs.writeFileSync(path.join(dest, leftover), 'cut off');
-    const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
-    fs.utimesSync(path.join(dest, leftover), hoursAgo, hoursAgo);
-    const before = fs.readdirSync(dest).sort();
-
-    // The old primary back: its first sending finds the fence taken over, the moment its first prune would be due.
-    const old = await startTestServer({ dataDir: t.dataDir, env: replicating });
-    try {
-      const oldAdmin = await seed.login(old, a.email);
-      await eventually(async () => {
-        const status = (await (await oldAdmin.get('/api/user/backups')).json()) as { replication: { warning: string | null } };
-        expect(status.replication.warning).toContain('Another server took over');
-      });
-      await Bun.sleep(500);
-      expect(fs.readdirSync(dest).sort()).toEqual(before);
-    } finally {
-      await old.stop();
-    }
-  }, 60_000);
 });
 
 describe('a write to the destination that a crash cut off', () => {
