@@ -5,6 +5,7 @@ import { folder, heldBody, upload } from '../../helpers/files.ts';
 import { davLogin } from '../../helpers/dav.ts';
 import { errors } from '../../helpers/errors.ts';
 import * as seed from '../../helpers/seed.ts';
+import { holdCalls } from '../../helpers/hold-calls.ts';
 
 let t: TestServer;
 
@@ -13,27 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-/** Holds every object copy of the store until `release`; `reached` resolves when the first one is held. */
-function holdCopies() {
-  const driver = t.server.ctx.driver;
-  const copy = driver.copy.bind(driver);
-  let release!: () => void;
-  let reached!: () => void;
-  const open = new Promise<void>((r) => (release = r));
-  const held = new Promise<void>((r) => (reached = r));
-  driver.copy = async (from, to) => {
-    reached();
-    await open;
-    return copy(from, to);
-  };
-  return {
-    held,
-    release: () => {
-      release();
-      driver.copy = copy;
-    },
-  };
-}
+/** Holds every object copy of the store until `release`; `held` resolves when the first one is held. */
+const holdCopies = () => holdCalls(t.server.ctx.driver, 'copy');
 
 /** Tree invariants of one account: live items under live folders, and each folder's tree size (and the root's) the sum of the live files below it. */
 function treeProblems(accountId: string): string[] {

@@ -8,6 +8,7 @@ import { mountSmallDisk } from '../../helpers/small-disk.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 import { addLibrary, childNamed, children, hostDir, libraryServer, write } from './helpers.ts';
+import { holdCalls } from '../../helpers/hold-calls.ts';
 
 let t: TestServer;
 let admin: seed.SeededLogin;
@@ -15,48 +16,10 @@ let admin: seed.SeededLogin;
 libraryServer((s) => ({ t, admin } = s), { startWorker: false });
 
 /** Holds every object copy of the store until `release`; `held` resolves when the first one is held. */
-function holdStoreCopies() {
-  const driver = t.server.ctx.driver;
-  const copy = driver.copy.bind(driver);
-  let reached!: () => void;
-  let release!: () => void;
-  const held = new Promise<void>((r) => (reached = r));
-  const open = new Promise<void>((r) => (release = r));
-  driver.copy = async (from, to) => {
-    reached();
-    await open;
-    return copy(from, to);
-  };
-  return {
-    held,
-    release: () => {
-      release();
-      driver.copy = copy;
-    },
-  };
-}
+const holdStoreCopies = () => holdCalls(t.server.ctx.driver, 'copy');
 
 /** Holds every store write (a library file's bytes encrypted into the store) until `release`; `held` resolves when the first one is held. */
-function holdStorePuts() {
-  const storage = t.server.ctx.storage;
-  const put = storage.put.bind(storage);
-  let reached!: () => void;
-  let release!: () => void;
-  const held = new Promise<void>((r) => (reached = r));
-  const open = new Promise<void>((r) => (release = r));
-  storage.put = async (...args: Parameters<typeof put>) => {
-    reached();
-    await open;
-    return put(...args);
-  };
-  return {
-    held,
-    release: () => {
-      release();
-      storage.put = put;
-    },
-  };
-}
+const holdStorePuts = () => holdCalls(t.server.ctx.storage, 'put');
 
 const used = (login: seed.SeededLogin) => t.server.ctx.services.quota.usage(login.id).used;
 const text = async (login: seed.SeededLogin, id: string) => (await login.client.get(`/api/files/${id}/download`)).text();

@@ -4,6 +4,7 @@ import { folder, listAll, seedRows, upload } from '../../helpers/files.ts';
 import * as seed from '../../helpers/seed.ts';
 import type { TestServer } from '../../helpers/server.ts';
 import { serverWithAdmin } from '../../helpers/suite.ts';
+import { holdCalls } from '../../helpers/hold-calls.ts';
 
 let t: TestServer;
 
@@ -66,17 +67,7 @@ describe('a queued job through a share runs only while the access that started i
     expect((await o.client.post(`/api/files/${shared.id}/members`, { email: member.email, role: 'viewer' })).status).toBe(201);
     const job = await jobOf(await member.client.post('/api/files/copy', { ids: [shared.id] }));
     // The job copies the file's bytes, then makes its row: the owner moves it out of the share in between.
-    const driver = t.server.ctx.driver;
-    const copy = driver.copy.bind(driver);
-    let reached!: () => void;
-    let release!: () => void;
-    const held = new Promise<void>((r) => (reached = r));
-    const open = new Promise<void>((r) => (release = r));
-    driver.copy = async (from, to) => {
-      reached();
-      await open;
-      return copy(from, to);
-    };
+    const { held, release } = holdCalls(t.server.ctx.driver, 'copy');
     try {
       const running = ran(member.client, job);
       await held;
@@ -84,7 +75,7 @@ describe('a queued job through a share runs only while the access that started i
       release();
       expect((await running).status).toBe(500);
     } finally {
-      driver.copy = copy;
+      release();
     }
     const names = t.server.ctx.db.$client
       .query<{ name: string }, [string]>('SELECT name FROM items WHERE account_id = ? AND deleted_at IS NULL')
